@@ -1,0 +1,89 @@
+// Node configuration, read once from the environment. docs/operations.md lists
+// every variable; a bad value fails start-up with a message naming it.
+import path from 'node:path';
+
+export interface RateLimitConfig {
+  /** Tokens added per second to each principal's bucket. */
+  ratePerSecond: number;
+  /** Bucket size: the largest burst a principal may send. */
+  burst: number;
+  /** Cost of a list call with includeInfo=true (a plain call costs 1). */
+  includeInfoCost: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Postgres URL; undefined means the embedded database in dataDir. */
+  databaseUrl?: string;
+  /** NATS URL; undefined means the in-process bus. */
+  natsUrl?: string;
+  dataDir: string;
+  /** 32-byte master key (base64 in AGENTRT_MASTER_KEY); undefined: generated into dataDir. */
+  masterKey?: Buffer;
+  allowPrivateNetwork: boolean;
+  logLevel: string;
+  bodyLimitBytes: number;
+  rateLimit: RateLimitConfig;
+  oidc?: { issuer: string; jwksUrl: string; audience?: string };
+  /** Public base URL of this service (used in signed upload URLs and widget URLs). */
+  publicUrl: string;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return value;
+}
+
+function boolean(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = (env[name] ?? '').toLowerCase();
+  if (raw === '' || raw === '0' || raw === 'false' || raw === 'no') return false;
+  if (raw === '1' || raw === 'true' || raw === 'yes') return true;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+/** Decodes AGENTRT_MASTER_KEY: base64 (or base64url) of exactly 32 bytes. */
+export function parseMasterKey(raw: string): Buffer {
+  const key = Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError('AGENTRT_MASTER_KEY must be the base64 of exactly 32 bytes');
+  return key;
+}
+
+/** Reads the configuration from an environment (process.env by default). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'PORT', 8080);
+  const host = env.HOST || '127.0.0.1';
+  const oidcIssuer = env.AGENTRT_OIDC_ISSUER || undefined;
+  const oidcJwks = env.AGENTRT_OIDC_JWKS_URL || undefined;
+  if ((oidcIssuer === undefined) !== (oidcJwks === undefined)) {
+    throw new ConfigError('AGENTRT_OIDC_ISSUER and AGENTRT_OIDC_JWKS_URL must be set together');
+  }
+  return {
+    port,
+    host,
+    databaseUrl: env.DATABASE_URL || undefined,
+    natsUrl: env.NATS_URL || undefined,
+    dataDir: path.resolve(env.AGENTRT_DATA_DIR || './.agentrt'),
+    masterKey: env.AGENTRT_MASTER_KEY ? parseMasterKey(env.AGENTRT_MASTER_KEY) : undefined,
+    allowPrivateNetwork: boolean(env, 'AGENTRT_ALLOW_PRIVATE_NETWORK'),
+    logLevel: env.LOG_LEVEL || 'info',
+    bodyLimitBytes: integer(env, 'AGENTRT_BODY_LIMIT_BYTES', 1024 * 1024, 1),
+    rateLimit: {
+      ratePerSecond: integer(env, 'AGENTRT_RATE_LIMIT_PER_SECOND', 50, 1),
+      burst: integer(env, 'AGENTRT_RATE_LIMIT_BURST', 100, 1),
+      includeInfoCost: integer(env, 'AGENTRT_RATE_LIMIT_INCLUDE_INFO_COST', 5, 1),
+    },
+    oidc: oidcIssuer && oidcJwks ? { issuer: oidcIssuer, jwksUrl: oidcJwks, audience: env.AGENTRT_OIDC_AUDIENCE || undefined } : undefined,
+    publicUrl: (env.AGENTRT_PUBLIC_URL || `http://${host}:${port}`).replace(/\/$/, ''),
+  };
+}

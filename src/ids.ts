@@ -1,0 +1,51 @@
+// Prefixed ULID ids: every server-assigned id is `<prefix>_<ULID>`. The prefix
+// table lives here once; docs/api.md lists it for users.
+import { ulid } from 'ulid';
+
+export const IdPrefix = {
+  account: 'acc',
+  workspace: 'ws',
+  profile: 'prof',
+  apiKey: 'apikey',
+  workspaceMember: 'wsm',
+  workspaceSecret: 'secret',
+  aiProviderKey: 'aipk',
+  model: 'model',
+  memoryLayer: 'memlayer',
+  memoryEntry: 'mement',
+  upload: 'upload',
+  agent: 'agent',
+  agentVariation: 'agentvar',
+  variationAssignment: 'vasgn',
+  memoryLayerAssignment: 'mlasgn',
+  tool: 'tool',
+  toolSet: 'toolset',
+  feedback: 'feedback',
+  tenant: 'tenant',
+  subject: 'subject',
+  schedule: 'sched',
+  objective: 'obj',
+  objectiveEvent: 'objevt',
+  webhookDelivery: 'whdel',
+  widget: 'widget',
+  event: 'evt',
+  node: 'node',
+} as const;
+export type IdKind = keyof typeof IdPrefix;
+
+const ULID_PATTERN = '[0-9A-HJKMNP-TV-Z]{26}';
+
+/** A new id of the given kind, e.g. `newId('agent')` → `agent_01J...`. */
+export function newId(kind: IdKind): string {
+  return `${IdPrefix[kind]}_${ulid()}`;
+}
+
+/** True when `value` is a well-formed id of the given kind. */
+export function isId(kind: IdKind, value: string): boolean {
+  return new RegExp(`^${IdPrefix[kind]}_${ULID_PATTERN}$`).test(value);
+}
+
+/** JSON Schema `pattern` accepting ids of one kind (used by route declarations). */
+export function idPattern(kind: IdKind): string {
+  return `^${IdPrefix[kind]}_${ULID_PATTERN}$`;
+}
