@@ -1,0 +1,40 @@
+// The Koa application: error mapping first, then request context, metrics and
+// the routers. createApp does not listen, so tests drive app.callback().
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Logger } from 'pino';
+import { NotFoundError } from '../src/errors';
+import { errorHandler } from './middleware/errors';
+import { requestMetrics } from './middleware/metrics';
+import { requestContext } from './middleware/request-context';
+import { mountRoutes, type MountDependencies } from './mount';
+import { buildOpenApiDocument } from './openapi';
+import type { RouteDefinition } from './route';
+import { systemRoutes } from './routes/system.routes';
+
+export interface AppDependencies {
+  logger: Logger;
+  routes: RouteDefinition[];
+  mount: MountDependencies;
+  checkReady: () => Promise<void>;
+  version: string;
+}
+
+export function createApp(deps: AppDependencies): Koa {
+  const app = new Koa({ proxy: false });
+  // Koa's own error logging is replaced by errorHandler, which logs once.
+  app.silent = true;
+  const openApi = buildOpenApiDocument(deps.routes, deps.version);
+  const api = new Router();
+  mountRoutes(api, deps.routes, deps.mount);
+  const system = systemRoutes({ checkReady: deps.checkReady, openApiDocument: () => openApi });
+  app.use(errorHandler(deps.logger));
+  app.use(requestContext(deps.logger));
+  app.use(requestMetrics());
+  app.use(system.routes());
+  app.use(api.routes());
+  app.use(async function notFound(ctx) {
+    if (ctx.body === undefined && ctx.status === 404) throw new NotFoundError(`no route for ${ctx.method} ${ctx.path}`);
+  });
+  return app;
+}

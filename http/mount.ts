@@ -1,0 +1,115 @@
+// Mounts declared routes on a Koa router. Each request runs the same ladder:
+// authenticate, check scope and admin role, rate-limit, validate path, query and
+// body, resolve the workspace, apply Idempotency-Key, call the handler.
+import { createHash } from 'node:crypto';
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import type { Authenticator } from '../src/auth/authenticator';
+import { principalKey, type Principal } from '../src/auth/principal';
+import type { RateLimiter } from '../src/auth/rate-limiter';
+import { scopeAllows } from '../src/auth/scopes';
+import { authorizeWorkspace, flatWorkspaceId, WORKSPACE_HEADER, type WorkspaceRef } from '../src/auth/workspace-access';
+import { AbortedError, InvalidArgumentError, PermissionDeniedError } from '../src/errors';
+import type { IdempotencyStore } from '../src/ports/idempotency-store';
+import { readJsonBody } from './middleware/json-body';
+import { toKoaPath, type RouteDefinition } from './route';
+import { compileValidator, type Validator } from './validation';
+
+export interface MountDependencies {
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  idempotency: IdempotencyStore;
+  /** Loads a workspace by id (null when absent). */
+  findWorkspace: (id: string) => Promise<WorkspaceRef | null>;
+  bodyLimitBytes: number;
+  includeInfoCost: number;
+}
+
+interface CompiledRoute {
+  definition: RouteDefinition;
+  params?: Validator;
+  query?: Validator;
+  body?: Validator;
+}
+
+function compile(definition: RouteDefinition): CompiledRoute {
+  return {
+    definition,
+    params: definition.params && compileValidator(definition.params, 'path'),
+    query: definition.query && compileValidator(definition.query, 'query'),
+    body: definition.body && compileValidator(definition.body, 'body'),
+  };
+}
+
+function authorize(definition: RouteDefinition, principal: Principal): void {
+  if (definition.scope !== 'none' && !scopeAllows(principal.scopes, definition.scope)) {
+    throw new PermissionDeniedError(`this credential lacks the ${definition.scope} scope`);
+  }
+  if (definition.admin && !principal.admin) throw new PermissionDeniedError('this operation needs the admin role');
+}
+
+async function resolveWorkspace(route: RouteDefinition, ctx: Koa.Context, principal: Principal, params: Record<string, string>, deps: MountDependencies) {
+  if (route.workspace === 'none') return undefined;
+  const id = route.workspace === 'path' ? params.workspaceId : flatWorkspaceId(principal, ctx.get(WORKSPACE_HEADER) || undefined);
+  return authorizeWorkspace(principal, id, await deps.findWorkspace(id));
+}
+
+function requestHash(ctx: Koa.Context, body: unknown): string {
+  return createHash('sha256').update(`${ctx.method} ${ctx.path}\n${JSON.stringify(body ?? null)}`).digest('hex');
+}
+
+/** Runs `produce` at most once per (principal, Idempotency-Key); repeats replay the first response. */
+async function withIdempotency(ctx: Koa.Context, principal: Principal, body: unknown, deps: MountDependencies, produce: () => Promise<unknown>) {
+  const key = ctx.get('idempotency-key');
+  if (!key) return produce();
+  if (key.length > 255) throw InvalidArgumentError.forField('Idempotency-Key', 'must be at most 255 characters');
+  const owner = principalKey(principal);
+  const existing = await deps.idempotency.claim(owner, key, requestHash(ctx, body));
+  if (existing) {
+    if (existing.requestHash !== requestHash(ctx, body)) throw InvalidArgumentError.forField('Idempotency-Key', 'was already used with a different request');
+    if (existing.status === null) throw new AbortedError('a request with this Idempotency-Key is still in progress');
+    ctx.set('Idempotent-Replayed', 'true');
+    return existing.body;
+  }
+  try {
+    const result = await produce();
+    await deps.idempotency.complete(owner, key, 200, result);
+    return result;
+  } catch (error) {
+    await deps.idempotency.release(owner, key);
+    throw error;
+  }
+}
+
+function handle(route: CompiledRoute, deps: MountDependencies): Koa.Middleware {
+  const { definition } = route;
+  return async function routeHandler(ctx) {
+    ctx.state.routePath = definition.path;
+    const principal = definition.auth === 'bearer' ? await deps.authenticator.authenticate(ctx.get('authorization') || undefined, ctx.get('x-account-id') || undefined) : undefined;
+    if (principal) {
+      ctx.state.principal = principal;
+      authorize(definition, principal);
+    }
+    const params = (route.params ? route.params({ ...ctx.params }) : ctx.params) as Record<string, string>;
+    const query = route.query ? (route.query({ ...ctx.query }) as Record<string, unknown>) : {};
+    if (principal) {
+      const cost = query.includeInfo === true ? deps.includeInfoCost : (definition.rateCost?.(query) ?? 1);
+      deps.rateLimiter.take(principalKey(principal), cost);
+    }
+    const rawBody = route.body ? await readJsonBody(ctx, deps.bodyLimitBytes) : undefined;
+    const body = route.body ? route.body(rawBody ?? {}) : undefined;
+    const workspace = principal ? await resolveWorkspace(definition, ctx, principal, params, deps) : undefined;
+    const run = () =>
+      definition.handler({ params, query, body, principal: principal!, workspace: workspace!, headers: ctx.headers, requestId: ctx.state.requestId, koa: ctx });
+    const result = definition.idempotent && principal ? await withIdempotency(ctx, principal, body, deps, run) : await run();
+    if (result !== undefined && ctx.body === undefined) ctx.body = result;
+  };
+}
+
+/** Mounts every route definition on the router. */
+export function mountRoutes(router: Router, routes: RouteDefinition[], deps: MountDependencies): void {
+  for (const definition of routes) {
+    const method = definition.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+    router[method](toKoaPath(definition.path), handle(compile(definition), deps));
+  }
+}

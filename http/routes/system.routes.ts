@@ -1,0 +1,39 @@
+// Operational endpoints outside /v1 auth: liveness, readiness, metrics, and the
+// OpenAPI document (public, like any API description).
+import Router from '@koa/router';
+import { metricsText } from '../middleware/metrics';
+
+export interface SystemRoutesDependencies {
+  /** Resolves when the node can serve (database reachable); rejects otherwise. */
+  checkReady: () => Promise<void>;
+  openApiDocument: () => Record<string, unknown>;
+}
+
+export function systemRoutes({ checkReady, openApiDocument }: SystemRoutesDependencies): Router {
+  const router = new Router();
+  router.get('/healthz', (ctx) => {
+    ctx.state.routePath = '/healthz';
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/readyz', async (ctx) => {
+    ctx.state.routePath = '/readyz';
+    try {
+      await checkReady();
+      ctx.body = { status: 'ready' };
+    } catch {
+      ctx.status = 503;
+      ctx.body = { code: 14, message: 'not ready: the database is unreachable', details: [] };
+    }
+  });
+  router.get('/metrics', async (ctx) => {
+    ctx.state.routePath = '/metrics';
+    const { contentType, body } = await metricsText();
+    ctx.type = contentType;
+    ctx.body = body;
+  });
+  router.get('/v1/openapi.json', (ctx) => {
+    ctx.state.routePath = '/v1/openapi.json';
+    ctx.body = openApiDocument();
+  });
+  return router;
+}

@@ -1,0 +1,91 @@
+// FoundationStore over TypeORM: accounts, workspaces, profiles, memberships and
+// API keys. One query per method; paging through fetchPage.
+import type { DataSource, EntityManager } from 'typeorm';
+import type { FoundationStore } from '../../src/ports/foundation-store';
+import { WorkspaceStatus } from '../../src/auth/workspace-access';
+import { ProfileType, type ProfileRecord } from '../../src/accounts/records';
+import { AccountEntity } from '../entities/account.entity';
+import { ApiKeyEntity } from '../entities/api-key.entity';
+import { ProfileEntity } from '../entities/profile.entity';
+import { WorkspaceMemberEntity } from '../entities/workspace-member.entity';
+import { WorkspaceEntity } from '../entities/workspace.entity';
+import { fetchPage, likePrefix } from './list-query';
+import { recordTable } from './record-table';
+
+function storeFor(manager: EntityManager, dataSource: DataSource): FoundationStore {
+  const workspaces = manager.getRepository(WorkspaceEntity);
+  const profiles = manager.getRepository(ProfileEntity);
+  const members = manager.getRepository(WorkspaceMemberEntity);
+  const apiKeys = manager.getRepository(ApiKeyEntity);
+  return {
+    transaction: (work) =>
+      manager.queryRunner?.isTransactionActive
+        ? work(storeFor(manager, dataSource))
+        : dataSource.transaction((tx) => work(storeFor(tx, dataSource))),
+    accounts: {
+      ...recordTable(manager, AccountEntity),
+      hasAny: async () => (await manager.getRepository(AccountEntity).count({ take: 1 })) > 0,
+    },
+    workspaces: {
+      ...recordTable(manager, WorkspaceEntity),
+      list(accountId, page, filter) {
+        const query = workspaces.createQueryBuilder('w').where('w.account_id = :accountId', { accountId });
+        if (!filter.includeArchived) query.andWhere('w.status <> :archived', { archived: WorkspaceStatus.ARCHIVED });
+        return fetchPage(query, 'w', page, filter);
+      },
+      countNotArchived: (accountId) =>
+        workspaces.createQueryBuilder('w').where('w.account_id = :accountId AND w.status <> :archived', { accountId, archived: WorkspaceStatus.ARCHIVED }).getCount(),
+      async lockAccountWorkspaces(accountId) {
+        await manager.query('SELECT id FROM workspaces WHERE account_id = $1 FOR UPDATE', [accountId]);
+      },
+    },
+    profiles: {
+      ...recordTable(manager, ProfileEntity),
+      findUserByEmail: (accountId, email) =>
+        profiles.createQueryBuilder('p').where('p.account_id = :accountId AND lower(p.email) = lower(:email) AND p.type = :type', { accountId, email, type: ProfileType.USER }).getOne(),
+      findUsersByEmail: (email) =>
+        profiles.createQueryBuilder('p').where('lower(p.email) = lower(:email) AND p.type = :type', { email, type: ProfileType.USER }).getMany(),
+      search(accountId, text, page) {
+        const query = profiles.createQueryBuilder('p').where('p.account_id = :accountId', { accountId });
+        if (text) {
+          query.andWhere("(p.name ILIKE :text ESCAPE '\\' OR p.email ILIKE :text ESCAPE '\\' OR p.display_name ILIKE :text ESCAPE '\\')", { text: `%${likePrefix(text)}` });
+        }
+        return fetchPage(query, 'p', page);
+      },
+    },
+    members: {
+      ...recordTable(manager, WorkspaceMemberEntity),
+      find: (workspaceId, profileId) => members.findOneBy({ workspaceId, profileId }),
+      async listActive(workspaceId, page) {
+        const query = members.createQueryBuilder('m').where('m.workspace_id = :workspaceId AND m.removed_at IS NULL', { workspaceId });
+        const rows = await fetchPage(query, 'm', page, {}, 'profile_id');
+        const found = rows.length ? await profiles.findBy(rows.map((row) => ({ id: row.profileId }))) : [];
+        const byId = new Map<string, ProfileRecord>(found.map((profile) => [profile.id, profile]));
+        return rows.flatMap((member) => {
+          const profile = byId.get(member.profileId);
+          return profile ? [{ member, profile }] : [];
+        });
+      },
+      async activeWorkspaceIds(profileId) {
+        const rows = await members.createQueryBuilder('m').select('m.workspace_id', 'workspaceId').where('m.profile_id = :profileId AND m.removed_at IS NULL', { profileId }).getRawMany<{ workspaceId: string }>();
+        return rows.map((row) => row.workspaceId);
+      },
+    },
+    apiKeys: {
+      ...recordTable(manager, ApiKeyEntity),
+      list(workspaceId, page, filter) {
+        const query = apiKeys.createQueryBuilder('k').where('k.workspace_id = :workspaceId', { workspaceId });
+        if (filter.query) {
+          query.andWhere("(k.name ILIKE :text ESCAPE '\\' OR k.description ILIKE :text ESCAPE '\\')", { text: `%${likePrefix(filter.query)}` });
+        }
+        return fetchPage(query, 'k', page, filter);
+      },
+      findGlobal: (accountId) => apiKeys.findOneBy({ accountId, system: true }),
+    },
+  };
+}
+
+/** The foundation store on the data source's pool. */
+export function createFoundationStore(dataSource: DataSource): FoundationStore {
+  return storeFor(dataSource.manager, dataSource);
+}

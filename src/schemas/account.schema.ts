@@ -1,0 +1,112 @@
+// Wire shapes of the account area: Account, Workspace, WorkspaceMember, APIKey
+// (spec 2.4-2.7) and their request bodies.
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  AccountResourceMetadata,
+  BareMetadata,
+  CreateMetadata,
+  Description,
+  Profile,
+  ResourceMetadata,
+  Strict,
+  UpdateMask,
+  UpdateMetadata,
+} from './common.schema';
+
+export const WorkspaceStatusSchema = Type.Union([
+  Type.Literal('STATUS_ENABLED'),
+  Type.Literal('STATUS_DISABLED'),
+  Type.Literal('STATUS_ARCHIVED'),
+]);
+
+export const Workspace = Type.Object({
+  metadata: AccountResourceMetadata,
+  spec: Type.Object({ description: Type.Optional(Type.String()) }),
+  status: Type.Optional(WorkspaceStatusSchema),
+});
+export type Workspace = Static<typeof Workspace>;
+
+export const ApiKeyStateSchema = Type.Union([
+  Type.Literal('STATE_UNSPECIFIED'),
+  Type.Literal('STATE_ENABLED'),
+  Type.Literal('STATE_DISABLED'),
+]);
+
+export const ApiKey = Type.Object({
+  metadata: Type.Union([ResourceMetadata, AccountResourceMetadata]),
+  spec: Type.Object({
+    token: Type.Optional(Type.String({ description: 'Returned only on creation and rotation' })),
+    description: Type.Optional(Type.String()),
+    permissions: Type.Array(Type.String()),
+    system: Type.Boolean(),
+  }),
+  info: Type.Optional(
+    Type.Object({
+      createdBy: Type.Optional(Profile),
+      workspacesPreview: Type.Optional(Type.Array(BareMetadata)),
+      workspacesTotal: Type.Optional(Type.Integer()),
+    }),
+  ),
+  state: ApiKeyStateSchema,
+});
+export type ApiKey = Static<typeof ApiKey>;
+
+export const Account = Type.Object({
+  metadata: AccountResourceMetadata,
+  spec: Type.Object({
+    billingEmail: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+    domain: Type.Optional(Type.String()),
+    workspaces: Type.Optional(Type.Array(Workspace)),
+  }),
+  info: Type.Object({
+    webhookEventsHmacSecret: Type.Optional(Type.String()),
+    globalApiKey: Type.Optional(ApiKey),
+  }),
+});
+export type Account = Static<typeof Account>;
+
+export const WebhookSigningKey = Type.Object({ webhookEventsHmacSecret: Type.String() });
+
+export const WorkspaceMember = Type.Object({
+  actorId: Type.String(),
+  profileId: Type.String(),
+  addedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  email: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+});
+export type WorkspaceMember = Static<typeof WorkspaceMember>;
+
+export const CreateWorkspaceBody = Strict({
+  metadata: CreateMetadata,
+  spec: Type.Optional(Strict({ description: Type.Optional(Description) })),
+});
+export type CreateWorkspaceBody = Static<typeof CreateWorkspaceBody>;
+
+export const UpdateWorkspaceBody = Strict({
+  metadata: Type.Optional(UpdateMetadata),
+  spec: Type.Optional(Strict({ description: Type.Optional(Description) })),
+  updateMask: Type.Optional(UpdateMask),
+});
+export type UpdateWorkspaceBody = Static<typeof UpdateWorkspaceBody>;
+
+export const AddMemberBody = Strict({
+  email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
+  profileId: Type.Optional(Type.String({ maxLength: 64 })),
+});
+export type AddMemberBody = Static<typeof AddMemberBody>;
+
+export const Permissions = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 64 });
+
+export const CreateApiKeyBody = Strict({
+  metadata: CreateMetadata,
+  spec: Type.Optional(Strict({ description: Type.Optional(Description), permissions: Type.Optional(Permissions) })),
+});
+export type CreateApiKeyBody = Static<typeof CreateApiKeyBody>;
+
+export const UpdateApiKeyBody = Strict({
+  metadata: Type.Optional(UpdateMetadata),
+  spec: Type.Optional(Strict({ description: Type.Optional(Description), permissions: Type.Optional(Permissions) })),
+  updateMask: Type.Optional(UpdateMask),
+});
+export type UpdateApiKeyBody = Static<typeof UpdateApiKeyBody>;

@@ -1,0 +1,92 @@
+// An in-process agentrt API for tests: the real Koa app on a real HTTP port,
+// over the run's shared Postgres database, with a helper to call it and to
+// bootstrap fresh accounts (each test isolates itself with its own account).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import type { DataSource } from 'typeorm';
+import { createApp } from '../../http/app';
+import { createAppDependencies, type Services } from '../../http/dependencies';
+import { createDataSource } from '../../persistence/data-source';
+import { loadConfig, type Config } from '../../src/config';
+import { sharedTestDatabase } from './global-setup';
+import type { BootstrapResult } from '../../src/accounts/account.service';
+
+export interface ApiResponse<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface RequestOptions {
+  token?: string;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestApi {
+  url: string;
+  services: Services;
+  dataSource: DataSource;
+  config: Config;
+  /** Every log line the app wrote (to check that no secret is logged). */
+  logs: string[];
+  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** A fresh account with its workspace, admin profile and global key token. */
+  bootstrap(name?: string): Promise<BootstrapResult>;
+  close(): Promise<void>;
+}
+
+export interface TestApiOptions {
+  env?: Record<string, string>;
+}
+
+/** Starts the API on an ephemeral port over the shared test database. */
+export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
+  const database = await sharedTestDatabase();
+  const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', AGENTRT_RATE_LIMIT_PER_SECOND: '10000', AGENTRT_RATE_LIMIT_BURST: '10000', ...options.env });
+  const logs: string[] = [];
+  const logger = pino({ level: 'debug' }, new Writable({ write(chunk, _encoding, done) { logs.push(String(chunk)); done(); } }));
+  const dataSource = createDataSource({ url: database.url, poolSize: 5 });
+  await dataSource.initialize();
+  const parts = createAppDependencies({ config, dataSource, masterKey: config.masterKey ?? randomBytes(32), logger });
+  const server = http.createServer(createApp(parts.app).callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  let counter = 0;
+  return {
+    url,
+    services: parts.services,
+    dataSource,
+    config,
+    logs,
+    async request(method, path, { token, body, rawBody, headers = {} } = {}) {
+      const init: RequestInit = { method, headers: { ...headers } };
+      if (token) (init.headers as Record<string, string>).authorization = `Bearer ${token}`;
+      if (body !== undefined || rawBody !== undefined) {
+        init.body = rawBody ?? JSON.stringify(body);
+        (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+      }
+      const response = await fetch(`${url}${path}`, init);
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // not JSON (metrics); keep the text
+      }
+      return { status: response.status, body: parsed as never, headers: response.headers };
+    },
+    bootstrap(name) {
+      counter += 1;
+      return parts.services.accounts.bootstrap({ accountName: name ?? `account-${counter}`, email: `admin-${Date.now()}-${counter}-${Math.random().toString(36).slice(2)}@example.com` });
+    },
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await dataSource.destroy();
+    },
+  };
+}
