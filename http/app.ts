@@ -12,6 +12,9 @@ import { buildOpenApiDocument } from './openapi';
 import type { RouteDefinition } from './route';
 import { systemRoutes } from './routes/system.routes';
 
+/** The mounted API router, kept on the app so tests can walk what is really served. */
+export const API_ROUTER = Symbol('agentrt.apiRouter');
+
 export interface AppDependencies {
   logger: Logger;
   routes: RouteDefinition[];
@@ -27,6 +30,7 @@ export function createApp(deps: AppDependencies): Koa {
   const openApi = buildOpenApiDocument(deps.routes, deps.version);
   const api = new Router();
   mountRoutes(api, deps.routes, deps.mount);
+  Object.defineProperty(app, API_ROUTER, { value: api });
   const system = systemRoutes({ checkReady: deps.checkReady, openApiDocument: () => openApi });
   app.use(errorHandler(deps.logger));
   app.use(requestContext(deps.logger));

@@ -5,7 +5,7 @@ import addFormats from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { InvalidArgumentError, type FieldViolation } from '../src/errors';
 
-function makeAjv(coerceTypes: boolean): Ajv {
+function makeAjv(coerceTypes: boolean | 'array'): Ajv {
   const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: false, strict: false });
   addFormats(ajv);
   return ajv;
@@ -14,7 +14,7 @@ function makeAjv(coerceTypes: boolean): Ajv {
 // Bodies are JSON: types must match exactly. Paths and queries are strings on
 // the wire, so those schemas coerce ("10" → 10, "true" → true).
 const bodyAjv = makeAjv(false);
-const textAjv = makeAjv('array' as unknown as boolean);
+const textAjv = makeAjv('array');
 
 export type Validator = (value: unknown) => unknown;
 
@@ -52,7 +52,9 @@ export function toFieldViolations(errors: ErrorObject[], prefix: string): FieldV
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
     const violation = { field: fieldOf(prefix, error), description: describe(error) };
     const key = `${violation.field}|${violation.description}`;
-    if (!seen.has(key)) violations.push(violation), seen.add(key);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    violations.push(violation);
   }
   return violations;
 }
@@ -65,7 +67,7 @@ export function compileValidator(schema: TSchema, where: 'body' | 'query' | 'pat
   const validate: ValidateFunction = (where === 'body' ? bodyAjv : textAjv).compile(schema);
   return (value: unknown) => {
     if (validate(value)) return value;
-    const violations = toFieldViolations(validate.errors ?? [], where === 'body' ? '' : '');
+    const violations = toFieldViolations(validate.errors ?? [], '');
     const first = violations[0] ?? { field: where, description: 'is invalid' };
     throw new InvalidArgumentError(`${first.field}: ${first.description}`, violations);
   };

@@ -2,6 +2,7 @@
 // over the run's shared Postgres database, with a helper to call it and to
 // bootstrap fresh accounts (each test isolates itself with its own account).
 import http from 'node:http';
+import type Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
@@ -29,6 +30,8 @@ export interface RequestOptions {
 
 export interface TestApi {
   url: string;
+  /** The Koa application under test. */
+  app: Koa;
   services: Services;
   dataSource: DataSource;
   config: Config;
@@ -53,12 +56,14 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const dataSource = createDataSource({ url: database.url, poolSize: 5 });
   await dataSource.initialize();
   const parts = createAppDependencies({ config, dataSource, masterKey: config.masterKey ?? randomBytes(32), logger });
-  const server = http.createServer(createApp(parts.app).callback());
+  const app = createApp(parts.app);
+  const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let counter = 0;
   return {
     url,
+    app,
     services: parts.services,
     dataSource,
     config,

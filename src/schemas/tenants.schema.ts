@@ -1,0 +1,39 @@
+// Wire shapes of tenants and subjects (api-decisions.md "Tenants, subjects,
+// uploads") and the assertion shapes objective and widget-session bodies embed.
+import { Type, type Static } from '@sinclair/typebox';
+import { EXTERNAL_ID_MAX, Labels, Name, ResourceMetadata, Strict } from './common.schema';
+
+export const EMAIL_MAX = 320;
+
+/** `tenant` of an objective or widget-session body: upserted by externalId. */
+export const TenantAssertion = Strict({
+  externalId: Type.String({ minLength: 1, maxLength: EXTERNAL_ID_MAX }),
+  name: Type.Optional(Name),
+  labels: Type.Optional(Labels),
+});
+export type TenantAssertion = Static<typeof TenantAssertion>;
+
+/** `subject` of an objective or widget-session body: upserted by externalId within its tenant. */
+export const SubjectAssertion = Strict({
+  externalId: Type.String({ minLength: 1, maxLength: EXTERNAL_ID_MAX }),
+  name: Type.Optional(Name),
+  email: Type.Optional(Type.String({ maxLength: EMAIL_MAX })),
+  labels: Type.Optional(Labels),
+});
+export type SubjectAssertion = Static<typeof SubjectAssertion>;
+
+export const Tenant = Type.Object({
+  metadata: ResourceMetadata,
+  spec: Type.Object({}),
+  info: Type.Optional(Type.Object({ subjectCount: Type.Optional(Type.Integer()) })),
+});
+export type Tenant = Static<typeof Tenant>;
+
+export const Subject = Type.Object({
+  metadata: ResourceMetadata,
+  spec: Type.Object({
+    tenantId: Type.Optional(Type.String()),
+    email: Type.Optional(Type.String()),
+  }),
+});
+export type Subject = Static<typeof Subject>;

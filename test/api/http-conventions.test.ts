@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { SignJWT } from 'jose';
+import { startTestApi, type TestApi } from '../support/api';
+import { assertStatus, Code, newAccount, newKey, type TestAccount } from '../support/fixtures';
+
+describe('HTTP conventions', () => {
+  let api: TestApi;
+  let account: TestAccount;
+  before(async () => {
+    api = await startTestApi({ env: { AGENTRT_BODY_LIMIT_BYTES: '2048' } });
+    account = await newAccount(api);
+  });
+  after(async () => api.close());
+
+  describe('bad input', () => {
+    const create = (options: { rawBody?: string; body?: unknown; headers?: Record<string, string> }) =>
+      api.request('POST', '/v1/account/workspaces', { token: account.globalToken, ...options });
+
+    it('answers malformed JSON with INVALID_ARGUMENT', async () => {
+      assertStatus(await create({ rawBody: '{"metadata": ' }), 400, Code.INVALID_ARGUMENT, /not valid JSON/);
+    });
+    it('answers a body over the limit with 413 and INVALID_ARGUMENT', async () => {
+      assertStatus(await create({ body: { metadata: { name: 'x'.repeat(5000) } } }), 413, Code.INVALID_ARGUMENT, /exceeds the 2048-byte limit/);
+    });
+    it('answers a wrong content type with 415 and INVALID_ARGUMENT', async () => {
+      assertStatus(await create({ rawBody: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, Code.INVALID_ARGUMENT, /application\/json/);
+    });
+    it('names the field of a wrong type and of a missing field', async () => {
+      const wrongType = await create({ body: { metadata: { name: 42 } } });
+      assertStatus(wrongType, 400, Code.INVALID_ARGUMENT, /metadata.name: must be of type string/);
+      assert.deepEqual(wrongType.body.details[0].fieldViolations[0], { field: 'metadata.name', description: 'must be of type string' });
+      assertStatus(await create({ body: { spec: {} } }), 400, Code.INVALID_ARGUMENT, /metadata: is required/);
+      assertStatus(await create({ rawBody: '[1,2]' }), 400, Code.INVALID_ARGUMENT, /must be of type object/);
+    });
+    it('rejects unknown fields and never stores read-only ones', async () => {
+      assertStatus(await create({ body: { metadata: { name: 'x', id: 'ws_mine' } } }), 400, Code.INVALID_ARGUMENT, /metadata.id: is not a known field/);
+      assertStatus(await create({ body: { metadata: { name: 'x' }, status: 'STATUS_ARCHIVED' } }), 400, Code.INVALID_ARGUMENT, /status: is not a known field/);
+    });
+    it('answers an unknown route with a NOT_FOUND Status', async () => {
+      assertStatus(await api.request('GET', '/v1/nothing-here', { token: account.globalToken }), 404, Code.NOT_FOUND, /no route/);
+    });
+  });
+
+  describe('authentication', () => {
+    it('refuses missing, malformed and forged tokens', async () => {
+      assertStatus(await api.request('GET', '/v1/account'), 401, Code.UNAUTHENTICATED, /missing bearer token/);
+      assertStatus(await api.request('GET', '/v1/account', { token: 'garbage' }), 401, Code.UNAUTHENTICATED);
+      assertStatus(await api.request('GET', '/v1/account', { headers: { authorization: 'Basic abc' } }), 401, Code.UNAUTHENTICATED);
+      const [header, payload] = account.globalToken.split('.');
+      const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'agentrt-key+jwt' })).toString('base64url')}.${payload}.`;
+      assertStatus(await api.request('GET', '/v1/account', { token: unsigned }), 401, Code.UNAUTHENTICATED);
+      const forged = await new SignJWT(JSON.parse(Buffer.from(payload, 'base64url').toString()))
+        .setProtectedHeader(JSON.parse(Buffer.from(header, 'base64url').toString()))
+        .sign(new Uint8Array(32).fill(7));
+      assertStatus(await api.request('GET', '/v1/account', { token: forged }), 401, Code.UNAUTHENTICATED);
+      assertStatus(await api.request('GET', '/v1/account', { token: 'x'.repeat(9000) }), 401, Code.UNAUTHENTICATED, /too long/);
+    });
+  });
+
+  describe('account', () => {
+    it('shows the signing secret and global key to admins only', async () => {
+      const admin = await api.request('GET', '/v1/account', { token: account.globalToken });
+      assert.match(admin.body.info.webhookEventsHmacSecret, /^wh_[A-Za-z0-9+/]{43}=$/);
+      assert.equal(Buffer.from(admin.body.info.webhookEventsHmacSecret.slice(3), 'base64').length, 32);
+      assert.equal(admin.body.info.globalApiKey.metadata.id, account.globalKeyId);
+      const narrow = await newKey(api, account, account.workspaceId, []);
+      const plain = await api.request('GET', '/v1/account', { token: narrow.token });
+      assert.equal(plain.status, 200);
+      assert.equal(plain.body.metadata.id, account.accountId);
+      assert.deepEqual(plain.body.info, {});
+    });
+    it('rotates the webhook signing secret', async () => {
+      const before = (await api.request('GET', '/v1/account', { token: account.globalToken })).body.info.webhookEventsHmacSecret;
+      const rotated = await api.request('POST', '/v1/account/rotate_webhook_signing_key', { token: account.globalToken });
+      assert.equal(rotated.status, 200);
+      assert.deepEqual(Object.keys(rotated.body), ['webhookEventsHmacSecret']);
+      assert.notEqual(rotated.body.webhookEventsHmacSecret, before);
+      assert.equal((await api.request('GET', '/v1/account', { token: account.globalToken })).body.info.webhookEventsHmacSecret, rotated.body.webhookEventsHmacSecret);
+      const narrow = await newKey(api, account, account.workspaceId, ['account:manage']);
+      assertStatus(await api.request('POST', '/v1/account/rotate_webhook_signing_key', { token: narrow.token }), 403, Code.PERMISSION_DENIED, /admin role/);
+    });
+    it('answers GET /v1/profile with the key\'s own profile', async () => {
+      const key = await newKey(api, account, account.workspaceId, [], 'profiled');
+      const profile = await api.request('GET', '/v1/profile', { token: key.token });
+      assert.equal(profile.body.spec.type, 'PROFILE_TYPE_API_KEY');
+      assert.equal(profile.body.spec.name, 'profiled');
+    });
+  });
+
+  describe('Idempotency-Key', () => {
+    it('returns the first response for a repeat and refuses a different body', async () => {
+      const headers = { 'idempotency-key': `key-${Date.now()}` };
+      const first = await api.request('POST', '/v1/account/workspaces', { token: account.globalToken, headers, body: { metadata: { name: 'once' } } });
+      const second = await api.request('POST', '/v1/account/workspaces', { token: account.globalToken, headers, body: { metadata: { name: 'once' } } });
+      assert.equal(second.status, 200);
+      assert.equal(second.body.metadata.id, first.body.metadata.id);
+      assert.equal(second.headers.get('idempotent-replayed'), 'true');
+      assertStatus(
+        await api.request('POST', '/v1/account/workspaces', { token: account.globalToken, headers, body: { metadata: { name: 'other' } } }),
+        400,
+        Code.INVALID_ARGUMENT,
+        /Idempotency-Key: was already used with a different request/,
+      );
+      const listed = await api.request('GET', '/v1/account/workspaces?prefix=once', { token: account.globalToken });
+      assert.equal(listed.body.items.length, 1);
+    });
+    it('keeps no record of a failed request, so a retry runs again instead of replaying or blocking', async () => {
+      const headers = { 'idempotency-key': `retry-${Date.now()}` };
+      assertStatus(await api.request('POST', '/v1/account/workspaces', { token: account.globalToken, headers, body: { metadata: { name: 'y', labels: { '-': 'x' } } } }), 400, Code.INVALID_ARGUMENT);
+      const retried = await api.request('POST', '/v1/account/workspaces', { token: account.globalToken, headers, body: { metadata: { name: 'y', labels: { '-': 'x' } } } });
+      assertStatus(retried, 400, Code.INVALID_ARGUMENT, /metadata.labels/);
+      assert.equal(retried.headers.get('idempotent-replayed'), null);
+    });
+  });
+
+  describe('operations', () => {
+    it('echoes a request id, or makes one', async () => {
+      const given = await api.request('GET', '/healthz', { headers: { 'x-request-id': 'trace-123' } });
+      assert.equal(given.headers.get('x-request-id'), 'trace-123');
+      const made = await api.request('GET', '/healthz');
+      assert.match(made.headers.get('x-request-id') ?? '', /^[0-9A-Z]{26}$/);
+    });
+    it('serves healthz, readyz and Prometheus metrics by route and code', async () => {
+      assert.deepEqual((await api.request('GET', '/healthz')).body, { status: 'ok' });
+      assert.deepEqual((await api.request('GET', '/readyz')).body, { status: 'ready' });
+      await api.request('GET', '/v1/account', { token: account.globalToken });
+      const metrics = await api.request('GET', '/metrics');
+      assert.match(metrics.body, /agentrt_http_requests_total\{method="GET",route="\/v1\/account",code="200"\} \d+/);
+      assert.match(metrics.body, /agentrt_http_request_duration_seconds_bucket\{le="[0-9.]+",method="GET",route="\/v1\/account",code="200"\}/);
+    });
+    it('never writes a token to the logs', async () => {
+      const key = await newKey(api, account, account.workspaceId, ['api_keys:manage']);
+      await api.request('PUT', `/v1/api_keys/${key.id}/rotate`, { token: key.token });
+      await api.request('GET', '/v1/account', { token: 'not.a.token' });
+      const logs = api.logs.join('\n');
+      assert.ok(logs.includes('"route":"/v1/api_keys/{id}/rotate"'));
+      assert.ok(!logs.includes(key.token), 'a token reached the logs');
+      assert.ok(!logs.includes(account.globalToken), 'a token reached the logs');
+    });
+  });
+});
+
+describe('rate limits', () => {
+  let api: TestApi;
+  let account: TestAccount;
+  before(async () => {
+    api = await startTestApi({ env: { AGENTRT_RATE_LIMIT_PER_SECOND: '1', AGENTRT_RATE_LIMIT_BURST: '6', AGENTRT_RATE_LIMIT_INCLUDE_INFO_COST: '5' } });
+    account = await newAccount(api);
+  });
+  after(async () => api.close());
+
+  it('answers RESOURCE_EXHAUSTED with Retry-After once the bucket is empty, and counts includeInfo more', async () => {
+    const key = await newKey(api, account, account.workspaceId, ['api_keys:read']);
+    assert.equal((await api.request('GET', '/v1/api_keys?includeInfo=true', { token: key.token })).status, 200);
+    assert.equal((await api.request('GET', '/v1/api_keys', { token: key.token })).status, 200);
+    const limited = await api.request('GET', '/v1/api_keys', { token: key.token });
+    assertStatus(limited, 429, Code.RESOURCE_EXHAUSTED, /rate limit exceeded/);
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+    // Buckets are per principal: another key still has its own.
+    const other = await newKey(api, account, account.workspaceId, ['api_keys:read']);
+    assert.equal((await api.request('GET', '/v1/api_keys', { token: other.token })).status, 200);
+  });
+});

@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { encodeCursor, MAX_PAGE_SIZE, pageRequest, toPage } from '../../src/resource/pagination';
+import { resolveUpdatePaths } from '../../src/resource/update-mask';
+
+describe('pageRequest', () => {
+  it('defaults to 50 ascending and clamps large limits to 1000', () => {
+    assert.deepEqual(pageRequest({}), { limit: 50, sortOrder: 'asc' });
+    assert.equal(pageRequest({ limit: 5000 }).limit, MAX_PAGE_SIZE);
+  });
+  it('refuses a cursor that is not ours or was made for the other order', () => {
+    assert.throws(() => pageRequest({ cursor: 'garbage' }), /cursor: is not a cursor returned by this list/);
+    assert.throws(() => pageRequest({ cursor: encodeCursor('x', 'asc'), sortOrder: 'desc' }), /other sortOrder/);
+  });
+  it('reports a next cursor only when an extra row was fetched', () => {
+    const request = pageRequest({ limit: 2 });
+    assert.equal(toPage([{ id: 'a' }, { id: 'b' }], request, (row) => row).pagination.nextCursor, '');
+    const page = toPage([{ id: 'a' }, { id: 'b' }, { id: 'c' }], request, (row) => row);
+    assert.deepEqual(page.items, [{ id: 'a' }, { id: 'b' }]);
+    assert.equal(pageRequest({ cursor: page.pagination.nextCursor }).after, 'b');
+  });
+});
+
+describe('resolveUpdatePaths', () => {
+  const allowed = ['metadata.name', 'spec.description'];
+  it('applies present fields when there is no mask', () => {
+    assert.deepEqual(resolveUpdatePaths({ spec: { description: 'x' } }, undefined, allowed), ['spec.description']);
+  });
+  it('applies only masked fields, even absent ones', () => {
+    assert.deepEqual(resolveUpdatePaths({ metadata: { name: 'n' } }, 'spec.description', allowed), ['spec.description']);
+  });
+  it('refuses a path that does not exist', () => {
+    assert.throws(() => resolveUpdatePaths({}, 'spec.nope', allowed), /updateMask: "spec.nope" is not an updatable field/);
+  });
+});
