@@ -8,11 +8,48 @@ import { ApiKeyService } from '../src/accounts/api-key.service';
 import { WorkspaceService } from '../src/accounts/workspace.service';
 import { Authenticator } from '../src/auth/authenticator';
 import { RateLimiter } from '../src/auth/rate-limiter';
-import { ApiKeyTokens } from '../src/auth/tokens';
+import { API_KEY_TOKEN_KEY_PURPOSE, ApiKeyTokens } from '../src/auth/tokens';
 import type { Config } from '../src/config';
 import type { FoundationStore } from '../src/ports/foundation-store';
 import { createFoundationStore } from '../persistence/repositories/foundation.store';
+import { loadServiceKey } from '../persistence/repositories/service-key.store';
 import { createIdempotencyStore } from '../persistence/repositories/idempotency.store';
+import { TenantService } from '../src/tenants/tenant.service';
+import { objectivesNotYetStored } from '../src/ports/objective-erasure';
+import { createTenantStore } from '../persistence/repositories/tenant.store';
+import { tenantRoutes } from './routes/tenants.routes';
+import { SearchService } from '../src/search/search.service';
+import { createSearchStore } from '../persistence/repositories/search.store';
+import { searchRoutes } from './routes/search.routes';
+import { MemoryEntryService } from '../src/memory/memory-entry.service';
+import { MemoryLayerService } from '../src/memory/memory-layer.service';
+import { UploadService } from '../src/uploads/upload.service';
+import { UploadUrlSigner } from '../src/uploads/upload-url-signer';
+import { createMemoryStore } from '../persistence/repositories/memory.store';
+import { createObjectStorage } from '../persistence/storage';
+import { memoryRoutes } from './routes/memory-layers.routes';
+import { uploadRoutes } from './routes/uploads.routes';
+import { WorkspaceKeyring } from '../src/crypto/workspace-keyring';
+import { ModelService } from '../src/models/model.service';
+import { AiProviderKeyService } from '../src/secrets/ai-provider-key.service';
+import { WorkspaceSecretService } from '../src/secrets/workspace-secret.service';
+import { createModelsStore } from '../persistence/repositories/models.store';
+import { createSecretsStore } from '../persistence/repositories/secrets.store';
+import { aiProviderKeyRoutes } from './routes/ai-provider-keys.routes';
+import { modelRoutes } from './routes/models.routes';
+import { workspaceSecretRoutes } from './routes/workspace-secrets.routes';
+import { AgentService } from '../src/agents/agent.service';
+import { AssignmentService } from '../src/agents/assignment.service';
+import { FeedbackService } from '../src/agents/feedback.service';
+import { VariationService } from '../src/agents/variation.service';
+import { SdkMcpClient } from '../src/tools/mcp-sdk-client';
+import { ToolService } from '../src/tools/tool.service';
+import { ToolSetService } from '../src/tools/tool-set.service';
+import { createAgentsStore } from '../persistence/repositories/agents.store';
+import { agentRoutes } from './routes/agents.routes';
+import { variationRoutes } from './routes/variations.routes';
+import { toolRoutes } from './routes/tools.routes';
+import { toolSetRoutes } from './routes/tool-sets.routes';
 import type { AppDependencies } from './app';
 import type { RouteDefinition } from './route';
 import { accountRoutes } from './routes/account.routes';
@@ -25,6 +62,20 @@ export interface Services {
   accounts: AccountService;
   workspaces: WorkspaceService;
   apiKeys: ApiKeyService;
+  tenants: TenantService;
+  search: SearchService;
+  memoryLayers: MemoryLayerService;
+  memoryEntries: MemoryEntryService;
+  uploads: UploadService;
+  secrets: WorkspaceSecretService;
+  providerKeys: AiProviderKeyService;
+  models: ModelService;
+  agents: AgentService;
+  variations: VariationService;
+  assignments: AssignmentService;
+  feedback: FeedbackService;
+  tools: ToolService;
+  toolSets: ToolSetService;
 }
 
 export interface CreateDependenciesOptions {
@@ -35,13 +86,36 @@ export interface CreateDependenciesOptions {
 }
 
 /** Builds the services of every area over one data source. */
-export function createServices({ dataSource, masterKey }: Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey'>): Services {
+export function createServices({ dataSource, masterKey, config }: Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config'>): Services {
   const store = createFoundationStore(dataSource);
-  const tokens = new ApiKeyTokens(masterKey);
+  const tokens = new ApiKeyTokens(() => loadServiceKey(dataSource, masterKey, API_KEY_TOKEN_KEY_PURPOSE));
   const workspaces = new WorkspaceService(store);
   const apiKeys = new ApiKeyService(store, tokens);
   const accounts = new AccountService(store, tokens, workspaces, apiKeys);
-  return { store, tokens, accounts, workspaces, apiKeys };
+  // Objectives do not exist yet: erasure of their content is a no-op until they do.
+  const tenants = new TenantService(createTenantStore(dataSource), objectivesNotYetStored);
+  const memoryStore = createMemoryStore(dataSource);
+  const uploadSigner = new UploadUrlSigner(masterKey);
+  const uploads = new UploadService(memoryStore.uploads, createObjectStorage(config, uploadSigner), uploadSigner, { maxBytes: config.uploadMaxBytes });
+  const memoryLayers = new MemoryLayerService(memoryStore, store.profiles);
+  const memoryEntries = new MemoryEntryService(memoryStore, memoryLayers, uploads, store.profiles);
+  const secretsStore = createSecretsStore(dataSource);
+  const modelsStore = createModelsStore(dataSource);
+  const keyring = new WorkspaceKeyring(masterKey, secretsStore.dataKeys);
+  const secrets = new WorkspaceSecretService(secretsStore, store, keyring);
+  const providerKeys = new AiProviderKeyService(secretsStore, modelsStore, keyring);
+  const models = new ModelService(modelsStore);
+  workspaces.onWorkspaceCreated(async (workspace) => void (await models.seedWorkspace(workspace)));
+  const search = new SearchService(createSearchStore(dataSource));
+  const agentsStore = createAgentsStore(dataSource);
+  const urlPolicy = { allowPrivateNetwork: config.allowPrivateNetwork };
+  const agents = new AgentService(agentsStore, store);
+  const variations = new VariationService(agentsStore, store, models);
+  const assignments = new AssignmentService(agentsStore, variations);
+  const feedback = new FeedbackService(agentsStore);
+  const tools = new ToolService(agentsStore, store, urlPolicy);
+  const toolSets = new ToolSetService(agentsStore, store, tools, new SdkMcpClient(urlPolicy), urlPolicy);
+  return { store, tokens, accounts, workspaces, apiKeys, tenants, search, memoryLayers, memoryEntries, uploads, secrets, providerKeys, models, agents, variations, assignments, feedback, tools, toolSets };
 }
 
 /** Every API route, in the order of the spec's sections. */
@@ -50,6 +124,17 @@ export function allRoutes(services: Services): RouteDefinition[] {
     ...accountRoutes({ accounts: services.accounts, apiKeys: services.apiKeys, store: services.store }),
     ...workspaceRoutes({ workspaces: services.workspaces }),
     ...apiKeyRoutes({ apiKeys: services.apiKeys }),
+    ...tenantRoutes({ tenants: services.tenants }),
+    ...searchRoutes({ search: services.search }),
+    ...memoryRoutes({ memoryLayers: services.memoryLayers, memoryEntries: services.memoryEntries }),
+    ...uploadRoutes({ uploads: services.uploads }),
+    ...workspaceSecretRoutes({ secrets: services.secrets }),
+    ...aiProviderKeyRoutes({ providerKeys: services.providerKeys }),
+    ...modelRoutes({ models: services.models }),
+    ...agentRoutes({ agents: services.agents, feedback: services.feedback }),
+    ...variationRoutes({ variations: services.variations, assignments: services.assignments }),
+    ...toolRoutes({ tools: services.tools }),
+    ...toolSetRoutes({ toolSets: services.toolSets }),
   ];
 }
 

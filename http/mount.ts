@@ -96,7 +96,7 @@ function handle(route: CompiledRoute, deps: MountDependencies): Koa.Middleware {
       const cost = query.includeInfo === true ? deps.includeInfoCost : (definition.rateCost?.(query) ?? 1);
       deps.rateLimiter.take(principalKey(principal), cost);
     }
-    const rawBody = route.body ? await readJsonBody(ctx, deps.bodyLimitBytes) : undefined;
+    const rawBody = route.body ? await readJsonBody(ctx, Math.max(definition.bodyLimitBytes ?? 0, deps.bodyLimitBytes)) : undefined;
     const body = route.body ? route.body(rawBody ?? {}) : undefined;
     const workspace = principal ? await resolveWorkspace(definition, ctx, principal, params, deps) : undefined;
     const run = () =>

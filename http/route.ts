@@ -53,6 +53,8 @@ export interface RouteOptions<P extends TSchema, Q extends TSchema, B extends TS
   rateCost?: (query: Static<Q>) => number;
   /** `bearer` (default) or `none` for routes authenticated otherwise (signed URLs). */
   auth?: 'bearer' | 'none';
+  /** A larger JSON body limit for this route (the configured limit applies when larger). */
+  bodyLimitBytes?: number;
   handler: (request: RouteRequest<Static<P>, Static<Q>, Static<B>>) => Promise<Static<R>>;
 }
 
@@ -72,6 +74,7 @@ export interface RouteDefinition {
   idempotent: boolean;
   conditional: boolean;
   auth: 'bearer' | 'none';
+  bodyLimitBytes?: number;
   rateCost?: (query: unknown) => number;
   handler: (request: RouteRequest<unknown, unknown, unknown>) => Promise<unknown>;
 }

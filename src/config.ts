@@ -28,6 +28,10 @@ export interface Config {
   oidc?: { issuer: string; jwksUrl: string; audience?: string };
   /** Public base URL of this service (used in signed upload URLs and widget URLs). */
   publicUrl: string;
+  /** Largest upload accepted, in bytes (AGENTRT_UPLOAD_MAX_BYTES). */
+  uploadMaxBytes: number;
+  /** S3-compatible object storage for uploads; undefined: the data folder. */
+  s3?: S3Config;
 }
 
 export class ConfigError extends Error {
@@ -59,6 +63,40 @@ export function parseMasterKey(raw: string): Buffer {
   return key;
 }
 
+/** S3-compatible storage for uploads (AGENTRT_S3_*). */
+export interface S3Config {
+  /** Endpoint URL; undefined: the AWS endpoint of `region`. */
+  endpoint?: string;
+  bucket: string;
+  region: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  /** Path-style addressing (`endpoint/bucket/key`), needed by most S3-compatible servers. */
+  forcePathStyle: boolean;
+}
+
+/** AGENTRT_S3_*: set AGENTRT_S3_BUCKET to store uploads in S3-compatible storage. */
+function s3Config(env: NodeJS.ProcessEnv): S3Config | undefined {
+  const bucket = env.AGENTRT_S3_BUCKET || undefined;
+  const accessKeyId = env.AGENTRT_S3_ACCESS_KEY_ID || undefined;
+  const secretAccessKey = env.AGENTRT_S3_SECRET_ACCESS_KEY || undefined;
+  if (!bucket) {
+    if (env.AGENTRT_S3_ENDPOINT) throw new ConfigError('AGENTRT_S3_ENDPOINT is set but AGENTRT_S3_BUCKET is not');
+    return undefined;
+  }
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new ConfigError('AGENTRT_S3_ACCESS_KEY_ID and AGENTRT_S3_SECRET_ACCESS_KEY must be set together');
+  }
+  return {
+    endpoint: env.AGENTRT_S3_ENDPOINT || undefined,
+    bucket,
+    region: env.AGENTRT_S3_REGION || 'us-east-1',
+    accessKeyId,
+    secretAccessKey,
+    forcePathStyle: boolean(env, 'AGENTRT_S3_FORCE_PATH_STYLE'),
+  };
+}
+
 /** Reads the configuration from an environment (process.env by default). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 8080);
@@ -85,5 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     oidc: oidcIssuer && oidcJwks ? { issuer: oidcIssuer, jwksUrl: oidcJwks, audience: env.AGENTRT_OIDC_AUDIENCE || undefined } : undefined,
     publicUrl: (env.AGENTRT_PUBLIC_URL || `http://${host}:${port}`).replace(/\/$/, ''),
+    uploadMaxBytes: integer(env, 'AGENTRT_UPLOAD_MAX_BYTES', 100 * 1024 * 1024, 0),
+    s3: s3Config(env),
   };
 }

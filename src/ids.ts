@@ -1,6 +1,6 @@
 // Prefixed ULID ids: every server-assigned id is `<prefix>_<ULID>`. The prefix
 // table lives here once; docs/api.md lists it for users.
-import { ulid } from 'ulid';
+import { monotonicFactory, ulid } from 'ulid';
 
 export const IdPrefix = {
   account: 'acc',
@@ -48,4 +48,10 @@ export function isId(kind: IdKind, value: string): boolean {
 /** JSON Schema `pattern` accepting ids of one kind (used by route declarations). */
 export function idPattern(kind: IdKind): string {
   return `^${IdPrefix[kind]}_${ULID_PATTERN}$`;
+}
+
+/** `count` new ids of one kind in strictly ascending order (seeding rows whose list order matters). */
+export function newIds(kind: IdKind, count: number): string[] {
+  const next = monotonicFactory();
+  return Array.from({ length: count }, () => `${IdPrefix[kind]}_${next()}`);
 }

@@ -8,6 +8,21 @@ import { IdempotencyRecordEntity } from './idempotency-record.entity';
 import { ProfileEntity } from './profile.entity';
 import { WorkspaceMemberEntity } from './workspace-member.entity';
 import { WorkspaceEntity } from './workspace.entity';
+import { SubjectEntity } from './subject.entity';
+import { TenantEntity } from './tenant.entity';
+import { MemoryEntryEntity } from './memory-entry.entity';
+import { MemoryLayerEntity } from './memory-layer.entity';
+import { UploadEntity } from './upload.entity';
+import { WorkspaceSecretEntity } from './workspace-secret.entity';
+import { AiProviderKeyEntity } from './ai-provider-key.entity';
+import { ModelEntity } from './model.entity';
+import { AgentEntity } from './agent.entity';
+import { AgentVariationEntity } from './agent-variation.entity';
+import { FeedbackEntity } from './feedback.entity';
+import { ToolEntity } from './tool.entity';
+import { ToolSetEntity, ToolSetToolEntity } from './tool-set.entity';
+import { VariationAssignmentEntity } from './variation-assignment.entity';
+import { VariationMemoryLayerEntity } from './variation-memory-layer.entity';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const entities: EntitySchema<any>[] = [
@@ -18,4 +33,20 @@ export const entities: EntitySchema<any>[] = [
   ProfileEntity,
   WorkspaceMemberEntity,
   WorkspaceEntity,
+  SubjectEntity,
+  TenantEntity,
+  MemoryEntryEntity,
+  MemoryLayerEntity,
+  UploadEntity,
+  WorkspaceSecretEntity,
+  AiProviderKeyEntity,
+  ModelEntity,
+  AgentEntity,
+  AgentVariationEntity,
+  FeedbackEntity,
+  ToolEntity,
+  ToolSetEntity,
+  ToolSetToolEntity,
+  VariationAssignmentEntity,
+  VariationMemoryLayerEntity,
 ];

@@ -3,8 +3,18 @@
 import type { MigrationInterface } from 'typeorm';
 import { ActorRuntime1763780400000 } from './1763780400000-ActorRuntime';
 import { Foundation1763776800000 } from './1763776800000-Foundation';
+import { WorkspaceData1763784000000 } from './1763784000000-WorkspaceData';
+import { MemoryAndUploads1763787600000 } from './1763787600000-MemoryAndUploads';
+import { AgentsAndTools1763791200000 } from './1763791200000-AgentsAndTools';
+import { TenantsSearchBundles1763794800000 } from './1763794800000-TenantsSearchBundles';
+import { ServiceKeys1763798400000 } from './1763798400000-ServiceKeys';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
   ActorRuntime1763780400000,
+  WorkspaceData1763784000000,
+  MemoryAndUploads1763787600000,
+  AgentsAndTools1763791200000,
+  TenantsSearchBundles1763794800000,
+  ServiceKeys1763798400000,
 ];

@@ -1,11 +1,14 @@
-// API key tokens: JWTs signed by the service with HS256 under a key derived
-// from the master key. The algorithm, issuer, audience and `typ` are pinned
-// (RFC 8725), so a widget token or an OIDC token can never pass as an API key.
+// API key tokens: JWTs signed by the service with HS256 under a random 256-bit
+// signing key stored wrapped by the master key (so rotating the master key
+// does not invalidate tokens). The algorithm, issuer, audience and `typ` are
+// pinned (RFC 8725), so a widget token or an OIDC token can never pass as an API key.
 import { hkdfSync } from 'node:crypto';
 import { SignJWT, jwtVerify, decodeProtectedHeader } from 'jose';
 import { UnauthenticatedError } from '../errors';
 
 export const API_KEY_TOKEN_TYPE = 'agentrt-key+jwt';
+/** The service key (persistence service_keys) that signs API key tokens. */
+export const API_KEY_TOKEN_KEY_PURPOSE = 'api-key-token';
 const ISSUER = 'agentrt';
 const AUDIENCE = 'agentrt-api';
 const ALGORITHM = 'HS256';
@@ -22,11 +25,20 @@ export function deriveKey(masterKey: Buffer, purpose: string): Uint8Array {
   return new Uint8Array(hkdfSync('sha256', masterKey, 'agentrt', purpose, 32));
 }
 
-export class ApiKeyTokens {
-  private readonly key: Uint8Array;
+/** Where the signing key comes from: loaded once, on first use. */
+export type SigningKeySource = () => Promise<Uint8Array>;
 
-  constructor(masterKey: Buffer) {
-    this.key = deriveKey(masterKey, 'api-key-token');
+export class ApiKeyTokens {
+  private key?: Promise<Uint8Array>;
+
+  constructor(private readonly keySource: SigningKeySource) {}
+
+  private signingKey(): Promise<Uint8Array> {
+    this.key ??= this.keySource().catch((error: unknown) => {
+      this.key = undefined; // a failed load (database down) is retried on the next call
+      throw error;
+    });
+    return this.key;
   }
 
   /** Signs the bearer token of an API key at its current version. */
@@ -37,7 +49,7 @@ export class ApiKeyTokens {
       .setAudience(AUDIENCE)
       .setSubject(claims.apiKeyId)
       .setIssuedAt()
-      .sign(this.key);
+      .sign(await this.signingKey());
   }
 
   /**
@@ -45,8 +57,9 @@ export class ApiKeyTokens {
    * @throws UnauthenticatedError for anything that is not a valid token of ours
    */
   async verify(token: string): Promise<ApiKeyClaims> {
+    const key = await this.signingKey();
     try {
-      const { payload } = await jwtVerify(token, this.key, {
+      const { payload } = await jwtVerify(token, key, {
         algorithms: [ALGORITHM],
         issuer: ISSUER,
         audience: AUDIENCE,

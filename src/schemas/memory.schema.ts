@@ -14,6 +14,7 @@ import {
   UpdateMask,
   UpdateMetadata,
 } from './common.schema';
+import { idPattern } from '../ids';
 
 export const MemoryLayerTypeSchema = Type.Union([
   Type.Literal('MEMORY_LAYER_TYPE_UNSPECIFIED'),
@@ -39,21 +40,15 @@ export const MemoryLayer = Type.Object({
 });
 export type MemoryLayer = Static<typeof MemoryLayer>;
 
-/** Server-set spec fields: accepted on input and ignored (api-decisions.md: read-only fields are never stored). */
-const readOnlyLayerSpec = {
-  expiresAt: Type.Optional(Type.String()),
-  systemManaged: Type.Optional(Type.Boolean()),
-};
-
 export const CreateMemoryLayerBody = Strict({
   metadata: CreateMetadata,
-  spec: Strict({ type: MemoryLayerTypeSchema, description: Type.Optional(Description), ...readOnlyLayerSpec }),
+  spec: Strict({ type: MemoryLayerTypeSchema, description: Type.Optional(Description) }),
 });
 export type CreateMemoryLayerBody = Static<typeof CreateMemoryLayerBody>;
 
 export const UpdateMemoryLayerBody = Strict({
   metadata: Type.Optional(UpdateMetadata),
-  spec: Type.Optional(Strict({ type: Type.Optional(MemoryLayerTypeSchema), description: Type.Optional(Description), ...readOnlyLayerSpec })),
+  spec: Type.Optional(Strict({ type: Type.Optional(MemoryLayerTypeSchema), description: Type.Optional(Description) })),
   updateMask: Type.Optional(UpdateMask),
 });
 export type UpdateMemoryLayerBody = Static<typeof UpdateMemoryLayerBody>;
@@ -89,6 +84,7 @@ export type MemoryEntryDetail = Static<typeof MemoryEntryDetail>;
 // Key and content are plain strings here: the domain checks the key rules and
 // the 1 MiB content limit so that the messages name the rule (spec 2.12).
 const EntryTitle = Type.String({ maxLength: 1024 });
+const UploadId = Type.String({ pattern: idPattern('upload'), description: 'upload_ id of a COMPLETE upload' });
 const EntryDescription = Description;
 
 export const CreateMemoryEntryBody = Strict({
@@ -96,7 +92,7 @@ export const CreateMemoryEntryBody = Strict({
   spec: Strict({
     key: Type.String(),
     content: Type.Optional(Type.String()),
-    uploadId: Type.Optional(Type.String({ maxLength: 64 })),
+    uploadId: Type.Optional(UploadId),
     title: Type.Optional(EntryTitle),
     description: Type.Optional(EntryDescription),
   }),
@@ -109,7 +105,7 @@ export const UpdateMemoryEntryBody = Strict({
     Strict({
       key: Type.Optional(Type.String()),
       content: Type.Optional(Type.String()),
-      uploadId: Type.Optional(Type.String({ maxLength: 64 })),
+      uploadId: Type.Optional(UploadId),
       title: Type.Optional(EntryTitle),
       description: Type.Optional(EntryDescription),
     }),

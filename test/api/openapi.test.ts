@@ -23,7 +23,7 @@ describe('GET /v1/openapi.json', () => {
     const mounted = router.stack.flatMap((layer) => layer.methods.filter((method) => method !== 'HEAD').map((method) => ({ method: method.toLowerCase(), path: layer.path })));
     assert.ok(mounted.length >= 25, `only ${mounted.length} routes mounted`);
     for (const { method, path } of mounted) {
-      const openApiPath = path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+      const openApiPath = String(path).replace(/:([A-Za-z0-9_]+)/g, '{$1}');
       const operation = document.paths[openApiPath]?.[method];
       assert.ok(operation, `${method.toUpperCase()} ${openApiPath} is mounted but missing from the OpenAPI document`);
       assert.match(operation['x-required-scope'], /^(none|[a-z_]+:(read|manage))$/, `${method.toUpperCase()} ${openApiPath} has no scope`);

@@ -1,0 +1,27 @@
+# agentrt node image: builds the TypeScript once, then runs `agentrt serve`.
+# Configuration comes from the environment (docs/operations.md).
+FROM node:20 AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY http ./http
+COPY actors ./actors
+COPY persistence ./persistence
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8080 \
+    AGENTRT_DATA_DIR=/data
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 8080
+CMD ["node", "dist/src/cli.js", "serve"]

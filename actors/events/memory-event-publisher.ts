@@ -1,0 +1,38 @@
+// The EventPublisher port in process, for embedded mode: events go to local
+// listeners (e.g. SSE) and a bounded recent list; ids seen are dropped like
+// JetStream's duplicate window would.
+import type { EventPublisher, PublishedEvent } from '../../src/ports/event-publisher';
+
+/** In-process publication with per-id de-duplication over the last `capacity` events. */
+export class MemoryEventPublisher implements EventPublisher {
+  private readonly recent: PublishedEvent[] = [];
+  private readonly seen = new Set<string>();
+  private readonly listeners = new Set<(event: PublishedEvent) => void>();
+
+  constructor(private readonly capacity = 10_000) {}
+
+  async prepare(): Promise<void> {}
+
+  async publish(event: PublishedEvent): Promise<void> {
+    if (this.seen.has(event.id)) return;
+    this.seen.add(event.id);
+    this.recent.push(event);
+    if (this.recent.length > this.capacity) this.seen.delete(this.recent.shift()!.id);
+    for (const listener of this.listeners) listener(event);
+  }
+
+  /** Calls `listener` for every event published from now on; returns the unsubscribe function. */
+  subscribe(listener: (event: PublishedEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The events kept, oldest first. */
+  published(): readonly PublishedEvent[] {
+    return this.recent;
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+  }
+}

@@ -1,0 +1,13 @@
+// Public surface of the actor runtime. Other folders import only from here.
+export { startActorRuntime, type StartActorRuntimeOptions } from './runtime/start-runtime';
+export { ActorRuntime, type ActorRuntimeDeps, type ClusterStatus } from './runtime/actor-runtime';
+export { type CallOptions } from './runtime/actor-client';
+export { type RuntimeLogger } from './runtime/runtime-logger';
+export { defaultRuntimeOptions, runtimeOptionsFromEnv, type RuntimeOptions } from './runtime-options';
+export { runtimeMetrics } from './metrics';
+export { MemoryBus } from './bus/memory-bus';
+export { NatsBus } from './bus/nats-bus';
+export { MemoryLeaseProvider } from './leases/memory-lease-provider';
+export { PgLeaseProvider, type PgLeaseProviderOptions } from './leases/pg-lease-provider';
+export { MemoryEventPublisher } from './events/memory-event-publisher';
+export { JetStreamPublisher, type JetStreamPublisherOptions } from './events/jetstream-publisher';

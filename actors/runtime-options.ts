@@ -1,0 +1,92 @@
+// The actor runtime's knobs: one options interface with defaults, and the one
+// function that reads them from the environment (called by the server entry).
+import { ConfigError } from '../src/config';
+import { newId } from '../src/ids';
+
+/** Every tunable of the actor runtime. */
+export interface RuntimeOptions {
+  /** This node's id in the membership table. @default a new `node_…` id */
+  nodeId: string;
+  /** Fixed shard count S; stored in the database, a node with another count refuses to start. @default 256 */
+  shardCount: number;
+  /** Lease timeout L: a silent node loses its shards after L. @default 15000 */
+  leaseTimeoutMs: number;
+  /** Membership heartbeat and rebalancing period. @default 1000 */
+  rebalanceIntervalMs: number;
+  /** Most shards a node hands off in one rebalancing round. @default 32 */
+  maxHandoffsPerRound: number;
+  /** Idle time after which an actor is passivated (stopped; state stays in Postgres). @default 600000 */
+  passivateAfterMs: number;
+  /** Snapshot every N journal entries. @default 100 */
+  snapshotEvery: number;
+  /** Total time an ask/tell retries while the shard is unowned or moving, then UnavailableError. @default 30000 */
+  askTimeoutMs: number;
+  /** Time one ask attempt waits for its reply. @default 5000 */
+  askAttemptTimeoutMs: number;
+  /** Reminder and stale-command polling period. @default 1000 */
+  reminderPollMs: number;
+  /** Outbox relay polling period (the relay is also woken by each write). @default 1000 */
+  outboxPollMs: number;
+  /** Time a handoff waits for mailboxes to drain before it gives up on them. @default 10000 */
+  handoffTimeoutMs: number;
+  /** First token of every bus subject (`<prefix>.shard.<n>.<kind>.<id>`, `<prefix>.events.…`). @default agentrt */
+  subjectPrefix: string;
+  /** JetStream stream receiving the outbox events. @default AGENTRT_EVENTS */
+  eventStream: string;
+}
+
+/** The defaults, with a fresh node id. */
+export function defaultRuntimeOptions(): RuntimeOptions {
+  return {
+    nodeId: newId('node'),
+    shardCount: 256,
+    leaseTimeoutMs: 15_000,
+    rebalanceIntervalMs: 1000,
+    maxHandoffsPerRound: 32,
+    passivateAfterMs: 600_000,
+    snapshotEvery: 100,
+    askTimeoutMs: 30_000,
+    askAttemptTimeoutMs: 5000,
+    reminderPollMs: 1000,
+    outboxPollMs: 1000,
+    handoffTimeoutMs: 10_000,
+    subjectPrefix: 'agentrt',
+    eventStream: 'AGENTRT_EVENTS',
+  };
+}
+
+const INTEGER_VARIABLES: Array<[keyof RuntimeOptions, string, number]> = [
+  ['shardCount', 'AGENTRT_SHARD_COUNT', 1],
+  ['leaseTimeoutMs', 'AGENTRT_LEASE_TIMEOUT_MS', 500],
+  ['rebalanceIntervalMs', 'AGENTRT_REBALANCE_INTERVAL_MS', 50],
+  ['maxHandoffsPerRound', 'AGENTRT_MAX_HANDOFFS_PER_ROUND', 1],
+  ['passivateAfterMs', 'AGENTRT_PASSIVATE_AFTER_MS', 1],
+  ['snapshotEvery', 'AGENTRT_SNAPSHOT_EVERY', 1],
+  ['askTimeoutMs', 'AGENTRT_ASK_TIMEOUT_MS', 1],
+  ['askAttemptTimeoutMs', 'AGENTRT_ASK_ATTEMPT_TIMEOUT_MS', 1],
+  ['reminderPollMs', 'AGENTRT_REMINDER_POLL_MS', 10],
+  ['outboxPollMs', 'AGENTRT_OUTBOX_POLL_MS', 10],
+  ['handoffTimeoutMs', 'AGENTRT_HANDOFF_TIMEOUT_MS', 1],
+];
+
+function readInteger(env: NodeJS.ProcessEnv, name: string, min: number): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return value;
+}
+
+/**
+ * Reads the runtime options from the environment over the defaults.
+ * @throws ConfigError naming the variable when a value is malformed.
+ */
+export function runtimeOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): RuntimeOptions {
+  const options = defaultRuntimeOptions();
+  const numeric = options as unknown as Record<string, number>;
+  for (const [key, name, min] of INTEGER_VARIABLES) numeric[key] = readInteger(env, name, min) ?? numeric[key];
+  if (env.AGENTRT_NODE_ID) options.nodeId = env.AGENTRT_NODE_ID;
+  if (env.AGENTRT_SUBJECT_PREFIX) options.subjectPrefix = env.AGENTRT_SUBJECT_PREFIX;
+  if (env.AGENTRT_EVENT_STREAM) options.eventStream = env.AGENTRT_EVENT_STREAM;
+  return options;
+}

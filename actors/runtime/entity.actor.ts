@@ -1,0 +1,237 @@
+// One sharded, event-sourced actor: runs a behaviour's decide/evolve inside a
+// nact persistent actor. A turn persists first (journal, outbox, reminders and
+// processed commands in one fenced transaction), then replies, then runs the
+// side effect. Replay (ctx.recovering) only folds events: no effect runs twice.
+import { ApiError, toApiError } from '../../src/errors';
+import { newId } from '../../src/ids';
+import type { ActorDecision, AnyActorBehavior, FiredReminder } from '../../src/ports/actor-behavior';
+import { ShardFencedError } from '../../src/sharding/sharding.errors';
+import type { ActorCommandRepository } from '../../persistence/runtime/actor-command.repository';
+import type { ActorJournalRepository, Fence } from '../../persistence/runtime/actor-journal.repository';
+import { runtimeMetrics } from '../metrics';
+import type { PersistentActorFunction, PersistentContext } from '../nact/nact';
+import type { PersistExtra } from './journal-engine';
+
+/** The outcome of a command, as handed back to the asker. */
+export type EntityReply = { ok: true; value: unknown } | { ok: false; error: ApiError };
+
+/** Messages an entity accepts. */
+export type EntityMessage =
+  | { type: 'command'; cid: string; command: unknown; durable: boolean; reply?: (reply: EntityReply) => void }
+  | { type: 'reminder'; reminder: FiredReminder; done: () => void }
+  | { type: 'pending'; done: () => void }
+  | { type: 'barrier'; done: (error?: unknown) => void };
+
+/** The persisted shape of an entity: the behaviour's state plus the runtime's bookkeeping. */
+export interface Envelope {
+  state: unknown;
+  /** Sequence number of the last journal entry folded in. */
+  seq: number;
+  /** Sequence number covered by the latest snapshot. */
+  snapshotSeq: number;
+  /** Replies of the latest commands by id: a retried command is answered, not applied again. */
+  recent: Array<[string, unknown]>;
+}
+
+/** One journal entry: the events of one turn with the command id and reply. */
+export interface EntryPayload {
+  cid: string | null;
+  events: unknown[];
+  reply: unknown;
+}
+
+const RECENT_REPLIES = 64;
+
+/** Everything an entity needs, fixed for one activation. */
+export interface EntityDeps {
+  behavior: AnyActorBehavior;
+  id: string;
+  key: string;
+  fence: Fence;
+  journal: ActorJournalRepository;
+  commands: ActorCommandRepository;
+  snapshotEvery: number;
+  eventSubject: string;
+  onPublished: () => void;
+  onError: (message: string, error: unknown) => void;
+}
+
+type Ctx = PersistentContext<EntityMessage, PersistExtra>;
+
+/** The envelope of a new actor. */
+export function initialEnvelope(behavior: AnyActorBehavior, id: string): Envelope {
+  return { state: behavior.initialState(id), seq: 0, snapshotSeq: 0, recent: [] };
+}
+
+function fold(deps: EntityDeps, envelope: Envelope, entry: EntryPayload): Envelope {
+  const state = entry.events.reduce((current: unknown, event) => deps.behavior.evolve(current, event), envelope.state);
+  const recent = entry.cid ? [...envelope.recent, [entry.cid, entry.reply] as [string, unknown]].slice(-RECENT_REPLIES) : envelope.recent;
+  return { ...envelope, state, seq: envelope.seq + 1, recent };
+}
+
+function context(deps: EntityDeps) {
+  return { kind: deps.behavior.kind, id: deps.id, now: new Date() };
+}
+
+function outboxRows(deps: EntityDeps, decision: ActorDecision<unknown, unknown>) {
+  return (decision.publish ?? []).map((event) => {
+    const id = newId('event');
+    const payload = { id, type: event.type, kind: deps.behavior.kind, actorId: deps.id, data: event.data, occurredAt: new Date().toISOString() };
+    return { id, subject: deps.eventSubject, payload };
+  });
+}
+
+function persistExtra(deps: EntityDeps, decision: ActorDecision<unknown, unknown>, processed: string[], fired?: FiredReminder): PersistExtra {
+  return {
+    fence: deps.fence,
+    append: {
+      kind: deps.behavior.kind,
+      actorId: deps.id,
+      outbox: outboxRows(deps, decision),
+      remindersSet: (decision.reminders?.set ?? []).map((reminder) => ({ name: reminder.name, dueAt: reminder.dueAt, payload: reminder.payload ?? null })),
+      remindersCancelled: decision.reminders?.cancel ?? [],
+      reminderFired: fired ? { name: fired.name, dueAt: fired.dueAt } : undefined,
+      processedCommandIds: processed,
+    },
+  };
+}
+
+/** Persists one turn, or rethrows (after counting fenced writes) so that nact stops the actor. */
+async function persistTurn(deps: EntityDeps, ctx: Ctx, entry: EntryPayload, extra: PersistExtra): Promise<void> {
+  try {
+    await ctx.persist(entry, [], extra);
+  } catch (error) {
+    if (error instanceof ShardFencedError) runtimeMetrics.fencedWrites.inc();
+    throw error;
+  }
+}
+
+async function maybeSnapshot(deps: EntityDeps, envelope: Envelope, force: boolean): Promise<Envelope> {
+  const due = envelope.seq - envelope.snapshotSeq >= deps.snapshotEvery;
+  if (envelope.seq === envelope.snapshotSeq || (!due && !force)) return envelope;
+  const next = { ...envelope, snapshotSeq: envelope.seq };
+  await deps.journal.saveSnapshotFenced({ key: deps.key, sequenceNr: next.seq, payload: next }, deps.fence);
+  return next;
+}
+
+async function runEffect(deps: EntityDeps, decision: ActorDecision<unknown, unknown>): Promise<void> {
+  if (!decision.afterCommit) return;
+  try {
+    await decision.afterCommit();
+  } catch (error) {
+    runtimeMetrics.effectFailures.inc({ kind: deps.behavior.kind });
+    deps.onError(`afterCommit of ${deps.key} failed`, error);
+  }
+}
+
+/** Applies a decision: persist when needed, fold, reply, snapshot, side effect. */
+async function applyDecision(
+  deps: EntityDeps,
+  envelope: Envelope,
+  ctx: Ctx,
+  decision: ActorDecision<unknown, unknown>,
+  input: { cid: string; mustPersist: boolean; processed: string[]; fired?: FiredReminder; reply?: (reply: EntityReply) => void },
+): Promise<Envelope> {
+  const events = decision.events ?? [];
+  const writes = events.length > 0 || (decision.publish?.length ?? 0) > 0 || decision.reminders !== undefined;
+  if (!writes && !input.mustPersist) {
+    input.reply?.({ ok: true, value: decision.reply });
+    return envelope;
+  }
+  const entry: EntryPayload = { cid: input.cid, events, reply: decision.reply ?? null };
+  try {
+    await persistTurn(deps, ctx, entry, persistExtra(deps, decision, input.processed, input.fired));
+  } catch (error) {
+    input.reply?.({ ok: false, error: toApiError(error) });
+    throw error;
+  }
+  const next = fold(deps, envelope, entry);
+  input.reply?.({ ok: true, value: decision.reply });
+  if (decision.publish?.length) deps.onPublished();
+  await runEffect(deps, decision);
+  return maybeSnapshot(deps, next, false);
+}
+
+async function handleCommand(deps: EntityDeps, envelope: Envelope, ctx: Ctx, message: Extract<EntityMessage, { type: 'command' }>): Promise<Envelope> {
+  const previous = envelope.recent.find(([cid]) => cid === message.cid);
+  if (previous) {
+    message.reply?.({ ok: true, value: previous[1] });
+    return envelope;
+  }
+  let decision: ActorDecision<unknown, unknown>;
+  try {
+    decision = await deps.behavior.decide(envelope.state, message.command, context(deps));
+  } catch (error) {
+    message.reply?.({ ok: false, error: toApiError(error) });
+    return envelope;
+  }
+  const processed = message.durable ? [message.cid] : [];
+  return applyDecision(deps, envelope, ctx, decision, { cid: message.cid, mustPersist: message.durable, processed, reply: message.reply });
+}
+
+async function handleReminder(deps: EntityDeps, envelope: Envelope, ctx: Ctx, reminder: FiredReminder): Promise<Envelope> {
+  const cid = `reminder:${reminder.name}:${reminder.dueAt.getTime()}`;
+  if (envelope.recent.some(([id]) => id === cid)) return envelope;
+  const decide = deps.behavior.onReminder;
+  let decision: ActorDecision<unknown, unknown> = {};
+  try {
+    if (decide) decision = await decide.call(deps.behavior, envelope.state, reminder, context(deps));
+  } catch (error) {
+    // The reminder stays in Postgres and fires again at the next poll.
+    deps.onError(`reminder ${reminder.name} of ${deps.key} failed`, error);
+    return envelope;
+  }
+  return applyDecision(deps, envelope, ctx, decision, { cid, mustPersist: true, processed: [], fired: reminder });
+}
+
+async function handlePending(deps: EntityDeps, envelope: Envelope, ctx: Ctx): Promise<Envelope> {
+  let current = envelope;
+  for (const command of await deps.commands.listPending(deps.behavior.kind, deps.id, deps.fence.shard)) {
+    current = await handleCommand(deps, current, ctx, { type: 'command', cid: command.id, command: command.payload, durable: true });
+  }
+  return current;
+}
+
+async function handleBarrier(deps: EntityDeps, envelope: Envelope, done: (error?: unknown) => void): Promise<Envelope> {
+  try {
+    const next = await maybeSnapshot(deps, envelope, true);
+    done();
+    return next;
+  } catch (error) {
+    done(error);
+    return envelope;
+  }
+}
+
+async function handle(deps: EntityDeps, envelope: Envelope, message: EntityMessage, ctx: Ctx): Promise<Envelope> {
+  runtimeMetrics.mailboxDepth.dec();
+  switch (message.type) {
+    case 'command':
+      return handleCommand(deps, envelope, ctx, message);
+    case 'reminder':
+      try {
+        return await handleReminder(deps, envelope, ctx, message.reminder);
+      } finally {
+        message.done();
+      }
+    case 'pending':
+      try {
+        return await handlePending(deps, envelope, ctx);
+      } finally {
+        message.done();
+      }
+    case 'barrier':
+      return handleBarrier(deps, envelope, message.done);
+  }
+}
+
+/**
+ * The nact function of an entity. While recovering, the message is a journal
+ * entry and is only folded; otherwise it is an EntityMessage.
+ */
+export function entityFunction(deps: EntityDeps): PersistentActorFunction<Envelope, EntityMessage, PersistExtra> {
+  return (envelope, message, ctx) => {
+    if (ctx.recovering) return fold(deps, envelope, message as unknown as EntryPayload);
+    return handle(deps, envelope, message, ctx);
+  };
+}

@@ -1,0 +1,142 @@
+// Membership and shard balancing. Every round a node heartbeats its membership
+// row, computes its fair share from the live members, takes free shards up to
+// that share (and any orphaned shard: recorded owner set but lock free, i.e.
+// the owner died), and hands off surplus shards gracefully.
+import { fairShare } from '../../src/sharding/fair-share';
+import type { LeaseProvider } from '../../src/ports/leases';
+import type { ActorClusterRepository, ShardOwner } from '../../persistence/runtime/actor-cluster.repository';
+import { runtimeMetrics } from '../metrics';
+import type { RuntimeOptions } from '../runtime-options';
+import type { RuntimeLogger } from './runtime-logger';
+import type { ShardHost } from './shard-host';
+
+export interface ShardBalancerDeps {
+  cluster: ActorClusterRepository;
+  leases: LeaseProvider;
+  host: ShardHost;
+  options: RuntimeOptions;
+  logger: RuntimeLogger;
+}
+
+function shuffle<T>(items: T[]): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [items[i], items[j]] = [items[j], items[i]];
+  }
+  return items;
+}
+
+/** Runs the balancing loop of one node. */
+export class ShardBalancer {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private stopped = false;
+  private busy = false;
+  /** Incremented at each lease loss: a round that saw one must not open the shards it claimed. */
+  private leaseGeneration = 0;
+
+  constructor(private readonly deps: ShardBalancerDeps) {
+    deps.leases.onLost((loss) => this.leaseLost(loss.reason));
+  }
+
+  /** Connects the lease session, runs a first round and starts the loop. */
+  async start(): Promise<void> {
+    await this.deps.leases.connect();
+    await this.round();
+    this.timer = setInterval(() => this.schedule(), this.deps.options.rebalanceIntervalMs);
+  }
+
+  /** Runs one round now (after the one in progress). */
+  round(): Promise<void> {
+    this.running = this.running.then(() => this.roundSafely());
+    return this.running;
+  }
+
+  /** Stops balancing, hands every shard off, releases the leases and leaves the membership. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+    await Promise.all(this.deps.host.owned().map((shard) => this.handoff(shard)));
+    await this.deps.cluster.removeNode(this.deps.options.nodeId).catch(() => undefined);
+    await this.deps.leases.close();
+  }
+
+  // Skips a tick rather than queueing rounds behind a slow one.
+  private schedule(): void {
+    if (this.busy || this.stopped) return;
+    void this.round();
+  }
+
+  private async roundSafely(): Promise<void> {
+    if (this.stopped) return;
+    this.busy = true;
+    try {
+      await this.balance();
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'shard balancing round failed');
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async balance(): Promise<void> {
+    const { cluster, leases, host, options } = this.deps;
+    if (!leases.healthy) await leases.connect();
+    await cluster.heartbeat(options.nodeId, host.owned(), host.activeActors());
+    const live = await cluster.listLiveNodeIds(this.balanceWindowMs());
+    const target = fairShare(options.shardCount, [...live, options.nodeId], options.nodeId);
+    const owners = await cluster.listShardOwners();
+    const before = host.owned().length;
+    const taken = await this.acquire(owners, target);
+    if (taken === 0 && host.owned().length > target) await this.releaseSurplus(host.owned().length - target);
+    if (host.owned().length !== before) await cluster.heartbeat(options.nodeId, host.owned(), host.activeActors());
+    await cluster.removeStaleNodes(Math.max(options.leaseTimeoutMs * 10, 60_000));
+  }
+
+  // Fair share uses a short freshness window so that a dead node's share is
+  // redistributed quickly; safety never depends on it (the locks do).
+  private balanceWindowMs(): number {
+    return Math.min(this.deps.options.leaseTimeoutMs, Math.max(4 * this.deps.options.rebalanceIntervalMs, 1000));
+  }
+
+  private async acquire(owners: ShardOwner[], target: number): Promise<number> {
+    const { leases, host, options } = this.deps;
+    const mine = new Set(host.owned());
+    const need = target - mine.size;
+    const free = shuffle(owners.filter((owner) => !mine.has(owner.shard) && owner.ownerNodeId === null).map((owner) => owner.shard));
+    const recorded = owners.filter((owner) => !mine.has(owner.shard) && owner.ownerNodeId !== null).map((owner) => owner.shard);
+    const candidates = [...free.slice(0, Math.max(need, 0)), ...recorded];
+    const generation = this.leaseGeneration;
+    const keep = await leases.tryAcquire(candidates);
+    for (const shard of keep) {
+      const epoch = await this.deps.cluster.claimShard(shard, options.nodeId);
+      if (generation !== this.leaseGeneration) return 0;
+      host.open(shard, epoch);
+    }
+    if (keep.length) this.deps.logger.info({ node: options.nodeId, shards: keep }, 'shards acquired');
+    return keep.length;
+  }
+
+  private async releaseSurplus(surplus: number): Promise<void> {
+    const shards = this.deps.host.owned().slice(-Math.min(surplus, this.deps.options.maxHandoffsPerRound));
+    await Promise.all(shards.map((shard) => this.handoff(shard)));
+    this.deps.logger.info({ node: this.deps.options.nodeId, shards }, 'shards handed off');
+  }
+
+  private async handoff(shard: number): Promise<void> {
+    const fence = this.deps.host.fenceOf(shard);
+    if (!fence) return;
+    await this.deps.host.handoff(shard);
+    // Owner cleared before unlocking, so nobody mistakes the shard for an orphan.
+    await this.deps.cluster.releaseShard(shard, fence.epoch).catch(() => undefined);
+    await this.deps.leases.release([shard]).catch(() => undefined);
+  }
+
+  private leaseLost(reason: string): void {
+    this.leaseGeneration++;
+    runtimeMetrics.leaseLosses.inc();
+    this.deps.logger.warn({ node: this.deps.options.nodeId, reason, shards: this.deps.host.owned().length }, 'lease lost: stopping every shard');
+    this.deps.host.abandonAll();
+  }
+}

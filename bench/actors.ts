@@ -1,0 +1,91 @@
+// Actor runtime benchmark: prints one JSON line of figures, asserts nothing.
+// Two node processes on real NATS and Postgres (a fresh database): ask round
+// trips to actors owned by the other node, activation from a snapshot, and
+// failover time after kill -9 of an owner. Run with `npm run bench:actors`.
+import { shardOf } from '../src/sharding/fnv1a32';
+import { ClusterNode, clusterEnv, uniqueBusNames, waitForBalance } from '../test/support/cluster-harness';
+import type { BurstResult } from '../test/support/cluster-protocol';
+import { createTestDatabase } from '../test/support/database';
+
+const SHARDS = 64;
+const SNAPSHOT_EVERY = 100;
+
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return Number(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))].toFixed(3));
+}
+
+/** `count` actor ids whose shards `owner` owns. */
+function idsOwnedBy(owned: number[], prefix: string, count: number): string[] {
+  const ids: string[] = [];
+  for (let i = 0; ids.length < count; i++) if (owned.includes(shardOf(`${prefix}-${i}`, SHARDS))) ids.push(`${prefix}-${i}`);
+  return ids;
+}
+
+async function roundTrips(caller: ClusterNode, ids: string[]) {
+  await caller.call({ op: 'latencies', ids, count: 500, concurrency: 16 }); // warm-up and activation
+  const serial = await caller.call<{ samples: number[] }>({ op: 'latencies', ids, count: 2000, concurrency: 1 });
+  const parallel = await caller.call<{ samples: number[]; elapsedMs: number }>({ op: 'latencies', ids, count: 20_000, concurrency: 32 });
+  return {
+    askRoundTripsPerSecond: Math.round((parallel.samples.length / parallel.elapsedMs) * 1000),
+    askConcurrency: 32,
+    askP50Ms: percentile(serial.samples, 50),
+    askP99Ms: percentile(serial.samples, 99),
+    askP50MsUnderLoad: percentile(parallel.samples, 50),
+    askP99MsUnderLoad: percentile(parallel.samples, 99),
+  };
+}
+
+async function activationFromSnapshot(caller: ClusterNode, ids: string[], passivateAfterMs: number) {
+  for (const id of ids) await caller.call<BurstResult>({ op: 'burst', id, count: SNAPSHOT_EVERY + 20, concurrency: 4, command: { type: 'add', by: 1 } });
+  await new Promise((resolve) => setTimeout(resolve, passivateAfterMs + 1500));
+  const cold: number[] = [];
+  for (const id of ids) cold.push(...(await caller.call<{ samples: number[] }>({ op: 'latencies', ids: [id], count: 1, concurrency: 1 })).samples);
+  return { activationAskP50Ms: percentile(cold, 50), activationAskP99Ms: percentile(cold, 99), activationJournalTail: 20 };
+}
+
+async function failover(caller: ClusterNode, victim: ClusterNode, id: string) {
+  await caller.call({ op: 'ask', kind: 'counter', id, message: { type: 'add', by: 1 } });
+  const killedAt = Date.now();
+  victim.signal('SIGKILL');
+  await caller.call({ op: 'ask', kind: 'counter', id, message: { type: 'add', by: 1 }, timeoutMs: 60_000 });
+  return { failoverMs: Date.now() - killedAt };
+}
+
+async function main(): Promise<void> {
+  const database = await createTestDatabase();
+  const passivateAfterMs = 3000;
+  const env = clusterEnv(database.url, uniqueBusNames(), {
+    AGENTRT_SHARD_COUNT: String(SHARDS),
+    AGENTRT_LEASE_TIMEOUT_MS: '5000',
+    AGENTRT_REBALANCE_INTERVAL_MS: '500',
+    AGENTRT_SNAPSHOT_EVERY: String(SNAPSHOT_EVERY),
+    AGENTRT_PASSIVATE_AFTER_MS: String(passivateAfterMs),
+    AGENTRT_ASK_TIMEOUT_MS: '60000',
+  });
+  const nodes = await Promise.all([ClusterNode.start(env), ClusterNode.start(env)]);
+  try {
+    const [callerStatus, ownerStatus] = await waitForBalance(nodes, SHARDS);
+    const [caller, owner] = nodes;
+    const figures = {
+      nodes: 2,
+      shards: SHARDS,
+      ...(await roundTrips(caller, idsOwnedBy(ownerStatus.owned, 'hot', 64))),
+      ...(await activationFromSnapshot(caller, idsOwnedBy(ownerStatus.owned, 'cold', 20), passivateAfterMs)),
+      ...(await failover(caller, owner, idsOwnedBy(ownerStatus.owned, 'failover', 1)[0])),
+      callerShards: callerStatus.owned.length,
+    };
+    console.log(JSON.stringify(figures));
+  } finally {
+    await Promise.all(nodes.map((node) => node.dispose()));
+    await database.drop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,75 @@
+// ModelsStore over TypeORM: the workspaces' model rows, the idempotent seed
+// insert (ON CONFLICT DO NOTHING) and the catalog gap query of the reconcile.
+import type { DataSource } from 'typeorm';
+import type { ModelRecord } from '../../src/models/records';
+import type { ModelsStore, WorkspaceGap } from '../../src/ports/models-store';
+import { ModelEntity } from '../entities/model.entity';
+import { registerUniqueMessage } from './driver-errors';
+import { fetchPage } from './list-query';
+import { recordTable } from './record-table';
+
+registerUniqueMessage('uq_models_name', 'the workspace already has a model with this name');
+
+const INSERT_BATCH = 200;
+const COLUMNS = [
+  'id', 'account_id', 'workspace_id', 'name', 'external_id', 'labels', 'profile_id', 'family', 'provider',
+  'input_price_per_million_tokens', 'output_price_per_million_tokens', 'max_input_tokens', 'max_output_tokens',
+  'status', 'created_at', 'updated_at',
+];
+
+function rowValues(row: ModelRecord): unknown[] {
+  return [
+    row.id, row.accountId, row.workspaceId, row.name, row.externalId, JSON.stringify(row.labels), row.profileId, row.family, row.provider,
+    row.inputPricePerMillionTokens, row.outputPricePerMillionTokens, row.maxInputTokens, row.maxOutputTokens,
+    row.status, row.createdAt, row.updatedAt,
+  ];
+}
+
+export function createModelsStore(dataSource: DataSource): ModelsStore {
+  const manager = dataSource.manager;
+  const models = manager.getRepository(ModelEntity);
+  const table = recordTable(manager, ModelEntity);
+  return {
+    findById: table.findById,
+    update: table.update,
+    findByName: (workspaceId, name) => models.findOneBy({ workspaceId, name }),
+    list(workspaceId, page, filter) {
+      const query = models.createQueryBuilder('m').where('m.workspace_id = :workspaceId', { workspaceId });
+      if (filter.status) query.andWhere('m.status = :status', { status: filter.status });
+      return fetchPage(query, 'm', page, filter);
+    },
+    async countByProvider(workspaceId, provider) {
+      const rows: Array<{ status: string; count: number }> = await manager.query(
+        'SELECT status, count(*)::int AS count FROM models WHERE workspace_id = $1 AND provider = $2 GROUP BY status',
+        [workspaceId, provider],
+      );
+      const count = (status: string) => rows.find((row) => row.status === status)?.count ?? 0;
+      return { enabled: count('MODEL_STATUS_ENABLED'), disabled: count('MODEL_STATUS_DISABLED') };
+    },
+    async insertMissing(rows) {
+      let inserted = 0;
+      for (let start = 0; start < rows.length; start += INSERT_BATCH) {
+        const batch = rows.slice(start, start + INSERT_BATCH);
+        const placeholders = batch.map((_, row) => `(${COLUMNS.map((_column, column) => `$${row * COLUMNS.length + column + 1}`).join(', ')})`);
+        const result: unknown[] = await manager.query(
+          `INSERT INTO models (${COLUMNS.join(', ')}) VALUES ${placeholders.join(', ')} ON CONFLICT ON CONSTRAINT uq_models_name DO NOTHING RETURNING id`,
+          batch.flatMap(rowValues),
+        );
+        inserted += result.length;
+      }
+      return inserted;
+    },
+    async findGaps(catalogIds) {
+      const rows: Array<{ workspace_id: string; account_id: string; missing: string[] }> = await manager.query(
+        `SELECT w.id AS workspace_id, w.account_id, array_agg(c.name ORDER BY c.position) AS missing
+           FROM workspaces w
+           CROSS JOIN unnest($1::text[]) WITH ORDINALITY AS c(name, position)
+          WHERE NOT EXISTS (SELECT 1 FROM models m WHERE m.workspace_id = w.id AND m.name = c.name)
+          GROUP BY w.id, w.account_id
+          ORDER BY w.id`,
+        [catalogIds],
+      );
+      return rows.map((row): WorkspaceGap => ({ workspaceId: row.workspace_id, accountId: row.account_id, missing: row.missing }));
+    },
+  };
+}

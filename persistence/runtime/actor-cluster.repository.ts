@@ -1,0 +1,117 @@
+// Cluster bookkeeping: the fixed shard count, the membership table and each
+// shard's owner and fencing epoch. Liveness uses the database clock only.
+import type { DataSource } from 'typeorm';
+import { FailedPreconditionError } from '../../src/errors';
+import { returnedRows } from './pg-results';
+
+/** One member as the operator view shows it. */
+export interface ClusterNode {
+  nodeId: string;
+  startedAt: Date;
+  lastHeartbeatAt: Date;
+  shards: number[];
+  activeActors: number;
+}
+
+/** One shard's recorded owner. */
+export interface ShardOwner {
+  shard: number;
+  epoch: number;
+  ownerNodeId: string | null;
+}
+
+interface NodeRow {
+  node_id: string;
+  started_at: Date;
+  last_heartbeat_at: Date;
+  shards: number[];
+  active_actors: number;
+}
+
+/** Reads and writes actor_cluster, actor_nodes and actor_shards. */
+export class ActorClusterRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Records the shard count on first start and creates the shard rows.
+   * @throws FailedPreconditionError when the cluster was created with another count.
+   */
+  async ensureShardCount(shardCount: number): Promise<void> {
+    await this.dataSource.query('INSERT INTO actor_cluster (id, shard_count) VALUES (1, $1) ON CONFLICT (id) DO NOTHING', [shardCount]);
+    const rows: Array<{ shard_count: number }> = await this.dataSource.query('SELECT shard_count FROM actor_cluster WHERE id = 1');
+    const stored = rows[0].shard_count;
+    if (stored !== shardCount) {
+      throw new FailedPreconditionError(`shard count ${shardCount} differs from the cluster's ${stored}; changing it needs a full stop and a migration`);
+    }
+    await this.dataSource.query('INSERT INTO actor_shards (shard) SELECT generate_series(0, $1 - 1) ON CONFLICT (shard) DO NOTHING', [shardCount]);
+  }
+
+  /** Registers or refreshes a member: its heartbeat, shards and active actor count. */
+  async heartbeat(nodeId: string, shards: number[], activeActors: number): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO actor_nodes (node_id, shards, active_actors) VALUES ($1, $2, $3)
+       ON CONFLICT (node_id) DO UPDATE SET last_heartbeat_at = now(), shards = excluded.shards, active_actors = excluded.active_actors`,
+      [nodeId, shards, activeActors],
+    );
+  }
+
+  /** Ids of members whose heartbeat is younger than `leaseTimeoutMs`. */
+  async listLiveNodeIds(leaseTimeoutMs: number): Promise<string[]> {
+    const rows: Array<{ node_id: string }> = await this.dataSource.query(
+      `SELECT node_id FROM actor_nodes WHERE last_heartbeat_at > now() - make_interval(secs => $1::double precision / 1000) ORDER BY node_id`,
+      [leaseTimeoutMs],
+    );
+    return rows.map((row) => row.node_id);
+  }
+
+  /** Every member row, oldest first. */
+  async listNodes(): Promise<ClusterNode[]> {
+    const rows: NodeRow[] = await this.dataSource.query('SELECT * FROM actor_nodes ORDER BY started_at, node_id');
+    return rows.map((row) => ({
+      nodeId: row.node_id,
+      startedAt: row.started_at,
+      lastHeartbeatAt: row.last_heartbeat_at,
+      shards: [...row.shards].sort((a, b) => a - b),
+      activeActors: row.active_actors,
+    }));
+  }
+
+  /** Removes a member that left gracefully, and members silent for longer than `staleAfterMs`. */
+  async removeNode(nodeId: string): Promise<void> {
+    await this.dataSource.query('DELETE FROM actor_nodes WHERE node_id = $1', [nodeId]);
+  }
+
+  /** Forgets members silent for longer than `staleAfterMs` (they hold no lease any more). */
+  async removeStaleNodes(staleAfterMs: number): Promise<void> {
+    await this.dataSource.query(
+      'DELETE FROM actor_nodes WHERE last_heartbeat_at < now() - make_interval(secs => $1::double precision / 1000)',
+      [staleAfterMs],
+    );
+  }
+
+  /** The recorded owner and epoch of every shard. */
+  async listShardOwners(): Promise<ShardOwner[]> {
+    const rows: Array<{ shard: number; epoch: string; owner_node_id: string | null }> = await this.dataSource.query(
+      'SELECT shard, epoch, owner_node_id FROM actor_shards ORDER BY shard',
+    );
+    return rows.map((row) => ({ shard: row.shard, epoch: Number(row.epoch), ownerNodeId: row.owner_node_id }));
+  }
+
+  /**
+   * Records `nodeId` as the owner and bumps the fencing epoch. Call only while
+   * holding the shard's lease; it waits for in-flight fenced writes of the
+   * previous owner to finish.
+   * @returns the new epoch.
+   */
+  async claimShard(shard: number, nodeId: string): Promise<number> {
+    const rows = returnedRows<{ epoch: string }>(
+      await this.dataSource.query('UPDATE actor_shards SET epoch = epoch + 1, owner_node_id = $2, acquired_at = now() WHERE shard = $1 RETURNING epoch', [shard, nodeId]),
+    );
+    return Number(rows[0].epoch);
+  }
+
+  /** Clears the owner after a graceful handoff, unless someone claimed the shard since. */
+  async releaseShard(shard: number, epoch: number): Promise<void> {
+    await this.dataSource.query('UPDATE actor_shards SET owner_node_id = NULL WHERE shard = $1 AND epoch = $2', [shard, epoch]);
+  }
+}

@@ -1,0 +1,146 @@
+// Agents (spec 2.13, 4.8): create, list, get, update and delete; JSON Schemas
+// checked at write time; DELETE refused while objectives run unless forced.
+import type { Principal } from '../auth/principal';
+import type { WorkspaceRef } from '../auth/workspace-access';
+import { FailedPreconditionError, InvalidArgumentError } from '../errors';
+import { newId } from '../ids';
+import type { AgentsStore } from '../ports/agents-store';
+import type { FoundationStore, ListFilter } from '../ports/foundation-store';
+import { checkIfMatch, metadataChanges, METADATA_UPDATE_PATHS, newMetadataFields } from '../resource/metadata';
+import { toPage, type Page, type PageRequest } from '../resource/pagination';
+import { getPath, touches } from '../resource/update-mask';
+import type { Agent, AgentSpecInput, CreateAgentBody, UpdateAgentBody } from '../schemas/agents.schema';
+import { checkJsonSchema } from './json-schema';
+import { toAgent } from './mappers';
+import { loadProfiles } from './profiles';
+import { AgentStatus, VariationSelectionMode, type AgentRecord } from './records';
+import { bundleKeyChange, inWorkspace, updatePaths, type WriteOptions } from './write-options';
+
+const SPEC_PATHS = [
+  'spec.status',
+  'spec.variationSelectionMode',
+  'spec.description',
+  'spec.inputDataSchema',
+  'spec.outputDefinition',
+  'spec.webhookEventsUrl',
+] as const;
+const UPDATE_LEAVES = [...METADATA_UPDATE_PATHS, ...SPEC_PATHS];
+
+type AgentSpecFields = Pick<AgentRecord, 'status' | 'variationSelectionMode' | 'description' | 'inputDataSchema' | 'outputDefinition' | 'webhookEventsUrl'>;
+
+/** Checks `webhookEventsUrl`: an absolute http(s) URL (addresses are checked at delivery). */
+function checkWebhookUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw InvalidArgumentError.forField('spec.webhookEventsUrl', 'must be an absolute http or https URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw InvalidArgumentError.forField('spec.webhookEventsUrl', 'must be an absolute http or https URL');
+  return raw;
+}
+
+/** The validated value of one spec field (null clears it). */
+function specValue<K extends keyof AgentSpecFields>(key: K, spec: AgentSpecInput | undefined): AgentSpecFields[K] {
+  const fields: { [P in keyof AgentSpecFields]: () => AgentSpecFields[P] } = {
+    status: () => (spec?.status && spec.status !== AgentStatus.UNSPECIFIED ? spec.status : AgentStatus.DRAFT),
+    variationSelectionMode: () => spec?.variationSelectionMode ?? VariationSelectionMode.UNSPECIFIED,
+    description: () => spec?.description ?? null,
+    inputDataSchema: () => {
+      if (spec?.inputDataSchema) checkJsonSchema('spec.inputDataSchema', spec.inputDataSchema, { objectType: true });
+      return spec?.inputDataSchema ?? null;
+    },
+    outputDefinition: () => {
+      if (spec?.outputDefinition) checkJsonSchema('spec.outputDefinition', spec.outputDefinition);
+      return spec?.outputDefinition ?? null;
+    },
+    webhookEventsUrl: () => (spec?.webhookEventsUrl ? checkWebhookUrl(spec.webhookEventsUrl) : null),
+  };
+  return fields[key]();
+}
+
+const SPEC_KEYS = SPEC_PATHS.map((path) => [path, path.slice('spec.'.length) as keyof AgentSpecFields] as const);
+
+export class AgentService {
+  constructor(
+    private readonly store: AgentsStore,
+    private readonly foundation: FoundationStore,
+  ) {}
+
+  /** Creates an agent; `status` defaults to AGENT_STATUS_DRAFT. */
+  async create(principal: Principal, workspace: WorkspaceRef, body: CreateAgentBody, options: WriteOptions = {}): Promise<Agent> {
+    const now = new Date();
+    const spec = Object.fromEntries(SPEC_KEYS.map(([, key]) => [key, specValue(key, body.spec)])) as AgentSpecFields;
+    const record = await (options.store ?? this.store).agents.insert({
+      id: newId('agent'),
+      accountId: workspace.accountId,
+      workspaceId: workspace.id,
+      ...newMetadataFields(body.metadata),
+      profileId: principal.profileId,
+      bundleKey: options.bundleKey ?? null,
+      createdAt: now,
+      updatedAt: now,
+      ...spec,
+    });
+    return this.withInfo(record, options.store);
+  }
+
+  async list(workspace: WorkspaceRef, page: PageRequest, filter: ListFilter, includeInfo: boolean): Promise<Page<Agent>> {
+    const result = toPage(await this.store.agents.list(workspace.id, page, filter), page, (row) => row);
+    if (!includeInfo) return { ...result, items: result.items.map((row) => toAgent(row)) };
+    const counts = await this.store.variations.countByAgents(result.items.map((row) => row.id));
+    const creators = await loadProfiles(this.foundation, result.items.map((row) => row.profileId));
+    return {
+      ...result,
+      items: result.items.map((row) => toAgent(row, { createdBy: creators.get(row.profileId ?? ''), variationCount: counts.get(row.id) ?? 0 })),
+    };
+  }
+
+  async get(workspace: WorkspaceRef, id: string): Promise<Agent> {
+    return this.withInfo(await this.find(workspace, id));
+  }
+
+  /** @throws AbortedError when If-Match does not match `updatedAt` */
+  async update(workspace: WorkspaceRef, id: string, body: UpdateAgentBody, ifMatch?: string, options: WriteOptions = {}): Promise<Agent> {
+    const store = options.store ?? this.store;
+    const record = await this.find(workspace, id, store);
+    checkIfMatch(ifMatch, record);
+    const { updateMask, ...fields } = body;
+    const paths = updatePaths(fields, updateMask, UPDATE_LEAVES, ['spec']);
+    const changes: Partial<AgentRecord> = { ...metadataChanges(body.metadata, paths), ...bundleKeyChange(options) };
+    for (const [path, key] of SPEC_KEYS) {
+      if (touches(paths, path)) Object.assign(changes, { [key]: specValue(key, getPath(body, 'spec') as AgentSpecInput | undefined) });
+    }
+    const updated = await store.agents.update(record.id, { ...changes, updatedAt: new Date() });
+    return this.withInfo(updated ?? record, options.store);
+  }
+
+  /**
+   * Deletes the agent with its variations, assignments and feedback, and its
+   * sub-agent assignments in other agents.
+   * @throws FailedPreconditionError when objectives of the agent are running and `force` is not set
+   */
+  async delete(workspace: WorkspaceRef, id: string, force = false, options: WriteOptions = {}): Promise<void> {
+    const store = options.store ?? this.store;
+    const record = await this.find(workspace, id, store);
+    const running = await store.objectives.countRunningObjectives(record.id);
+    if (running > 0 && !force) {
+      throw new FailedPreconditionError(`agent ${record.id} has ${running} running objective(s); cancel them or delete with ?force=true`);
+    }
+    await store.agents.delete(record.id);
+  }
+
+  /**
+   * The agent when it belongs to the workspace.
+   * @throws NotFoundError otherwise
+   */
+  async find(workspace: WorkspaceRef, id: string, store: AgentsStore = this.store): Promise<AgentRecord> {
+    return inWorkspace(await store.agents.findById(id), workspace, 'agent', id);
+  }
+
+  private async withInfo(record: AgentRecord, store: AgentsStore = this.store): Promise<Agent> {
+    const counts = await store.variations.countByAgents([record.id]);
+    const creators = await loadProfiles(this.foundation, [record.profileId]);
+    return toAgent(record, { createdBy: creators.get(record.profileId ?? ''), variationCount: counts.get(record.id) ?? 0 });
+  }
+}

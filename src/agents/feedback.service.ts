@@ -1,0 +1,59 @@
+// Feedback on variations (api-decisions.md "Objectives"): rows recorded against
+// a variation (the objective feedback endpoint calls recordFeedback), listed per
+// agent; the counts feed each variation's Beta posterior score.
+import type { WorkspaceRef } from '../auth/workspace-access';
+import { NotFoundError } from '../errors';
+import { newId } from '../ids';
+import type { AgentsStore } from '../ports/agents-store';
+import { toPage, type Page, type PageRequest } from '../resource/pagination';
+import type { Feedback } from '../schemas/agents.schema';
+import { toFeedback } from './mappers';
+import type { FeedbackRating } from './records';
+import { inWorkspace, type WriteOptions } from './write-options';
+
+export interface FeedbackInput {
+  agentId: string;
+  variationId: string;
+  objectiveId?: string;
+  rating: FeedbackRating;
+  comment?: string;
+}
+
+export interface RecordFeedbackOptions extends Pick<WriteOptions, 'store'> {
+  /** The profile giving the feedback. */
+  profileId?: string;
+}
+
+export class FeedbackService {
+  constructor(private readonly store: AgentsStore) {}
+
+  /**
+   * Stores one rating of a variation.
+   * @throws NotFoundError when the agent or variation is not in the workspace, or the variation is not the agent's
+   */
+  async recordFeedback(workspace: WorkspaceRef, input: FeedbackInput, options: RecordFeedbackOptions = {}): Promise<Feedback> {
+    const store = options.store ?? this.store;
+    const agent = inWorkspace(await store.agents.findById(input.agentId), workspace, 'agent', input.agentId);
+    const variation = inWorkspace(await store.variations.findById(input.variationId), workspace, 'agent variation', input.variationId);
+    if (variation.agentId !== agent.id) throw NotFoundError.resource('agent variation', input.variationId);
+    const record = await store.feedback.insert({
+      id: newId('feedback'),
+      accountId: workspace.accountId,
+      workspaceId: workspace.id,
+      agentId: agent.id,
+      variationId: variation.id,
+      objectiveId: input.objectiveId ?? null,
+      rating: input.rating,
+      comment: input.comment ?? null,
+      profileId: options.profileId ?? null,
+      createdAt: new Date(),
+    });
+    return toFeedback(record);
+  }
+
+  /** The agent's feedback in creation order, optionally of one variation or rating. */
+  async list(workspace: WorkspaceRef, agentId: string, page: PageRequest, filter: { variationId?: string; rating?: FeedbackRating }): Promise<Page<Feedback>> {
+    const agent = inWorkspace(await this.store.agents.findById(agentId), workspace, 'agent', agentId);
+    return toPage(await this.store.feedback.list(agent.id, page, filter), page, toFeedback);
+  }
+}

@@ -1,0 +1,63 @@
+// Checks of a bundle document that need no database: unique names per kind
+// (variations per agent, entry keys per layer), schedules not yet supported,
+// and the names each kind declares or references.
+import { ApiError, InvalidArgumentError } from '../errors';
+import type { BundleDocument } from '../schemas/bundles.schema';
+
+/** Names per kind: declared by the document plus referenced by name. */
+export interface DocumentNames {
+  tools: string[];
+  toolSets: string[];
+  memoryLayers: string[];
+  agents: string[];
+}
+
+function checkUnique(field: string, names: readonly string[], what: string): void {
+  const seen = new Set<string>();
+  names.forEach((name, index) => {
+    if (seen.has(name)) throw InvalidArgumentError.forField(`${field}[${index}]`, `${what} "${name}" appears more than once`);
+    seen.add(name);
+  });
+}
+
+function checkNoSchedules(field: string, schedules: readonly unknown[] | undefined): void {
+  if (schedules?.length) {
+    throw new ApiError('UNIMPLEMENTED', `${field}: schedules cannot be applied by bundles yet (they arrive with agent schedules); send an empty list or leave it out`);
+  }
+}
+
+/**
+ * Checks what the JSON Schema cannot.
+ * @throws InvalidArgumentError naming the duplicate's field
+ * @throws ApiError UNIMPLEMENTED for a non-empty `schedules`
+ */
+export function checkDocument(document: BundleDocument): void {
+  checkNoSchedules('schedules', document.schedules);
+  checkUnique('tools', (document.tools ?? []).map((tool) => tool.metadata.name), 'the tool name');
+  checkUnique('toolSets', (document.toolSets ?? []).map((set) => set.metadata.name), 'the tool set name');
+  checkUnique('memoryLayers', (document.memoryLayers ?? []).map((layer) => layer.metadata.name), 'the memory layer name');
+  (document.memoryLayers ?? []).forEach((layer, index) =>
+    checkUnique(`memoryLayers[${index}].entries`, (layer.entries ?? []).map((entry) => entry.spec.key), 'the entry key'),
+  );
+  checkUnique('agents', (document.agents ?? []).map((agent) => agent.metadata.name), 'the agent name');
+  (document.agents ?? []).forEach((agent, index) => {
+    checkNoSchedules(`agents[${index}].schedules`, agent.schedules);
+    checkUnique(`agents[${index}].variations`, (agent.variations ?? []).map((variation) => variation.metadata.name), 'the variation name');
+  });
+}
+
+/** Every name the document declares or references, per kind. */
+export function documentNames(document: BundleDocument): DocumentNames {
+  const variations = (document.agents ?? []).flatMap((agent) => agent.variations ?? []);
+  const unique = (names: string[]) => [...new Set(names)];
+  return {
+    tools: unique([
+      ...(document.tools ?? []).map((tool) => tool.metadata.name),
+      ...(document.toolSets ?? []).flatMap((set) => set.tools ?? []),
+      ...variations.flatMap((variation) => variation.tools ?? []),
+    ]),
+    toolSets: unique([...(document.toolSets ?? []).map((set) => set.metadata.name), ...variations.flatMap((variation) => variation.toolSets ?? [])]),
+    memoryLayers: unique([...(document.memoryLayers ?? []).map((layer) => layer.metadata.name), ...variations.flatMap((variation) => variation.memoryLayers ?? [])]),
+    agents: unique([...(document.agents ?? []).map((agent) => agent.metadata.name), ...variations.flatMap((variation) => variation.subAgents ?? [])]),
+  };
+}

@@ -1,0 +1,110 @@
+// The document of a bundle as it stands (GET): rebuilt from the resources that
+// carry its bundleKey, in the shape PUT accepts, so applying it back plans no
+// change.
+import { toAgent, toVariation } from '../agents/mappers';
+import type { AgentRecord } from '../agents/records';
+import type { MemoryLayerRecord } from '../memory/records';
+import type { BundleTransaction } from '../ports/bundle-store';
+import type { BundleDocument, BundleMemoryEntry, BundleMemoryLayer, BundleVariation } from '../schemas/bundles.schema';
+import type { CreateMetadata } from '../schemas/common.schema';
+import { toToolSet } from '../tools/mappers';
+import type { ToolRecord, ToolSetRecord } from '../tools/records';
+import { specOfRecord } from '../tools/tool-spec';
+
+/** The rows a bundle owns. */
+export interface OwnedRows {
+  tools: ToolRecord[];
+  toolSets: ToolSetRecord[];
+  memoryLayers: MemoryLayerRecord[];
+  agents: AgentRecord[];
+}
+
+/** A copy without null and undefined values (the document's optional fields are simply absent). */
+function compact<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value, (_key, item: unknown) => (item === null ? undefined : item))) as T;
+}
+
+function metadataOf(record: { name: string; externalId: string | null; labels: Record<string, string> }): CreateMetadata {
+  return {
+    name: record.name,
+    ...(record.externalId !== null ? { externalId: record.externalId } : {}),
+    ...(Object.keys(record.labels ?? {}).length ? { labels: record.labels } : {}),
+  };
+}
+
+const nonEmpty = <K extends string, T>(key: K, items: T[]): Partial<Record<K, T[]>> => (items.length ? ({ [key]: items } as Record<K, T[]>) : {});
+
+async function exportToolSets(tx: BundleTransaction, toolSets: ToolSetRecord[]): Promise<BundleDocument['toolSets']> {
+  const members = await tx.agents.toolSetTools.toolsOf(toolSets.map((set) => set.id));
+  return toolSets.map((set) => ({
+    metadata: metadataOf(set),
+    spec: compact(toToolSet(set).spec),
+    ...nonEmpty('tools', (members.get(set.id) ?? []).filter((tool) => tool.sourceToolSetId !== set.id).map((tool) => tool.name)),
+  }));
+}
+
+async function exportMemoryLayers(tx: BundleTransaction, layers: MemoryLayerRecord[]): Promise<BundleMemoryLayer[]> {
+  const entries = await tx.entriesOf(layers.map((layer) => layer.id));
+  return layers.map((layer) => ({
+    metadata: metadataOf(layer),
+    spec: { type: layer.type, ...(layer.description !== null ? { description: layer.description } : {}) },
+    ...nonEmpty(
+      'entries',
+      entries
+        .filter((entry) => entry.memoryLayerId === layer.id)
+        .map((entry) => {
+          const metadata = { ...metadataOf(entry), ...(entry.name === entry.key ? { name: undefined } : {}) };
+          return compact({
+            ...(Object.values(metadata).some((value) => value !== undefined) ? { metadata } : {}),
+            spec: { key: entry.key, content: entry.content, title: entry.title, description: entry.description },
+          }) as BundleMemoryEntry;
+        }),
+    ),
+  }));
+}
+
+async function exportAgents(tx: BundleTransaction, agents: AgentRecord[], bundleKey: string): Promise<BundleDocument['agents']> {
+  const variations = (await tx.variationsOf(agents.map((agent) => agent.id))).filter((variation) => variation.bundleKey === bundleKey);
+  const ids = variations.map((variation) => variation.id);
+  const assignments = await tx.agents.assignments.listByVariations(ids);
+  const stacks = await tx.agents.memoryLayerAssignments.listByVariations(ids);
+  const pick = (key: 'toolId' | 'toolSetId' | 'agentId') => [...new Set(assignments.flatMap((row) => (row[key] ? [row[key]] : [])))];
+  const [tools, toolSets, subAgents, layers] = await Promise.all([
+    tx.agents.tools.findByIds(pick('toolId')),
+    tx.agents.toolSets.findByIds(pick('toolSetId')),
+    tx.agents.agents.findByIds(pick('agentId')),
+    tx.agents.memoryLayers.findByIds([...new Set(stacks.map((row) => row.memoryLayerId))]),
+  ]);
+  const names = new Map<string, string>([...tools, ...toolSets, ...subAgents, ...layers.map((layer) => layer.record)].map((row) => [row.id, row.name]));
+  const namesOf = (variationId: string, key: 'toolId' | 'toolSetId' | 'agentId') =>
+    assignments.filter((row) => row.variationId === variationId && row[key]).map((row) => names.get(row[key]!) ?? row[key]!);
+  const variationOf = (variation: (typeof variations)[number]): BundleVariation => ({
+    metadata: metadataOf(variation),
+    spec: compact(toVariation(variation).spec) as BundleVariation['spec'],
+    ...nonEmpty('tools', namesOf(variation.id, 'toolId')),
+    ...nonEmpty('toolSets', namesOf(variation.id, 'toolSetId')),
+    ...nonEmpty('subAgents', namesOf(variation.id, 'agentId')),
+    ...nonEmpty(
+      'memoryLayers',
+      stacks
+        .filter((row) => row.variationId === variation.id)
+        .sort((a, b) => b.position - a.position)
+        .map((row) => names.get(row.memoryLayerId) ?? row.memoryLayerId),
+    ),
+  });
+  return agents.map((agent) => ({
+    metadata: metadataOf(agent),
+    spec: compact(toAgent(agent).spec),
+    ...nonEmpty('variations', variations.filter((variation) => variation.agentId === agent.id).map(variationOf)),
+  }));
+}
+
+/** The bundle's document, each kind in creation order. */
+export async function exportBundle(tx: BundleTransaction, rows: OwnedRows, bundleKey: string): Promise<BundleDocument> {
+  return {
+    ...nonEmpty('tools', rows.tools.map((tool) => ({ metadata: metadataOf(tool), spec: compact(specOfRecord(tool)) }))),
+    ...nonEmpty('toolSets', (await exportToolSets(tx, rows.toolSets)) ?? []),
+    ...nonEmpty('memoryLayers', await exportMemoryLayers(tx, rows.memoryLayers)),
+    ...nonEmpty('agents', (await exportAgents(tx, rows.agents, bundleKey)) ?? []),
+  };
+}

@@ -1,0 +1,231 @@
+#!/usr/bin/env node
+// The `agentrt` command: serve, migrate, bootstrap and cluster status. It parses
+// arguments, calls src/server.ts and prints; stdout carries only each
+// command's output (logs go to stderr except under `serve`).
+import { parseArgs } from 'node:util';
+import { runtimeOptionsFromEnv } from '../actors';
+import { EmbeddedDatabaseLockedError } from '../persistence/embedded-postgres';
+import { rotateMasterKey } from '../persistence/repositories/data-key.store';
+import type { BootstrapResult } from './accounts/account.service';
+import { ConfigError, loadConfig, type Config } from './config';
+import { replaceMasterKeyFile } from './crypto/master-key-file';
+import { createLogger, type Logger } from './logger';
+import { loadMasterKey } from './master-key';
+import { ListenError, openDatabase, openServices, startNode } from './server';
+
+const USAGE = `Usage: agentrt <command> [options]
+
+Commands:
+  serve                                   run a node (configuration from the environment)
+  migrate                                 apply pending database migrations and exit
+  bootstrap --account NAME --email EMAIL [--json]
+                                          create an account, its first workspace, its admin
+                                          profile and its global API key; print the token once
+  cluster status [--url URL] [--token TOKEN]
+                                          print GET /v1/cluster of a running node
+                                          (defaults: AGENTRT_URL, AGENTRT_TOKEN)
+  rotate-master-key [--new-key BASE64]    rewrap every workspace data key under a new master key
+                                          (default: AGENTRT_NEW_MASTER_KEY); stop the nodes first
+
+Configuration: see docs/operations.md.`;
+
+/** Raised for a wrong command line; printed with the usage text, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** A failure the operator can act on from its message alone (printed without a stack, exit code 1). */
+export class CommandError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CommandError';
+  }
+}
+
+/** Exit codes of the command. */
+export const ExitCode = { OK: 0, FAILED: 1, USAGE: 2 } as const;
+
+type Command = (args: string[], env: NodeJS.ProcessEnv) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  serve: serveCommand,
+  migrate: migrateCommand,
+  bootstrap: bootstrapCommand,
+  cluster: clusterCommand,
+  'rotate-master-key': rotateMasterKeyCommand,
+};
+
+/**
+ * Runs one command line (without `node` and the script) and resolves to the
+ * process exit code. `serve` resolves only after a signal has stopped the node.
+ */
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === 'help' || name === '--help' || name === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return ExitCode.OK;
+  }
+  const command = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  try {
+    if (!command) throw new UsageError(name === undefined ? 'no command given' : `unknown command "${name}"`);
+    return await command(args, env);
+  } catch (error) {
+    return reportFailure(error);
+  }
+}
+
+function reportFailure(error: unknown): number {
+  if (error instanceof UsageError || isParseArgsError(error)) {
+    process.stderr.write(`agentrt: ${(error as Error).message}\n\n${USAGE}\n`);
+    return ExitCode.USAGE;
+  }
+  const message = isExpected(error) ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`agentrt: ${message}\n`);
+  return ExitCode.FAILED;
+}
+
+/** Failures an operator causes and can fix: the message says it all, a stack trace would only hide it. */
+function isExpected(error: unknown): error is Error {
+  return [ConfigError, CommandError, EmbeddedDatabaseLockedError, ListenError].some((type) => error instanceof type);
+}
+
+function isParseArgsError(error: unknown): boolean {
+  return error instanceof TypeError && String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS');
+}
+
+/** `agentrt serve`: runs a node until SIGTERM or SIGINT, then stops it gracefully. */
+async function serveCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  parseArgs({ args, options: {}, strict: true });
+  const config = loadConfig(env);
+  const logger = createLogger({ level: config.logLevel, fd: 1 });
+  // Listen for signals before starting, so one that arrives during start-up
+  // stops the node as soon as it is up instead of killing it half-started.
+  const stopSignal = nextSignal(['SIGTERM', 'SIGINT']);
+  const node = await startNode(config, { logger, runtimeOptions: runtimeOptionsFromEnv(env) });
+  const signal = await stopSignal;
+  logger.info({ signal }, 'shutting down');
+  await node.stop();
+  logger.info('stopped');
+  return ExitCode.OK;
+}
+
+/** Resolves with the first of the signals; a second signal while stopping exits at once. */
+function nextSignal(signals: NodeJS.Signals[]): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      for (const name of signals) process.off(name, onSignal);
+      for (const name of signals) process.once(name, () => process.exit(ExitCode.FAILED));
+      resolve(signal);
+    };
+    for (const name of signals) process.on(name, onSignal);
+  });
+}
+
+/** `agentrt migrate`: applies pending migrations (under the advisory lock) and prints their names. */
+async function migrateCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  parseArgs({ args, options: {}, strict: true });
+  const config = loadConfig(env);
+  const database = await openDatabase(config, stderrLogger(config));
+  await database.close();
+  const lines = database.applied.length > 0 ? database.applied.map((name) => `applied ${name}`) : ['no pending migrations'];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return ExitCode.OK;
+}
+
+/** `agentrt bootstrap`: creates an account and prints its global key token once. */
+async function bootstrapCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { account: { type: 'string' }, email: { type: 'string' }, json: { type: 'boolean', default: false } },
+    strict: true,
+  });
+  if (!values.account) throw new UsageError('bootstrap needs --account NAME');
+  if (!values.email) throw new UsageError('bootstrap needs --email EMAIL');
+  const config = loadConfig(env);
+  const { database, deps } = await openServices(config, stderrLogger(config));
+  try {
+    const created = await deps.services.accounts.bootstrap({ accountName: values.account, email: values.email });
+    process.stdout.write(values.json ? `${JSON.stringify(created)}\n` : describeBootstrap(created));
+  } finally {
+    await database.close();
+  }
+  return ExitCode.OK;
+}
+
+function describeBootstrap(created: BootstrapResult): string {
+  return [
+    `account    ${created.accountId}`,
+    `workspace  ${created.workspaceId}`,
+    `profile    ${created.profileId}`,
+    `global key ${created.globalApiKey.id}`,
+    '',
+    'Global API key token (shown only now; store it safely):',
+    created.globalApiKey.token,
+    '',
+  ].join('\n');
+}
+
+/** `agentrt cluster status`: prints the JSON of GET /v1/cluster from a running node. */
+async function clusterCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { url: { type: 'string' }, token: { type: 'string' } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (positionals.length !== 1 || positionals[0] !== 'status') throw new UsageError('cluster takes one subcommand: status');
+  const base = values.url ?? env.AGENTRT_URL ?? `http://127.0.0.1:${env.PORT || 8080}`;
+  const token = values.token ?? env.AGENTRT_TOKEN;
+  if (!token) throw new UsageError('cluster status needs --token TOKEN or AGENTRT_TOKEN');
+  const url = new URL('/v1/cluster', base);
+  const response = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } }).catch((error: Error) => {
+    // fetch hides the reason (ECONNREFUSED, ENOTFOUND...) in its cause.
+    throw new CommandError(`cannot reach ${url.origin}: ${(error.cause as Error | undefined)?.message ?? error.message}`);
+  });
+  const body = await response.text();
+  if (!response.ok) {
+    process.stderr.write(`agentrt: GET /v1/cluster answered ${response.status}: ${body}\n`);
+    return ExitCode.FAILED;
+  }
+  process.stdout.write(`${JSON.stringify(JSON.parse(body), null, 2)}\n`);
+  return ExitCode.OK;
+}
+
+/**
+ * `agentrt rotate-master-key`: rewraps every workspace data key from the current
+ * master key to the new one in one transaction (docs/operations.md), then
+ * replaces `master.key` when the current key came from that file.
+ */
+async function rotateMasterKeyCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { values } = parseArgs({ args, options: { 'new-key': { type: 'string' } }, strict: true });
+  const raw = values['new-key'] ?? env.AGENTRT_NEW_MASTER_KEY;
+  if (!raw) throw new UsageError('rotate-master-key needs --new-key BASE64 or AGENTRT_NEW_MASTER_KEY');
+  const newKey = Buffer.from(raw, 'base64');
+  if (newKey.length !== 32) throw new UsageError('the new master key must be the base64 of exactly 32 bytes');
+  const config = loadConfig(env);
+  const current = await loadMasterKey({ configured: config.masterKey, dataDir: config.dataDir });
+  const database = await openDatabase(config, stderrLogger(config));
+  try {
+    const result = await rotateMasterKey(database.dataSource, current.key, newKey);
+    if (current.file) await replaceMasterKeyFile(current.file, newKey);
+    const next = current.file ? `replaced ${current.file} with the new key` : 'now set AGENTRT_MASTER_KEY to the new key on every node';
+    process.stdout.write(`rewrapped ${result.rewrapped} workspace data keys (${result.alreadyCurrent} already under the new key); ${next}\n`);
+  } finally {
+    await database.close();
+  }
+  return ExitCode.OK;
+}
+
+function stderrLogger(config: Config): Logger {
+  return createLogger({ level: config.logLevel, fd: 2 });
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => process.exit(reportFailure(error)),
+  );
+}

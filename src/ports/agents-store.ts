@@ -1,0 +1,95 @@
+// The storage port of agents, variations, assignments, feedback, tools and tool
+// sets. One port for both areas so a single transaction spans them (bundles
+// apply everything at once); persistence/repositories/agents.store.ts
+// implements it over TypeORM.
+import type {
+  AgentRecord,
+  AssignmentRecord,
+  FeedbackRecord,
+  FeedbackTally,
+  MemoryLayerAssignmentRecord,
+  VariationRecord,
+  WorkspaceResourceRecord,
+} from '../agents/records';
+import type { PageRequest } from '../resource/pagination';
+import type { ToolRecord, ToolSetRecord } from '../tools/records';
+import type { ListFilter, RecordTable } from './foundation-store';
+
+/** A memory layer as variations see it (the memory area owns the table). */
+export interface MemoryLayerRef {
+  record: WorkspaceResourceRecord;
+  systemManaged: boolean;
+}
+
+/** A sub-agent edge: a variation of `agentId` assigns `subAgentId`. */
+export interface SubAgentEdge {
+  agentId: string;
+  subAgentId: string;
+}
+
+export interface AgentsStore {
+  /** Runs `work` in one database transaction with a store bound to it (joins an open one). */
+  transaction<T>(work: (store: AgentsStore) => Promise<T>): Promise<T>;
+
+  agents: RecordTable<AgentRecord> & {
+    list(workspaceId: string, page: PageRequest, filter: ListFilter): Promise<AgentRecord[]>;
+    findByIds(ids: string[]): Promise<AgentRecord[]>;
+  };
+  variations: RecordTable<VariationRecord> & {
+    list(agentId: string, page: PageRequest, filter: ListFilter): Promise<VariationRecord[]>;
+    /** Every variation of the agent, in creation order (variation selection). */
+    listByAgent(agentId: string): Promise<VariationRecord[]>;
+    countByAgents(agentIds: string[]): Promise<Map<string, number>>;
+  };
+  assignments: RecordTable<AssignmentRecord> & {
+    listByVariations(variationIds: string[]): Promise<AssignmentRecord[]>;
+    /** Every sub-agent edge of the workspace (cycle check). */
+    subAgentEdges(workspaceId: string): Promise<SubAgentEdge[]>;
+    /** Serialises changes to the workspace's sub-agent graph until the transaction ends. */
+    lockSubAgentGraph(workspaceId: string): Promise<void>;
+  };
+  memoryLayerAssignments: RecordTable<MemoryLayerAssignmentRecord> & {
+    listByVariations(variationIds: string[]): Promise<MemoryLayerAssignmentRecord[]>;
+    countByMemoryLayer(memoryLayerId: string): Promise<number>;
+    maxPosition(variationId: string): Promise<number | null>;
+  };
+  feedback: {
+    insert(record: FeedbackRecord): Promise<FeedbackRecord>;
+    list(agentId: string, page: PageRequest, filter: { variationId?: string; rating?: string }): Promise<FeedbackRecord[]>;
+    tallies(variationIds: string[]): Promise<Map<string, FeedbackTally>>;
+  };
+  tools: RecordTable<ToolRecord> & {
+    list(workspaceId: string, page: PageRequest, filter: ListFilter): Promise<ToolRecord[]>;
+    findByIds(ids: string[]): Promise<ToolRecord[]>;
+    /** Tools a mirroring set's sync created. */
+    listBySourceSet(toolSetId: string): Promise<ToolRecord[]>;
+    /** True when the tool is in at least one managed tool set. */
+    inManagedSet(toolId: string): Promise<boolean>;
+  };
+  toolSets: RecordTable<ToolSetRecord> & {
+    list(workspaceId: string, page: PageRequest, filter: ListFilter): Promise<ToolSetRecord[]>;
+    findByIds(ids: string[]): Promise<ToolSetRecord[]>;
+  };
+  toolSetTools: {
+    /** Adds the tool; false when it was already in the set. */
+    add(toolSetId: string, toolId: string): Promise<boolean>;
+    /** Removes the tool; false when it was not in the set. */
+    remove(toolSetId: string, toolId: string): Promise<boolean>;
+    /** The tools of each set, in the order they were added. */
+    toolsOf(toolSetIds: string[]): Promise<Map<string, ToolRecord[]>>;
+    /** The ids of the sets containing each tool. */
+    setsOf(toolIds: string[]): Promise<Map<string, ToolSetRecord[]>>;
+  };
+  /** Memory layers of the workspace (the memory area owns the table). */
+  memoryLayers: {
+    findById(id: string): Promise<MemoryLayerRef | null>;
+    findByIds(ids: string[]): Promise<MemoryLayerRef[]>;
+  };
+  objectives: {
+    /**
+     * Objectives of the agent that are not in a terminal state. Always 0 until
+     * the objectives table exists (the objectives issue implements it).
+     */
+    countRunningObjectives(agentId: string): Promise<number>;
+  };
+}

@@ -1,0 +1,41 @@
+// The storage port of configuration bundles (api-decisions.md "Search and
+// bundles"). One apply is one transaction spanning the agents/tools and memory
+// stores; persistence/repositories/bundle.store.ts implements it.
+import type { AgentRecord, VariationRecord } from '../agents/records';
+import type { MemoryEntryRecord, MemoryLayerRecord } from '../memory/records';
+import type { ToolRecord, ToolSetRecord } from '../tools/records';
+import type { AgentsStore } from './agents-store';
+import type { MemoryStore } from './memory-store';
+
+/** Which rows an apply must see: the bundle's own, and any others with a name it uses. */
+export interface BundleScope {
+  workspaceId: string;
+  bundleKey: string;
+  names: readonly string[];
+}
+
+export interface BundleTransaction {
+  agents: AgentsStore;
+  memory: MemoryStore;
+  /** Serialises applies and deletes of one bundle until the transaction ends. */
+  lockBundle(workspaceId: string, bundleKey: string): Promise<void>;
+  /**
+   * Runs `work` under a savepoint and keeps its writes only when it answers
+   * `keep: true` (an update that changed nothing is undone, updatedAt included).
+   */
+  tentatively<T>(work: () => Promise<{ value: T; keep: boolean }>): Promise<T>;
+  /** Tools owned by the bundle or named in scope.names (tools an MCP sync created are left out: their set owns them). */
+  findTools(scope: BundleScope): Promise<ToolRecord[]>;
+  findToolSets(scope: BundleScope): Promise<ToolSetRecord[]>;
+  findMemoryLayers(scope: BundleScope): Promise<MemoryLayerRecord[]>;
+  findAgents(scope: BundleScope): Promise<AgentRecord[]>;
+  /** Every variation of the agents, in creation order. */
+  variationsOf(agentIds: readonly string[]): Promise<VariationRecord[]>;
+  /** Every entry (with content) of the layers, in creation order. */
+  entriesOf(layerIds: readonly string[]): Promise<MemoryEntryRecord[]>;
+}
+
+export interface BundleStore {
+  /** Runs `work` in one database transaction. */
+  transaction<T>(work: (tx: BundleTransaction) => Promise<T>): Promise<T>;
+}

@@ -1,0 +1,41 @@
+// Wire shapes of AI provider keys (spec 2.9, 4.5). `spec.apiKey` is write-only:
+// accepted on create and update, returned empty.
+import { Type, type Static } from '@sinclair/typebox';
+import { CreateMetadata, ResourceMetadata, Strict, UpdateMask, UpdateMetadata } from './common.schema';
+
+export const AiProviderSchema = Type.Union([Type.Literal('AI_PROVIDER_UNSPECIFIED'), Type.Literal('AI_PROVIDER_OPENROUTER')]);
+
+const ApiKeyValue = Type.String({ minLength: 1, maxLength: 4096, description: 'Write-only; responses return it empty' });
+const OpenRouterSettings = Strict({
+  baseUrl: Type.Optional(Type.String({ maxLength: 2048, description: 'http(s) URL of an OpenRouter-compatible API; default https://openrouter.ai/api/v1' })),
+});
+
+export const AiProviderKey = Type.Object({
+  metadata: ResourceMetadata,
+  spec: Type.Object({
+    apiKey: Type.String({ description: 'Always empty in responses' }),
+    provider: AiProviderSchema,
+    openrouter: Type.Optional(Type.Object({ baseUrl: Type.Optional(Type.String()) })),
+  }),
+  info: Type.Optional(
+    Type.Object({
+      enabledModelCount: Type.Optional(Type.Integer()),
+      disabledModelCount: Type.Optional(Type.Integer()),
+      isPromotional: Type.Optional(Type.Boolean()),
+    }),
+  ),
+});
+export type AiProviderKey = Static<typeof AiProviderKey>;
+
+export const CreateAiProviderKeyBody = Strict({
+  metadata: CreateMetadata,
+  spec: Strict({ apiKey: ApiKeyValue, provider: Type.Optional(AiProviderSchema), openrouter: Type.Optional(OpenRouterSettings) }),
+});
+export type CreateAiProviderKeyBody = Static<typeof CreateAiProviderKeyBody>;
+
+export const UpdateAiProviderKeyBody = Strict({
+  metadata: Type.Optional(UpdateMetadata),
+  spec: Type.Optional(Strict({ apiKey: Type.Optional(ApiKeyValue), provider: Type.Optional(AiProviderSchema), openrouter: Type.Optional(OpenRouterSettings) })),
+  updateMask: Type.Optional(UpdateMask),
+});
+export type UpdateAiProviderKeyBody = Static<typeof UpdateAiProviderKeyBody>;

@@ -1,0 +1,260 @@
+// One agentrt node: master key, database and migrations, actor runtime, first-start
+// bootstrap, HTTP, graceful shutdown. With cli.ts, the composition root: the only
+// src/ files wiring http/, persistence/ and actors/ together; no domain logic here.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { constants as fsConstants, promises as fs } from 'node:fs';
+import path from 'node:path';
+import { startActorRuntime, type RuntimeOptions } from '../actors';
+import { createApp } from '../http/app';
+import { createAppDependencies, type ApplicationParts, type Services } from '../http/dependencies';
+import { createDataSource, runMigrationsLocked } from '../persistence/data-source';
+import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres } from '../persistence/embedded-postgres';
+import type { Config } from './config';
+import { createLogger, type Logger } from './logger';
+import { loadMasterKey } from './master-key';
+
+type DataSource = ReturnType<typeof createDataSource>;
+
+/** Slowest a whole request may be (node:http requestTimeout). */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** Longest a client may take to send the request headers (node:http headersTimeout). */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** How long shutdown waits for in-flight requests before cutting connections. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+/** File in the data folder receiving the first-start global key token (mode 0600). */
+export const GLOBAL_KEY_TOKEN_FILE = 'global-api-key.token';
+/** Account created on first start when the database holds none. */
+export const FIRST_ACCOUNT = { accountName: 'default', email: 'admin@agentrt.local' } as const;
+
+export interface NodeOptions {
+  /** Logger to use. @default a pino logger on stdout at config.logLevel */
+  logger?: Logger;
+  /** Grace period for in-flight requests on stop(). @default SHUTDOWN_GRACE_MS */
+  shutdownGraceMs?: number;
+  /** Actor runtime settings (the CLI passes runtimeOptionsFromEnv()). @default the runtime's defaults */
+  runtimeOptions?: Partial<RuntimeOptions>;
+}
+
+export interface NodeHandle {
+  /** Base URL the API listens on (`http://host:port`). */
+  url: string;
+  port: number;
+  /** True when the node serves its own embedded database. */
+  embedded: boolean;
+  /**
+   * Stops accepting connections, lets in-flight requests finish (bounded by
+   * the grace period), then closes the runtime, the data source and the
+   * embedded database. Idempotent: later calls return the first call's promise.
+   */
+  stop(): Promise<void>;
+}
+
+export interface Database {
+  dataSource: DataSource;
+  /** True for the embedded PGlite database. */
+  embedded: boolean;
+  /** Migrations this open applied (empty when the schema was current). */
+  applied: string[];
+  /** Closes the data source, then the embedded database. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to DATABASE_URL, or starts the embedded database in the data folder
+ * when it is unset, and applies pending migrations under the advisory lock.
+ */
+export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
+  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: config.dataDir });
+  const url = config.databaseUrl ?? embedded!.url;
+  const dataSource = createDataSource({ url, poolSize: embedded ? EMBEDDED_POOL_SIZE : undefined });
+  const close = async () => {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    await embedded?.stop();
+  };
+  try {
+    await dataSource.initialize();
+    const applied = await runMigrationsLocked(dataSource);
+    if (embedded) logger.info({ dataDir: config.dataDir }, 'embedded database ready');
+    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    return { dataSource, embedded: embedded !== undefined, applied, close };
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Loads the master key (before anything starts, so a bad key fails fast) and
+ * warns when a node on a shared database keeps its key in its data folder.
+ * @throws ConfigError for a malformed key
+ */
+async function loadNodeMasterKey(config: Config, logger: Logger): Promise<Buffer> {
+  const masterKey = await loadMasterKey({ configured: config.masterKey, dataDir: config.dataDir });
+  if (masterKey.source === 'generated') logger.info({ file: masterKey.file }, 'master key generated');
+  if (masterKey.source !== 'environment' && config.databaseUrl) {
+    logger.warn({ file: masterKey.file }, 'master key read from the data folder: every node of a cluster must share AGENTRT_MASTER_KEY');
+  }
+  return masterKey.key;
+}
+
+/**
+ * Loads the master key, opens the database and builds the services, without
+ * the actor runtime or HTTP: what the one-shot CLI commands need.
+ * @throws ConfigError for a malformed master key
+ */
+export async function openServices(config: Config, logger: Logger): Promise<{ database: Database; deps: ApplicationParts }> {
+  const masterKey = await loadNodeMasterKey(config, logger);
+  const database = await openDatabase(config, logger);
+  try {
+    const deps = createAppDependencies({ config, dataSource: database.dataSource, masterKey, logger });
+    return { database, deps };
+  } catch (error) {
+    await database.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Starts one node and returns once it listens: master key, database and
+ * migrations, actor runtime, services, first-start bootstrap, HTTP.
+ * @throws ConfigError for a malformed master key or setting; any start-up
+ *   failure first undoes what was already started.
+ */
+export async function startNode(config: Config, options: NodeOptions = {}): Promise<NodeHandle> {
+  const logger = options.logger ?? createLogger({ level: config.logLevel });
+  const masterKey = await loadNodeMasterKey(config, logger);
+  const database = await openDatabase(config, logger);
+  // Closed newest first: HTTP, then the runtime, then the database.
+  const closers: Array<() => Promise<void>> = [() => database.close()];
+  try {
+    const runtime = await startActorRuntime({
+      dataSource: database.dataSource,
+      databaseUrl: config.databaseUrl,
+      natsUrl: config.natsUrl,
+      // The actor kinds (objective, schedule, webhook endpoint) are listed
+      // here as they are written; with none the runtime still owns its shards.
+      behaviors: [],
+      options: options.runtimeOptions,
+      logger: logger.child({ component: 'actors' }),
+    });
+    closers.push(() => runtime.stop());
+    const deps = createAppDependencies({ config, dataSource: database.dataSource, masterKey, logger });
+    await bootstrapFirstAccount(deps.services, database.dataSource, config.dataDir, logger);
+    const server = await listen(createApp(deps.app).callback(), config);
+    closers.push(() => closeServer(server, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS));
+    const port = (server.address() as AddressInfo).port;
+    const url = `http://${formatHost(config.host)}:${port}`;
+    logger.info({ url, embedded: database.embedded, bus: config.natsUrl ? 'nats' : 'in-process', nodeId: runtime.nodeId }, 'listening');
+    return { url, port, embedded: database.embedded, stop: once(() => closeAll(closers, logger)) };
+  } catch (error) {
+    await closeAll(closers, logger);
+    throw error;
+  }
+}
+
+/**
+ * Creates the first account when the database has none and writes its global
+ * key token to `<dataDir>/global-api-key.token`. Nodes starting together on
+ * one database take an advisory lock, so only one of them bootstraps.
+ */
+async function bootstrapFirstAccount(services: Services, dataSource: DataSource, dataDir: string, logger: Logger): Promise<void> {
+  const created = await withAdvisoryLock(dataSource, FIRST_ACCOUNT_LOCK_KEY, async () => {
+    if (await services.accounts.hasAnyAccount()) return null;
+    // Fail before creating the account if its token could not be saved: an
+    // account whose only token was lost could never be administered.
+    await ensureWritableDir(dataDir);
+    return services.accounts.bootstrap(FIRST_ACCOUNT);
+  });
+  if (!created) return;
+  const file = await writeSecretFile(path.join(dataDir, GLOBAL_KEY_TOKEN_FILE), `${created.globalApiKey.token}\n`);
+  logger.info({ accountId: created.accountId, workspaceId: created.workspaceId, tokenFile: file }, 'first account created; its global API key token is in tokenFile');
+}
+
+// "agentrt bootstrap" as a 32-bit number; migrations use 0x61727400.
+const FIRST_ACCOUNT_LOCK_KEY = 0x61727401;
+
+/** Runs `work` while holding a session advisory lock on a dedicated connection. */
+async function withAdvisoryLock<T>(dataSource: DataSource, key: number, work: () => Promise<T>): Promise<T> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [key]);
+    return await work();
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => undefined);
+    await runner.release();
+  }
+}
+
+async function ensureWritableDir(dir: string): Promise<void> {
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  await fs.access(dir, fsConstants.W_OK);
+}
+
+/** Writes a file readable only by its owner, atomically (temporary file, then rename). */
+async function writeSecretFile(file: string, content: string): Promise<string> {
+  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const temporary = `${file}.${process.pid}.tmp`;
+  await fs.writeFile(temporary, content, { mode: 0o600 });
+  await fs.rename(temporary, file);
+  return file;
+}
+
+/** The node could not take its address (port in use, no permission): the message says which. */
+export class ListenError extends Error {
+  constructor(host: string, port: number, cause: Error) {
+    super(`cannot listen on ${formatHost(host)}:${port}: ${cause.message} (set PORT or HOST)`, { cause });
+    this.name = 'ListenError';
+  }
+}
+
+/**
+ * Starts listening with the request and header timeouts set.
+ * @throws ListenError when the address cannot be taken
+ */
+function listen(handler: http.RequestListener, config: Config): Promise<http.Server> {
+  const server = http.createServer({ requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS }, handler);
+  return new Promise((resolve, reject) => {
+    const fail = (error: Error) => reject(new ListenError(config.host, config.port, error));
+    server.once('error', fail);
+    server.listen(config.port, config.host, () => {
+      server.off('error', fail);
+      resolve(server);
+    });
+  });
+}
+
+/**
+ * Stops accepting connections and waits for in-flight requests; keep-alive
+ * connections are closed as soon as they are idle, and whatever is still open
+ * after `graceMs` (a stuck request, an SSE stream) is cut.
+ */
+function closeServer(server: http.Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
+    const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearInterval(idleSweep);
+      clearTimeout(deadline);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+/** Runs the closers newest first; one failing does not keep the others from running. */
+async function closeAll(closers: Array<() => Promise<void>>, logger: Logger): Promise<void> {
+  for (const close of [...closers].reverse()) {
+    await close().catch((error: unknown) => logger.error({ err: error }, 'error during shutdown'));
+  }
+}
+
+function once(work: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  return () => (running ??= work());
+}
+
+function formatHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}

@@ -1,0 +1,35 @@
+// Errors of shard ownership. Both extend the one hierarchy in src/errors.ts and
+// are retryable: the caller tries again and reaches the new owner.
+import { AbortedError, UnavailableError } from '../errors';
+
+/** A state write carried an epoch older than the shard's: another node owns the shard now. */
+export class ShardFencedError extends AbortedError {
+  readonly retryable = true;
+  constructor(shard: number, epoch: number) {
+    super(`shard ${shard} was taken over: epoch ${epoch} is stale`);
+    this.name = 'ShardFencedError';
+  }
+}
+
+/** The shard is not (or no longer) owned by this node: it is moving or being handed off. */
+export class ShardMovedError extends UnavailableError {
+  readonly retryable = true;
+  constructor(shard: number) {
+    super(`shard ${shard} is not owned by this node`);
+    this.name = 'ShardMovedError';
+  }
+}
+
+/** The journal already holds this sequence number: another activation of the actor wrote it. */
+export class JournalConflictError extends AbortedError {
+  readonly retryable = true;
+  constructor(key: string, sequenceNr: number, options: { cause?: unknown } = {}) {
+    super(`journal ${key} already has entry ${sequenceNr}: another activation wrote it`, options);
+    this.name = 'JournalConflictError';
+  }
+}
+
+/** True for the errors above: the caller should retry and will reach the current owner. */
+export function isRetryable(error: unknown): boolean {
+  return (error as { retryable?: unknown })?.retryable === true;
+}

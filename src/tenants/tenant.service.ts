@@ -1,0 +1,154 @@
+// Tenants and subjects (api-decisions.md "Tenants, subjects, uploads"): upserted
+// by externalId when objectives or widget sessions assert them, read and erased
+// through the API. Erasure removes the records and the content of their
+// objectives (through the ObjectiveErasure port).
+import { InvalidArgumentError, NotFoundError } from '../errors';
+import { newId } from '../ids';
+import type { WorkspaceRef } from '../auth/workspace-access';
+import type { ObjectiveErasure } from '../ports/objective-erasure';
+import type { TenantListFilter, TenantStore } from '../ports/tenant-store';
+import { validateLabels } from '../resource/labels';
+import { toPage, type Page, type PageRequest } from '../resource/pagination';
+import { EXTERNAL_ID_MAX, NAME_MAX } from '../schemas/common.schema';
+import { EMAIL_MAX, type Subject, type SubjectAssertion, type Tenant, type TenantAssertion } from '../schemas/tenants.schema';
+import { toSubject, toTenant } from './mappers';
+import type { SubjectRecord, TenantRecord } from './records';
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+/** Options of an upsert. */
+export interface UpsertOptions {
+  /** The asserting principal's profile, recorded as creator of a new row. */
+  profileId?: string | null;
+  /** A store bound to the caller's transaction (default: the service's own). */
+  store?: TenantStore;
+  /** Field prefix of error messages (default `tenant` / `subject`). */
+  field?: string;
+}
+
+function checkText(field: string, value: string | undefined, max: number, required: boolean): void {
+  if (value === undefined) {
+    if (required) throw InvalidArgumentError.forField(field, 'is required');
+    return;
+  }
+  if (typeof value !== 'string' || value.length === 0) throw InvalidArgumentError.forField(field, 'must be a non-empty string');
+  if (value.length > max) throw InvalidArgumentError.forField(field, `must be at most ${max} characters`);
+}
+
+function checkAssertion(field: string, assertion: { externalId: string; name?: string; labels?: Record<string, string> }): void {
+  checkText(`${field}.externalId`, assertion.externalId, EXTERNAL_ID_MAX, true);
+  checkText(`${field}.name`, assertion.name, NAME_MAX, false);
+  validateLabels(assertion.labels, `${field}.labels`);
+}
+
+export class TenantService {
+  constructor(
+    private readonly store: TenantStore,
+    private readonly erasure: ObjectiveErasure,
+  ) {}
+
+  /**
+   * Creates the workspace's tenant with this externalId, or updates the name
+   * and labels given (labels replace the stored map; absent fields stay).
+   * Concurrency-safe: concurrent assertions of one externalId return one tenant.
+   * @throws InvalidArgumentError naming `tenant.<field>`
+   */
+  async upsertTenant(workspace: WorkspaceRef, assertion: TenantAssertion, options: UpsertOptions = {}): Promise<TenantRecord> {
+    checkAssertion(options.field ?? 'tenant', assertion);
+    const now = new Date();
+    return (options.store ?? this.store).tenants.upsert(
+      {
+        id: newId('tenant'),
+        accountId: workspace.accountId,
+        workspaceId: workspace.id,
+        name: assertion.name ?? assertion.externalId,
+        externalId: assertion.externalId,
+        labels: assertion.labels ?? {},
+        profileId: options.profileId ?? null,
+        createdAt: now,
+        updatedAt: now,
+      },
+      { name: assertion.name !== undefined, labels: assertion.labels !== undefined },
+    );
+  }
+
+  /**
+   * Creates the subject with this externalId in the tenant (or directly in the
+   * workspace when `tenantId` is undefined), or updates the fields given.
+   * @throws InvalidArgumentError naming `subject.<field>`
+   * @throws NotFoundError when `tenantId` is not a tenant of the workspace
+   */
+  async upsertSubject(workspace: WorkspaceRef, tenantId: string | undefined, assertion: SubjectAssertion, options: UpsertOptions = {}): Promise<SubjectRecord> {
+    const field = options.field ?? 'subject';
+    checkAssertion(field, assertion);
+    checkText(`${field}.email`, assertion.email, EMAIL_MAX, false);
+    if (assertion.email !== undefined && !EMAIL.test(assertion.email)) throw InvalidArgumentError.forField(`${field}.email`, 'is not an email address');
+    const store = options.store ?? this.store;
+    if (tenantId !== undefined) await this.findTenant(workspace, tenantId, store);
+    const now = new Date();
+    return store.subjects.upsert(
+      {
+        id: newId('subject'),
+        accountId: workspace.accountId,
+        workspaceId: workspace.id,
+        tenantId: tenantId ?? null,
+        name: assertion.name ?? assertion.externalId,
+        externalId: assertion.externalId,
+        email: assertion.email ?? null,
+        labels: assertion.labels ?? {},
+        profileId: options.profileId ?? null,
+        createdAt: now,
+        updatedAt: now,
+      },
+      { name: assertion.name !== undefined, labels: assertion.labels !== undefined, email: assertion.email !== undefined },
+    );
+  }
+
+  async listTenants(workspace: WorkspaceRef, page: PageRequest, filter: TenantListFilter, includeInfo: boolean): Promise<Page<Tenant>> {
+    const result = toPage(await this.store.tenants.list(workspace.id, page, filter), page, (row) => row);
+    const counts = includeInfo ? await this.store.subjects.countByTenant(result.items.map((row) => row.id)) : undefined;
+    return { ...result, items: result.items.map((row) => toTenant(row, counts && { subjectCount: counts.get(row.id) ?? 0 })) };
+  }
+
+  async getTenant(workspace: WorkspaceRef, id: string): Promise<Tenant> {
+    const record = await this.findTenant(workspace, id);
+    const counts = await this.store.subjects.countByTenant([record.id]);
+    return toTenant(record, { subjectCount: counts.get(record.id) ?? 0 });
+  }
+
+  /** Erases the tenant: its objectives' content, its subjects, the record. */
+  async deleteTenant(workspace: WorkspaceRef, id: string): Promise<void> {
+    const record = await this.findTenant(workspace, id);
+    const subjectIds = await this.store.subjects.idsByTenant(record.id);
+    await this.erasure.eraseObjectivesOf({ workspaceId: workspace.id, tenantId: record.id, subjectIds });
+    await this.store.tenants.delete(record.id);
+  }
+
+  async listSubjects(workspace: WorkspaceRef, tenantId: string, page: PageRequest, filter: TenantListFilter): Promise<Page<Subject>> {
+    const tenant = await this.findTenant(workspace, tenantId);
+    return toPage(await this.store.subjects.listByTenant(tenant.id, page, filter), page, toSubject);
+  }
+
+  async getSubject(workspace: WorkspaceRef, id: string): Promise<Subject> {
+    return toSubject(await this.findSubject(workspace, id));
+  }
+
+  /** Erases the subject: its objectives' content, then the record. */
+  async deleteSubject(workspace: WorkspaceRef, id: string): Promise<void> {
+    const record = await this.findSubject(workspace, id);
+    await this.erasure.eraseObjectivesOf({ workspaceId: workspace.id, subjectIds: [record.id] });
+    await this.store.subjects.delete(record.id);
+  }
+
+  private async findTenant(workspace: WorkspaceRef, id: string, store = this.store): Promise<TenantRecord> {
+    const record = await store.tenants.findById(id);
+    if (!record || record.workspaceId !== workspace.id) throw NotFoundError.resource('tenant', id);
+    return record;
+  }
+
+  private async findSubject(workspace: WorkspaceRef, id: string): Promise<SubjectRecord> {
+    const record = await this.store.subjects.findById(id);
+    if (!record || record.workspaceId !== workspace.id) throw NotFoundError.resource('subject', id);
+    return record;
+  }
+}

@@ -1,0 +1,111 @@
+// Cluster mode in one process (two runtimes on real NATS and Postgres): the
+// outbox reaches JetStream once per event, and a rebalance or a stop hands
+// shards off without losing an accepted message.
+import assert from 'node:assert/strict';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import type { DataSource } from 'typeorm';
+import { JetStreamPublisher, startActorRuntime, type ActorRuntime, type RuntimeOptions } from '../../actors';
+import { createDataSource } from '../../persistence/data-source';
+import { counterBehavior, type CounterReply } from '../support/cluster-counter';
+import { TEST_NATS_URL, eventually, silentLogger, uniqueBusNames } from '../support/cluster-harness';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+
+describe('cluster: runtime on NATS in one process', function () {
+  this.timeout(30_000);
+  let database: TestDatabase;
+  let dataSource: DataSource;
+  let names: { subjectPrefix: string; eventStream: string };
+  let runtimes: ActorRuntime[] = [];
+
+  function options(): Partial<RuntimeOptions> {
+    return { ...names, shardCount: 16, leaseTimeoutMs: 2000, rebalanceIntervalMs: 200, outboxPollMs: 100, askAttemptTimeoutMs: 1000, askTimeoutMs: 10_000 };
+  }
+
+  async function startNode(): Promise<ActorRuntime> {
+    const runtime = await startActorRuntime({ dataSource, databaseUrl: database.url, natsUrl: TEST_NATS_URL, behaviors: [counterBehavior], options: options(), logger: silentLogger });
+    runtimes.push(runtime);
+    return runtime;
+  }
+
+  before(async () => {
+    database = await createTestDatabase();
+    dataSource = createDataSource({ url: database.url, poolSize: 8 });
+    await dataSource.initialize();
+  });
+
+  beforeEach(() => {
+    names = uniqueBusNames();
+  });
+
+  afterEach(async () => {
+    await Promise.all(runtimes.map((runtime) => runtime.stop()));
+    runtimes = [];
+    const connection = await connect({ servers: TEST_NATS_URL });
+    await (await jetstreamManager(connection)).streams.delete(names.eventStream).catch(() => undefined);
+    await connection.close();
+  });
+
+  after(async () => {
+    await dataSource.destroy();
+    await database.drop();
+  });
+
+  it('publishes outbox events to JetStream once each, with the event id as message id', async () => {
+    const runtime = await startNode();
+    await runtime.ask('counter', 'streamed', { type: 'emit', count: 5 });
+    await eventually(async () => (await dataSource.query("SELECT count(*)::int AS n FROM actor_outbox WHERE subject LIKE '%.streamed' AND published_at IS NOT NULL"))[0].n === 5, 'events published');
+    const connection = await connect({ servers: TEST_NATS_URL });
+    try {
+      const manager = await jetstreamManager(connection);
+      const info = await manager.streams.info(names.eventStream);
+      assert.ok(info.config.duplicate_window >= 10 * 60 * 1e9);
+      assert.equal(info.state.messages, 5);
+      // A relay that crashed after publishing but before marking publishes again: stored once.
+      const [row] = await dataSource.query("SELECT id, subject, payload FROM actor_outbox WHERE subject LIKE '%.streamed' ORDER BY id LIMIT 1");
+      const publisher = new JetStreamPublisher(connection, { stream: names.eventStream, subjects: [`${names.subjectPrefix}.events.>`] });
+      await publisher.publish({ id: row.id, subject: row.subject, data: JSON.stringify(row.payload) });
+      assert.equal((await manager.streams.info(names.eventStream)).state.messages, 5);
+      const stored = await manager.streams.getMessage(names.eventStream, { seq: 1 });
+      assert.equal(stored?.header?.get('Nats-Msg-Id'), row.id);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('loses no accepted message when a joining node takes shards over', async () => {
+    const first = await startNode();
+    assert.equal(first.ownedShards().length, 16);
+    let accepted = 0;
+    let pumping = true;
+    const pump = (async () => {
+      for (let round = 0; pumping; round++) {
+        await Promise.all(Array.from({ length: 16 }, (_, i) => first.tell('counter', `moving-${i}`, { type: 'add', by: 1 }).then(() => accepted++)));
+      }
+    })();
+    const second = await startNode();
+    await eventually(() => first.ownedShards().length === 8 && second.ownedShards().length === 8, 'shards split 8/8');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    pumping = false;
+    await pump;
+    const values = await Promise.all(Array.from({ length: 16 }, (_, i) => second.ask<CounterReply>('counter', `moving-${i}`, { type: 'get' })));
+    assert.ok(accepted > 16 * 5, `only ${accepted} tells were sent around the handoff`);
+    assert.equal(values.reduce((sum, reply) => sum + reply.value, 0), accepted);
+  });
+
+  it('hands every shard to the remaining node on stop (SIGTERM) without losing asks', async () => {
+    const first = await startNode();
+    const second = await startNode();
+    await eventually(() => first.ownedShards().length === 8 && second.ownedShards().length === 8, 'shards split 8/8');
+    const asks = Promise.all(Array.from({ length: 200 }, (_, i) => second.ask<CounterReply>('counter', `stopping-${i % 10}`, { type: 'add', by: 1 })));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await first.stop();
+    const replies = await asks;
+    assert.equal(replies.length, 200);
+    await eventually(() => second.ownedShards().length === 16, 'the remaining node owns every shard');
+    const totals = await Promise.all(Array.from({ length: 10 }, (_, i) => second.ask<CounterReply>('counter', `stopping-${i}`, { type: 'get' })));
+    assert.equal(totals.reduce((sum, reply) => sum + reply.value, 0), 200);
+    const status = await second.clusterStatus();
+    assert.deepEqual(status.nodes.map((node) => node.id), [second.nodeId]);
+  });
+});

@@ -1,0 +1,174 @@
+// The built `agentrt` command's one-shot subcommands: bootstrap against a real
+// Postgres database (the --json shape, its token accepted by a node on that
+// database), migrate, cluster status, and start-up checks that fail closed.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { assertBuilt, cliEnv, runCli, startServe, type ServeProcess } from './cli-process';
+
+type Created = { accountId: string; workspaceId: string; profileId: string; globalApiKey: { id: string; token: string } };
+
+describe('agentrt bootstrap --json (Postgres)', function () {
+  this.timeout(120_000);
+  let database: TestDatabase;
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  let node: ServeProcess | undefined;
+
+  before(async () => {
+    assertBuilt();
+    database = await createTestDatabase();
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrt-e2e-'));
+    env = cliEnv({ DATABASE_URL: database.url, AGENTRT_DATA_DIR: dataDir, AGENTRT_MASTER_KEY: randomBytes(32).toString('base64'), PORT: '0' });
+  });
+
+  after(async () => {
+    await node?.stop('SIGKILL');
+    await fs.rm(dataDir, { recursive: true, force: true });
+    await database.drop();
+  });
+
+  describe('when given an account name and an email', () => {
+    let created: Created;
+
+    before(async () => {
+      const result = await runCli(['bootstrap', '--account', 'acme', '--email', 'admin@acme.test', '--json'], env);
+      assert.equal(result.code, 0, result.stderr);
+      created = JSON.parse(result.stdout) as Created;
+    });
+
+    it('prints exactly one JSON object with the new ids and the global key', () => {
+      assert.deepEqual(Object.keys(created).sort(), ['accountId', 'globalApiKey', 'profileId', 'workspaceId']);
+      assert.deepEqual(Object.keys(created.globalApiKey).sort(), ['id', 'token']);
+      for (const value of [created.accountId, created.workspaceId, created.profileId, created.globalApiKey.id]) {
+        assert.equal(typeof value, 'string');
+        assert.notEqual(value, '');
+      }
+      assert.match(created.globalApiKey.id, /^apikey_/);
+      assert.match(created.globalApiKey.token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
+    });
+
+    it('issues a token that a node on the same database accepts', async () => {
+      node = await startServe(env);
+      const response = await fetch(`${node.url}/v1/account`, { headers: { authorization: `Bearer ${created.globalApiKey.token}` } });
+      const body = (await response.json()) as { metadata?: { id?: string } };
+      assert.equal(response.status, 200, JSON.stringify(body));
+      assert.equal(body.metadata?.id, created.accountId);
+    });
+
+    it('keeps the node from bootstrapping an account of its own', async () => {
+      await assert.rejects(fs.access(path.join(dataDir, 'global-api-key.token')), { code: 'ENOENT' });
+      assert.deepEqual(await node!.stop('SIGTERM'), { code: 0, signal: null });
+      node = undefined;
+    });
+  });
+
+  describe('when --email is missing', () => {
+    it('exits 2 with the usage text and prints nothing on stdout', async () => {
+      const result = await runCli(['bootstrap', '--account', 'acme', '--json'], env);
+      assert.equal(result.code, 2);
+      assert.equal(result.stdout, '');
+      assert.match(result.stderr, /bootstrap needs --email EMAIL/);
+    });
+  });
+});
+
+describe('agentrt serve start-up checks', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+
+  before(async () => {
+    assertBuilt();
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrt-e2e-'));
+  });
+
+  after(async () => {
+    await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('refuses a malformed AGENTRT_MASTER_KEY with a message naming it', async () => {
+    const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir, AGENTRT_MASTER_KEY: 'too-short', PORT: '0' }));
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /AGENTRT_MASTER_KEY must be the base64 of exactly 32 bytes/);
+  });
+
+  it('refuses NATS_URL without DATABASE_URL (leases need real Postgres)', async () => {
+    const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir, NATS_URL: 'nats://127.0.0.1:4222', PORT: '0' }));
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /NATS_URL needs DATABASE_URL/);
+  });
+
+  it('refuses a malformed master.key file instead of replacing it', async () => {
+    const file = path.join(dataDir, 'master.key');
+    await fs.writeFile(file, 'not a key\n', { mode: 0o600 });
+    const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir, PORT: '0' }));
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /master\.key does not hold a valid master key/);
+    assert.equal(await fs.readFile(file, 'utf8'), 'not a key\n');
+  });
+});
+
+describe('agentrt migrate (embedded)', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+
+  before(async () => {
+    assertBuilt();
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrt-e2e-'));
+  });
+
+  after(async () => {
+    await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('applies every migration to a new data folder, then finds none pending', async () => {
+    const first = await runCli(['migrate'], cliEnv({ AGENTRT_DATA_DIR: dataDir }));
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /^applied Foundation\d+$/m);
+    const second = await runCli(['migrate'], cliEnv({ AGENTRT_DATA_DIR: dataDir }));
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(second.stdout, 'no pending migrations\n');
+  });
+});
+
+describe('agentrt cluster status', function () {
+  this.timeout(30_000);
+  let server: http.Server;
+  let url: string;
+  const seen: Array<{ path?: string; authorization?: string }> = [];
+
+  before(async () => {
+    assertBuilt();
+    server = http.createServer((request, response) => {
+      seen.push({ path: request.url, authorization: request.headers.authorization });
+      const ok = request.headers.authorization === 'Bearer good-token';
+      response.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(ok ? { nodes: [{ id: 'node-a' }] } : { code: 16, message: 'invalid bearer token' }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  after(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('prints the JSON of GET /v1/cluster, sending the token from AGENTRT_TOKEN', async () => {
+    const result = await runCli(['cluster', 'status', '--url', url], cliEnv({ AGENTRT_TOKEN: 'good-token' }));
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), { nodes: [{ id: 'node-a' }] });
+    assert.deepEqual(seen.at(-1), { path: '/v1/cluster', authorization: 'Bearer good-token' });
+  });
+
+  it('exits 1 with the status and body when the node refuses', async () => {
+    const result = await runCli(['cluster', 'status', '--token', 'bad-token'], cliEnv({ AGENTRT_URL: url }));
+    assert.equal(result.code, 1);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /GET \/v1\/cluster answered 401: .*invalid bearer token/);
+  });
+});

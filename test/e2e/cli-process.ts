@@ -1,0 +1,130 @@
+// Runs the BUILT command (dist/src/cli.js) as a child process, as an operator
+// would: one-shot commands, and `serve` with its JSON log lines parsed so a
+// test can wait for "listening" and read what the node logged.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+/** The compiled CLI; `npm test` builds it before mocha runs. */
+export const CLI = path.resolve(__dirname, '../../dist/src/cli.js');
+
+/** How long a started node may take to log "listening". */
+const START_TIMEOUT_MS = 60_000;
+
+/** Settings a developer's shell might export that would change what a test runs against (and every AGENTRT_*). */
+const INHERITED_SETTINGS = ['PORT', 'HOST', 'DATABASE_URL', 'NATS_URL', 'LOG_LEVEL'];
+
+/** Fails with a clear message when the CLI has not been built. */
+export function assertBuilt(): void {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does)`);
+}
+
+/** process.env without agentrt settings, plus the given ones (LOG_LEVEL info unless given). */
+export function cliEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of Object.keys(env)) {
+    if (INHERITED_SETTINGS.includes(name) || name.startsWith('AGENTRT_')) delete env[name];
+  }
+  return { ...env, LOG_LEVEL: 'info', ...settings };
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `agentrt <args>` to completion. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = collect(child);
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, ...output() }));
+  });
+}
+
+/** A log line of the node, parsed. */
+export interface LogLine {
+  msg?: string;
+  [field: string]: unknown;
+}
+
+export interface ServeProcess {
+  /** Base URL from the "listening" log line. */
+  url: string;
+  child: ChildProcess;
+  /** Every stdout line so far, parsed (non-JSON lines are kept as `{ msg: line }`). */
+  logs(): LogLine[];
+  /** Raw stdout and stderr so far. */
+  output(): { stdout: string; stderr: string };
+  /** Sends the signal and resolves with the exit code and signal. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Starts `agentrt serve` and resolves once it logs "listening".
+ * @throws Error with the node's output when it exits or stays silent first
+ */
+export async function startServe(env: NodeJS.ProcessEnv): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = collect(child);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const logs = () => parseLines(output().stdout);
+  const url = await waitForListening(logs, exited, output);
+  return {
+    url,
+    child,
+    logs,
+    output,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+async function waitForListening(
+  logs: () => LogLine[],
+  exited: Promise<{ code: number | null }>,
+  output: () => { stdout: string; stderr: string },
+): Promise<string> {
+  let exitCode: number | null | undefined;
+  void exited.then(({ code }) => (exitCode = code));
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const listening = logs().find((line) => line.msg === 'listening');
+    if (typeof listening?.url === 'string') return listening.url;
+    if (exitCode !== undefined) throw new Error(`agentrt serve exited with ${exitCode} before listening:\n${formatOutput(output())}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`agentrt serve did not log "listening" within ${START_TIMEOUT_MS} ms:\n${formatOutput(output())}`);
+}
+
+function collect(child: ChildProcess): () => { stdout: string; stderr: string } {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return () => ({ stdout, stderr });
+}
+
+function parseLines(text: string): LogLine[] {
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      try {
+        return JSON.parse(line) as LogLine;
+      } catch {
+        return { msg: line };
+      }
+    });
+}
+
+function formatOutput(output: { stdout: string; stderr: string }): string {
+  return `stdout:\n${output.stdout}\nstderr:\n${output.stderr}`;
+}

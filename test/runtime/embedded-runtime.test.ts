@@ -1,0 +1,164 @@
+// The runtime in embedded mode (in-process bus, leases and publisher) on a real
+// Postgres database: activation, replay, snapshots, passivation, reminders,
+// durable commands, outbox, errors and handoff.
+import assert from 'node:assert/strict';
+import type { DataSource } from 'typeorm';
+import { ActorRuntime, MemoryBus, MemoryEventPublisher, MemoryLeaseProvider, defaultRuntimeOptions, runtimeMetrics, startActorRuntime, type RuntimeOptions } from '../../actors';
+import { ApiError, FailedPreconditionError } from '../../src/errors';
+import type { EventPublisher, PublishedEvent } from '../../src/ports/event-publisher';
+import { shardOf } from '../../src/sharding/fnv1a32';
+import { createDataSource } from '../../persistence/data-source';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { counterBehavior, counterEffects, counterOverlaps, type CounterReply } from '../support/cluster-counter';
+import { eventually, silentLogger } from '../support/cluster-harness';
+
+/** A publisher that fails while `down` is set, like JetStream being unreachable. */
+class FlakyPublisher implements EventPublisher {
+  down = false;
+  readonly inner = new MemoryEventPublisher();
+  async prepare(): Promise<void> {}
+  async publish(event: PublishedEvent): Promise<void> {
+    if (this.down) throw new Error('stream unavailable');
+    await this.inner.publish(event);
+  }
+  async close(): Promise<void> {}
+}
+
+const OPTIONS: Partial<RuntimeOptions> = { shardCount: 16, passivateAfterMs: 200, snapshotEvery: 5, reminderPollMs: 50, outboxPollMs: 50 };
+
+describe('actor runtime (embedded mode)', () => {
+  let database: TestDatabase;
+  let dataSource: DataSource;
+  let runtime: ActorRuntime;
+  let publisher: FlakyPublisher;
+
+  async function startRuntime(): Promise<ActorRuntime> {
+    publisher = new FlakyPublisher();
+    return ActorRuntime.start({
+      dataSource,
+      bus: new MemoryBus(),
+      leases: new MemoryLeaseProvider(database.url),
+      publisher,
+      behaviors: [counterBehavior],
+      options: { ...defaultRuntimeOptions(), ...OPTIONS },
+      logger: silentLogger,
+    });
+  }
+
+  const ask = (id: string, command: unknown) => runtime.ask<CounterReply>('counter', id, command);
+  const value = async (id: string) => (await ask(id, { type: 'get' })).value;
+
+  before(async () => {
+    database = await createTestDatabase();
+    dataSource = createDataSource({ url: database.url, poolSize: 5 });
+    await dataSource.initialize();
+  });
+
+  after(async () => {
+    await dataSource.destroy();
+    await database.drop();
+  });
+
+  beforeEach(async () => {
+    runtime = await startRuntime();
+  });
+
+  afterEach(async () => {
+    await runtime.stop();
+  });
+
+  it('owns every shard as the only node', async () => {
+    assert.deepEqual(runtime.ownedShards(), Array.from({ length: 16 }, (_, i) => i));
+    const status = await runtime.clusterStatus();
+    assert.equal(status.shardCount, 16);
+    assert.deepEqual(status.nodes.map((node) => node.id), [runtime.nodeId]);
+    assert.equal(status.nodes[0].shards.length, 16);
+  });
+
+  it('serialises concurrent asks to one actor', async () => {
+    const overlapsBefore = counterOverlaps.count;
+    const replies = await Promise.all(Array.from({ length: 50 }, () => ask('serial', { type: 'add', by: 1 })));
+    assert.deepEqual(replies.map((reply) => reply.value).sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i + 1));
+    assert.equal(counterOverlaps.count, overlapsBefore);
+  });
+
+  it('passivates an idle actor and recovers its state from snapshot and journal', async () => {
+    for (let i = 0; i < 7; i++) await ask('passive', { type: 'add', by: 2 });
+    await eventually(() => runtime.activeActors() === 0, 'actor passivated');
+    const [snapshot] = await dataSource.query("SELECT sequence_nr FROM actor_snapshots WHERE persistence_key = 'counter:passive'");
+    assert.equal(Number(snapshot.sequence_nr), 5);
+    const activations = (await runtimeMetrics.activations.get()).values.find((v) => v.labels.kind === 'counter')!.value;
+    assert.equal(await value('passive'), 14);
+    const after = (await runtimeMetrics.activations.get()).values.find((v) => v.labels.kind === 'counter')!.value;
+    assert.equal(after, activations + 1);
+  });
+
+  it('runs afterCommit effects once and never while replaying', async () => {
+    const before = counterEffects.runs;
+    await ask('effects', { type: 'effect', by: 1 });
+    assert.equal(counterEffects.runs, before + 1);
+    await eventually(() => runtime.activeActors() === 0, 'actor passivated');
+    assert.equal(await value('effects'), 1);
+    assert.equal(counterEffects.runs, before + 1);
+  });
+
+  it('fires a durable reminder, also for a passivated actor, and deletes it', async () => {
+    await ask('reminded', { type: 'remind', name: 'wake', inMs: 400 });
+    await eventually(() => runtime.activeActors() === 0, 'actor passivated');
+    await eventually(async () => (await ask('reminded', { type: 'get' })).reminded.includes('wake'), 'reminder fired');
+    const rows = await dataSource.query("SELECT * FROM actor_reminders WHERE actor_id = 'reminded'");
+    assert.equal(rows.length, 0);
+  });
+
+  it('applies a durable command once, and reads pending commands on activation', async () => {
+    await runtime.send('counter', 'durable', { type: 'add', by: 5 });
+    await eventually(async () => (await value('durable')) === 5, 'sent command applied');
+    await eventually(() => runtime.activeActors() === 0, 'actor passivated');
+    // A command whose bus message was lost: only the row exists.
+    await dataSource.query("INSERT INTO actor_commands (id, shard, kind, actor_id, payload) VALUES ('01KPENDING0000000000000000', $1, 'counter', 'durable', $2)", [
+      shardOf('durable', 16),
+      JSON.stringify({ type: 'add', by: 10 }),
+    ]);
+    assert.equal(await value('durable'), 15);
+    const pending = await dataSource.query("SELECT id FROM actor_commands WHERE actor_id = 'durable' AND processed_at IS NULL");
+    assert.deepEqual(pending, []);
+  });
+
+  it('publishes outbox events, and keeps them while the publisher is down', async () => {
+    publisher.down = true;
+    await ask('emitter', { type: 'emit', count: 3 });
+    await runtime.flushOutbox();
+    const [{ count }] = await dataSource.query("SELECT count(*)::int AS count FROM actor_outbox WHERE subject LIKE '%.emitter' AND published_at IS NULL");
+    assert.equal(count, 3);
+    publisher.down = false;
+    await eventually(() => publisher.inner.published().filter((event) => event.subject === 'agentrt.events.counter.emitter').length === 3, 'events published');
+    const ids = publisher.inner.published().map((event) => (JSON.parse(event.data) as { id: string }).id);
+    assert.deepEqual(ids, publisher.inner.published().map((event) => event.id));
+  });
+
+  it('returns the behaviour error to the asker without losing the actor', async () => {
+    await ask('failing', { type: 'add', by: 1 });
+    await assert.rejects(ask('failing', { type: 'fail' }), (error: ApiError) => error.code === 'INTERNAL' && error.message === 'internal error');
+    assert.equal(await value('failing'), 1);
+  });
+
+  it('refuses an unknown actor kind and a malformed id', async () => {
+    await assert.rejects(runtime.ask('nope', 'x', {}), (error: ApiError) => error.code === 'INVALID_ARGUMENT' && error.message === 'kind: unknown actor kind nope');
+    await assert.rejects(runtime.ask('counter', 'a.b', {}), (error: ApiError) => error.code === 'INVALID_ARGUMENT' && error.message === 'id: must match [A-Za-z0-9_:-]{1,200}');
+  });
+
+  it('drains accepted messages on stop (handoff), so none is lost', async () => {
+    await Promise.all(Array.from({ length: 200 }, () => runtime.tell('counter', 'handoff', { type: 'add', by: 1 })));
+    await runtime.stop();
+    runtime = await startRuntime();
+    assert.equal(await value('handoff'), 200);
+  });
+
+  it('refuses to start with another shard count', async () => {
+    await assert.rejects(
+      startActorRuntime({ dataSource, behaviors: [counterBehavior], options: { ...OPTIONS, shardCount: 32 }, logger: silentLogger }),
+      (error: FailedPreconditionError) =>
+        error instanceof FailedPreconditionError && error.message === "shard count 32 differs from the cluster's 16; changing it needs a full stop and a migration",
+    );
+  });
+});

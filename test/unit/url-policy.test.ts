@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { guardedFetch } from '../../src/network/guarded-fetch';
+import { assertAddressAllowed, checkOutboundUrl, guardedLookup, isPrivateAddress } from '../../src/network/url-policy';
+
+describe('url-policy', () => {
+  describe('isPrivateAddress', () => {
+    it('flags private, loopback, link-local, CGNAT, multicast and mapped addresses', () => {
+      for (const address of ['10.1.2.3', '127.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1',
+        '::1', '::', 'fe80::1', 'fd00::1', '[::1]', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::10.0.0.1']) {
+        assert.equal(isPrivateAddress(address), true, address);
+      }
+    });
+
+    it('passes public addresses and names', () => {
+      for (const address of ['8.8.8.8', '172.32.0.1', '2001:4860:4860::8888', 'example.com']) assert.equal(isPrivateAddress(address), false, address);
+    });
+  });
+
+  describe('checkOutboundUrl', () => {
+    const strict = { allowPrivateNetwork: false };
+    it('accepts a public https URL', () => {
+      assert.equal(checkOutboundUrl('url', 'https://api.example.com/x?y=1', strict).hostname, 'api.example.com');
+    });
+
+    it('refuses a non-http scheme, a relative URL and credentials', () => {
+      assert.throws(() => checkOutboundUrl('url', 'file:///etc/passwd', strict), { code: 'INVALID_ARGUMENT', message: 'url: must be an absolute http or https URL' });
+      assert.throws(() => checkOutboundUrl('url', '/relative', strict), { message: 'url: must be an absolute http or https URL' });
+      assert.throws(() => checkOutboundUrl('url', 'https://user:pw@example.com/', strict), { message: 'url: must not carry credentials; use headers with {{secrets.NAME}}' });
+    });
+
+    it('refuses literal private addresses and localhost unless allowed', () => {
+      assert.throws(() => checkOutboundUrl('url', 'http://127.0.0.1:8080/', strict), { message: 'url: 127.0.0.1 is a private, loopback or link-local address, which is not allowed' });
+      assert.throws(() => checkOutboundUrl('url', 'http://[::1]/', strict), { message: 'url: [::1] is a private, loopback or link-local address, which is not allowed' });
+      assert.throws(() => checkOutboundUrl('url', 'http://api.localhost/', strict), { message: 'url: api.localhost is a private, loopback or link-local address, which is not allowed' });
+      assert.equal(checkOutboundUrl('url', 'http://127.0.0.1:8080/', { allowPrivateNetwork: true }).port, '8080');
+    });
+  });
+
+  describe('guardedLookup', () => {
+    it('refuses a name that resolves to a loopback address', async () => {
+      const lookup = guardedLookup({ allowPrivateNetwork: false });
+      const error = await new Promise<Error | null>((resolve) => lookup('localhost', {}, (failure) => resolve(failure)));
+      assert.equal(error?.name, 'PermissionDeniedError');
+      assert.match(error!.message, /^refused to connect to localhost \((127\.0\.0\.1|::1)\): private, loopback and link-local addresses are not allowed$/);
+    });
+
+    it('resolves it when the private network is allowed', async () => {
+      const lookup = guardedLookup({ allowPrivateNetwork: true });
+      const address = await new Promise<string>((resolve, reject) => lookup('localhost', {}, (failure, result) => (failure ? reject(failure) : resolve(result as string))));
+      assert.match(address, /^(127\.0\.0\.1|::1)$/);
+    });
+  });
+
+  describe('guardedFetch', () => {
+    let server: http.Server;
+    let port: number;
+    before(async () => {
+      server = http.createServer((_request, response) => response.end('ok'));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as AddressInfo).port;
+    });
+    after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    it('refuses a literal loopback target', async () => {
+      await assert.rejects(guardedFetch({ allowPrivateNetwork: false })(`http://127.0.0.1:${port}/`), { name: 'PermissionDeniedError', code: 'PERMISSION_DENIED' });
+    });
+
+    it('refuses a name resolving to loopback at connect time', async () => {
+      await assert.rejects(guardedFetch({ allowPrivateNetwork: false })(`http://localhost:${port}/`), (error: Error) => {
+        assert.equal(error.name, 'PermissionDeniedError');
+        return true;
+      });
+    });
+
+    it('fetches when the private network is allowed', async () => {
+      const response = await guardedFetch({ allowPrivateNetwork: true })(`http://localhost:${port}/`);
+      assert.equal(await response.text(), 'ok');
+    });
+
+    it('leaves assertAddressAllowed silent for public addresses', () => {
+      assert.doesNotThrow(() => assertAddressAllowed('example.com', '93.184.216.34', { allowPrivateNetwork: false }));
+    });
+  });
+});
