@@ -1,6 +1,7 @@
 // Public surface of the actor runtime. Other folders import only from here.
 export { startActorRuntime, type StartActorRuntimeOptions } from './runtime/start-runtime';
-export { ActorRuntime, type ActorRuntimeDeps, type ClusterStatus } from './runtime/actor-runtime';
+export { ActorRuntime, type ActorRuntimeDeps } from './runtime/actor-runtime';
+export { readClusterStatus, type ClusterStatus } from './runtime/cluster-status';
 export { type CallOptions } from './runtime/actor-client';
 export { type RuntimeLogger } from './runtime/runtime-logger';
 export { defaultRuntimeOptions, runtimeOptionsFromEnv, type RuntimeOptions } from './runtime-options';

@@ -1,5 +1,5 @@
-// The Koa application: error mapping first, then request context, metrics and
-// the routers. createApp does not listen, so tests drive app.callback().
+// The Koa application: request context and metrics outermost, then error
+// mapping, then the routers. createApp does not listen, so tests drive app.callback().
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
@@ -32,9 +32,10 @@ export function createApp(deps: AppDependencies): Koa {
   mountRoutes(api, deps.routes, deps.mount);
   Object.defineProperty(app, API_ROUTER, { value: api });
   const system = systemRoutes({ checkReady: deps.checkReady, openApiDocument: () => openApi });
-  app.use(errorHandler(deps.logger));
+  // Request context and metrics wrap the error handler, so they see the final status.
   app.use(requestContext(deps.logger));
   app.use(requestMetrics());
+  app.use(errorHandler(deps.logger));
   app.use(system.routes());
   app.use(api.routes());
   app.use(async function notFound(ctx) {

@@ -10,6 +10,8 @@ import { Authenticator } from '../src/auth/authenticator';
 import { RateLimiter } from '../src/auth/rate-limiter';
 import { API_KEY_TOKEN_KEY_PURPOSE, ApiKeyTokens } from '../src/auth/tokens';
 import type { Config } from '../src/config';
+import { UnavailableError } from '../src/errors';
+import type { ClusterStatusSource } from '../src/schemas/cluster.schema';
 import type { FoundationStore } from '../src/ports/foundation-store';
 import { createFoundationStore } from '../persistence/repositories/foundation.store';
 import { loadServiceKey } from '../persistence/repositories/service-key.store';
@@ -21,6 +23,9 @@ import { tenantRoutes } from './routes/tenants.routes';
 import { SearchService } from '../src/search/search.service';
 import { createSearchStore } from '../persistence/repositories/search.store';
 import { searchRoutes } from './routes/search.routes';
+import { BundleService } from '../src/bundles/bundle.service';
+import { createBundleStore } from '../persistence/repositories/bundle.store';
+import { bundleRoutes } from './routes/bundles.routes';
 import { MemoryEntryService } from '../src/memory/memory-entry.service';
 import { MemoryLayerService } from '../src/memory/memory-layer.service';
 import { UploadService } from '../src/uploads/upload.service';
@@ -53,6 +58,7 @@ import { toolSetRoutes } from './routes/tool-sets.routes';
 import type { AppDependencies } from './app';
 import type { RouteDefinition } from './route';
 import { accountRoutes } from './routes/account.routes';
+import { clusterRoutes } from './routes/cluster.routes';
 import { apiKeyRoutes } from './routes/api-keys.routes';
 import { workspaceRoutes } from './routes/workspaces.routes';
 
@@ -76,6 +82,8 @@ export interface Services {
   feedback: FeedbackService;
   tools: ToolService;
   toolSets: ToolSetService;
+  bundles: BundleService;
+  clusterStatus: ClusterStatusSource;
 }
 
 export interface CreateDependenciesOptions {
@@ -83,10 +91,16 @@ export interface CreateDependenciesOptions {
   dataSource: DataSource;
   masterKey: Buffer;
   logger: Logger;
+  /** The actor runtime's cluster view (GET /v1/cluster); without it the route answers UNAVAILABLE. */
+  clusterStatus?: ClusterStatusSource;
+}
+
+async function noRuntime(): Promise<never> {
+  throw new UnavailableError('this node runs no actor runtime');
 }
 
 /** Builds the services of every area over one data source. */
-export function createServices({ dataSource, masterKey, config }: Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config'>): Services {
+export function createServices({ dataSource, masterKey, config, clusterStatus }: Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus'>): Services {
   const store = createFoundationStore(dataSource);
   const tokens = new ApiKeyTokens(() => loadServiceKey(dataSource, masterKey, API_KEY_TOKEN_KEY_PURPOSE));
   const workspaces = new WorkspaceService(store);
@@ -115,7 +129,18 @@ export function createServices({ dataSource, masterKey, config }: Pick<CreateDep
   const feedback = new FeedbackService(agentsStore);
   const tools = new ToolService(agentsStore, store, urlPolicy);
   const toolSets = new ToolSetService(agentsStore, store, tools, new SdkMcpClient(urlPolicy), urlPolicy);
-  return { store, tokens, accounts, workspaces, apiKeys, tenants, search, memoryLayers, memoryEntries, uploads, secrets, providerKeys, models, agents, variations, assignments, feedback, tools, toolSets };
+  const bundles = new BundleService(createBundleStore(dataSource), {
+    agents, variations, assignments, tools, toolSets,
+    memoryOn(memory) {
+      const layers = new MemoryLayerService(memory, store.profiles);
+      return { layers, entries: new MemoryEntryService(memory, layers, uploads, store.profiles) };
+    },
+  });
+  return {
+    store, tokens, accounts, workspaces, apiKeys, tenants, search, memoryLayers, memoryEntries, uploads, secrets, providerKeys, models,
+    agents, variations, assignments, feedback, tools, toolSets, bundles,
+    clusterStatus: clusterStatus ?? noRuntime,
+  };
 }
 
 /** Every API route, in the order of the spec's sections. */
@@ -135,6 +160,8 @@ export function allRoutes(services: Services): RouteDefinition[] {
     ...variationRoutes({ variations: services.variations, assignments: services.assignments }),
     ...toolRoutes({ tools: services.tools }),
     ...toolSetRoutes({ toolSets: services.toolSets }),
+    ...bundleRoutes({ bundles: services.bundles }),
+    ...clusterRoutes({ clusterStatus: services.clusterStatus }),
   ];
 }
 

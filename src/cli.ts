@@ -8,6 +8,7 @@ import { EmbeddedDatabaseLockedError } from '../persistence/embedded-postgres';
 import { rotateMasterKey } from '../persistence/repositories/data-key.store';
 import type { BootstrapResult } from './accounts/account.service';
 import { ConfigError, loadConfig, type Config } from './config';
+import { InvalidArgumentError } from './errors';
 import { replaceMasterKeyFile } from './crypto/master-key-file';
 import { createLogger, type Logger } from './logger';
 import { loadMasterKey } from './master-key';
@@ -89,7 +90,7 @@ function reportFailure(error: unknown): number {
 
 /** Failures an operator causes and can fix: the message says it all, a stack trace would only hide it. */
 function isExpected(error: unknown): error is Error {
-  return [ConfigError, CommandError, EmbeddedDatabaseLockedError, ListenError].some((type) => error instanceof type);
+  return [ConfigError, CommandError, EmbeddedDatabaseLockedError, ListenError, InvalidArgumentError].some((type) => error instanceof type);
 }
 
 function isParseArgsError(error: unknown): boolean {

@@ -5,12 +5,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import path from 'node:path';
-import { startActorRuntime, type RuntimeOptions } from '../actors';
+import { readClusterStatus, runtimeOptionsFromEnv, startActorRuntime, type RuntimeOptions } from '../actors';
 import { createApp } from '../http/app';
 import { createAppDependencies, type ApplicationParts, type Services } from '../http/dependencies';
 import { createDataSource, runMigrationsLocked } from '../persistence/data-source';
 import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres } from '../persistence/embedded-postgres';
-import type { Config } from './config';
+import { ConfigError, type Config } from './config';
+import { DecryptionError } from './crypto/envelope';
 import { createLogger, type Logger } from './logger';
 import { loadMasterKey } from './master-key';
 
@@ -107,7 +108,10 @@ export async function openServices(config: Config, logger: Logger): Promise<{ da
   const masterKey = await loadNodeMasterKey(config, logger);
   const database = await openDatabase(config, logger);
   try {
-    const deps = createAppDependencies({ config, dataSource: database.dataSource, masterKey, logger });
+    const deps = createAppDependencies({
+      config, dataSource: database.dataSource, masterKey, logger,
+      clusterStatus: () => readClusterStatus(database.dataSource, runtimeOptionsFromEnv().shardCount),
+    });
     return { database, deps };
   } catch (error) {
     await database.close().catch(() => undefined);
@@ -139,8 +143,11 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
       logger: logger.child({ component: 'actors' }),
     });
     closers.push(() => runtime.stop());
-    const deps = createAppDependencies({ config, dataSource: database.dataSource, masterKey, logger });
+    const deps = createAppDependencies({ config, dataSource: database.dataSource, masterKey, logger, clusterStatus: () => runtime.clusterStatus() });
+    await checkMasterKeyOpensStoredKeys(deps.services);
     await bootstrapFirstAccount(deps.services, database.dataSource, config.dataDir, logger);
+    const modelsAdded = await deps.services.models.reconcileCatalog();
+    if (modelsAdded > 0) logger.info({ modelsAdded }, 'model catalog reconciled into existing workspaces');
     const server = await listen(createApp(deps.app).callback(), config);
     closers.push(() => closeServer(server, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS));
     const port = (server.address() as AddressInfo).port;
@@ -150,6 +157,21 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
   } catch (error) {
     await closeAll(closers, logger);
     throw error;
+  }
+}
+
+/**
+ * Fails start-up, with a message saying why, when the master key is not the one
+ * that wrapped the stored service keys (a node would otherwise refuse every
+ * API key token with an internal error).
+ * @throws ConfigError
+ */
+async function checkMasterKeyOpensStoredKeys(services: Services): Promise<void> {
+  try {
+    await services.tokens.load();
+  } catch (error) {
+    if (!(error instanceof DecryptionError)) throw error;
+    throw new ConfigError('the master key does not open the keys stored in this database: start the node with the master key the database was created with (AGENTRT_MASTER_KEY or master.key)');
   }
 }
 

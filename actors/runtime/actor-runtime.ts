@@ -16,17 +16,12 @@ import { OutboxRelay } from '../events/outbox-relay';
 import { startSystem, stopActor, type SystemRef } from '../nact/nact';
 import type { RuntimeOptions } from '../runtime-options';
 import { ActorClient, type CallOptions } from './actor-client';
+import { readClusterStatus, type ClusterStatus } from './cluster-status';
 import { JournalPersistenceEngine } from './journal-engine';
 import { ReminderPoller } from './reminder-poller';
 import { defaultRuntimeLogger, type RuntimeLogger } from './runtime-logger';
 import { ShardBalancer } from './shard-balancer';
 import { ShardHost } from './shard-host';
-
-/** The operator view: `GET /v1/cluster` and `agentrt cluster status`. */
-export interface ClusterStatus {
-  shardCount: number;
-  nodes: Array<{ id: string; lastHeartbeatAt: string; shards: number[]; activeActors: number }>;
-}
 
 /** What a runtime is built from. */
 export interface ActorRuntimeDeps {
@@ -122,12 +117,8 @@ export class ActorRuntime {
   }
 
   /** The membership table as the operator view. */
-  async clusterStatus(): Promise<ClusterStatus> {
-    const nodes = await this.cluster.listNodes();
-    return {
-      shardCount: this.deps.options.shardCount,
-      nodes: nodes.map((node) => ({ id: node.nodeId, lastHeartbeatAt: node.lastHeartbeatAt.toISOString(), shards: node.shards, activeActors: node.activeActors })),
-    };
+  clusterStatus(): Promise<ClusterStatus> {
+    return readClusterStatus(this.deps.dataSource, this.deps.options.shardCount);
   }
 
   /**

@@ -38,12 +38,17 @@ export class ActorClusterRepository {
    */
   async ensureShardCount(shardCount: number): Promise<void> {
     await this.dataSource.query('INSERT INTO actor_cluster (id, shard_count) VALUES (1, $1) ON CONFLICT (id) DO NOTHING', [shardCount]);
-    const rows: Array<{ shard_count: number }> = await this.dataSource.query('SELECT shard_count FROM actor_cluster WHERE id = 1');
-    const stored = rows[0].shard_count;
+    const stored = await this.findShardCount();
     if (stored !== shardCount) {
       throw new FailedPreconditionError(`shard count ${shardCount} differs from the cluster's ${stored}; changing it needs a full stop and a migration`);
     }
     await this.dataSource.query('INSERT INTO actor_shards (shard) SELECT generate_series(0, $1 - 1) ON CONFLICT (shard) DO NOTHING', [shardCount]);
+  }
+
+  /** The shard count the cluster was created with, or null before any node started. */
+  async findShardCount(): Promise<number | null> {
+    const rows: Array<{ shard_count: number }> = await this.dataSource.query('SELECT shard_count FROM actor_cluster WHERE id = 1');
+    return rows.length ? rows[0].shard_count : null;
   }
 
   /** Registers or refreshes a member: its heartbeat, shards and active actor count. */

@@ -2,7 +2,7 @@
 // bootstrap a new account with its first workspace, admin user and global key.
 import { randomBytes } from 'node:crypto';
 import { newId } from '../ids';
-import { NotFoundError } from '../errors';
+import { InvalidArgumentError, NotFoundError } from '../errors';
 import type { Principal } from '../auth/principal';
 import { FULL_ACCESS } from '../auth/scopes';
 import type { ApiKeyTokens } from '../auth/tokens';
@@ -18,6 +18,9 @@ import type { WorkspaceService } from './workspace.service';
 export function newWebhookSigningSecret(): string {
   return `wh_${randomBytes(32).toString('base64')}`;
 }
+
+// Deliberately loose: one @, no spaces, a dot in the domain.
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export interface BootstrapInput {
   accountName: string;
@@ -83,6 +86,8 @@ export class AccountService {
 
   /** Creates an account, its first workspace, its admin USER profile and the global key. */
   async bootstrap(input: BootstrapInput): Promise<BootstrapResult> {
+    if (!input.accountName.trim()) throw InvalidArgumentError.forField('account', 'must not be empty');
+    if (!EMAIL.test(input.email)) throw InvalidArgumentError.forField('email', `"${input.email}" is not an email address`);
     const { result, workspace } = await this.store.transaction(async (store) => {
       const now = new Date();
       const accountId = newId('account');

@@ -14,6 +14,7 @@ import { getPath, touches } from '../resource/update-mask';
 import type { AgentVariation, CreateVariationBody, UpdateVariationBody } from '../schemas/agents.schema';
 import { toVariation, type NameIndex } from './mappers';
 import { loadProfiles } from './profiles';
+import { selectVariation, type RandomSource } from './variation-selection';
 import { DEFAULT_PRESERVE_RECENT_RESULTS, DEFAULT_TRIGGER_THRESHOLD, type AgentRecord, type VariationRecord, type WorkspaceResourceRecord } from './records';
 import { bundleKeyChange, inWorkspace, updatePaths, type WriteOptions } from './write-options';
 
@@ -107,6 +108,17 @@ export class VariationService {
     const store = options.store ?? this.store;
     const record = await this.find(workspace, agentId, id, store);
     await store.variations.delete(record.id);
+  }
+
+  /**
+   * The variation an objective of the agent runs: `explicitId` when given
+   * (weight 0 included), else the agent's selection mode (selectVariation).
+   * @throws NotFoundError for an unknown agent, or an explicit id that is not the agent's
+   * @throws FailedPreconditionError when there is nothing to select
+   */
+  async select(workspace: WorkspaceRef, agentId: string, explicitId?: string, random: RandomSource = Math.random, store: AgentsStore = this.store): Promise<VariationRecord> {
+    const agent = await this.findAgent(workspace, agentId, store);
+    return selectVariation(await store.variations.listByAgent(agent.id), { mode: agent.variationSelectionMode, explicitId, random });
   }
 
   /**

@@ -33,6 +33,11 @@ export class ApiKeyTokens {
 
   constructor(private readonly keySource: SigningKeySource) {}
 
+  /** Loads the signing key now, so a node with the wrong master key fails at start. */
+  async load(): Promise<void> {
+    await this.signingKey();
+  }
+
   private signingKey(): Promise<Uint8Array> {
     this.key ??= this.keySource().catch((error: unknown) => {
       this.key = undefined; // a failed load (database down) is retried on the next call

@@ -26,12 +26,34 @@ function checkNoSchedules(field: string, schedules: readonly unknown[] | undefin
   }
 }
 
+/** The path of the first string (value or key) holding a NUL character, which Postgres text cannot store; null when none does. */
+function pathOfNul(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = pathOfNul(item, `${path}[${index}]`);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  if (value === null || typeof value !== 'object') return null;
+  for (const [key, item] of Object.entries(value)) {
+    const field = path ? `${path}.${key}` : key;
+    if (key.includes('\u0000')) return field;
+    const found = pathOfNul(item, field);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
 /**
  * Checks what the JSON Schema cannot.
- * @throws InvalidArgumentError naming the duplicate's field
+ * @throws InvalidArgumentError naming the duplicate's field, or a string holding a NUL character
  * @throws ApiError UNIMPLEMENTED for a non-empty `schedules`
  */
 export function checkDocument(document: BundleDocument): void {
+  const nul = pathOfNul(document, '');
+  if (nul !== null) throw InvalidArgumentError.forField(nul || '(body)', 'must not contain NUL characters');
   checkNoSchedules('schedules', document.schedules);
   checkUnique('tools', (document.tools ?? []).map((tool) => tool.metadata.name), 'the tool name');
   checkUnique('toolSets', (document.toolSets ?? []).map((set) => set.metadata.name), 'the tool set name');

@@ -69,12 +69,11 @@ async function exportAgents(tx: BundleTransaction, agents: AgentRecord[], bundle
   const assignments = await tx.agents.assignments.listByVariations(ids);
   const stacks = await tx.agents.memoryLayerAssignments.listByVariations(ids);
   const pick = (key: 'toolId' | 'toolSetId' | 'agentId') => [...new Set(assignments.flatMap((row) => (row[key] ? [row[key]] : [])))];
-  const [tools, toolSets, subAgents, layers] = await Promise.all([
-    tx.agents.tools.findByIds(pick('toolId')),
-    tx.agents.toolSets.findByIds(pick('toolSetId')),
-    tx.agents.agents.findByIds(pick('agentId')),
-    tx.agents.memoryLayers.findByIds([...new Set(stacks.map((row) => row.memoryLayerId))]),
-  ]);
+  // One query at a time: a transaction is one connection.
+  const tools = await tx.agents.tools.findByIds(pick('toolId'));
+  const toolSets = await tx.agents.toolSets.findByIds(pick('toolSetId'));
+  const subAgents = await tx.agents.agents.findByIds(pick('agentId'));
+  const layers = await tx.agents.memoryLayers.findByIds([...new Set(stacks.map((row) => row.memoryLayerId))]);
   const names = new Map<string, string>([...tools, ...toolSets, ...subAgents, ...layers.map((layer) => layer.record)].map((row) => [row.id, row.name]));
   const namesOf = (variationId: string, key: 'toolId' | 'toolSetId' | 'agentId') =>
     assignments.filter((row) => row.variationId === variationId && row[key]).map((row) => names.get(row[key]!) ?? row[key]!);

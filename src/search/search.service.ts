@@ -68,6 +68,7 @@ export class SearchService {
     const query = (request.query ?? '').trim();
     if (!query) throw InvalidArgumentError.forField('query', 'must not be empty');
     if (query.length > SEARCH_QUERY_MAX) throw InvalidArgumentError.forField('query', `must be at most ${SEARCH_QUERY_MAX} characters`);
+    if (query.includes('\u0000')) throw InvalidArgumentError.forField('query', 'must not contain NUL characters');
     const types = parseSearchTypes(request.types);
     const limit = Math.min(request.limit ?? DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT);
     if (limit < 1) throw InvalidArgumentError.forField('limit', 'must be at least 1');

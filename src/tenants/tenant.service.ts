@@ -33,6 +33,15 @@ function checkText(field: string, value: string | undefined, max: number, requir
   }
   if (typeof value !== 'string' || value.length === 0) throw InvalidArgumentError.forField(field, 'must be a non-empty string');
   if (value.length > max) throw InvalidArgumentError.forField(field, `must be at most ${max} characters`);
+  if (value.includes('\u0000')) throw InvalidArgumentError.forField(field, 'must not contain NUL characters');
+}
+
+/** List filters are stored-text comparisons: Postgres text cannot hold NUL. */
+function checkFilter(filter: TenantListFilter): TenantListFilter {
+  for (const field of ['prefix', 'externalId'] as const) {
+    if (filter[field]?.includes('\u0000')) throw InvalidArgumentError.forField(field, 'must not contain NUL characters');
+  }
+  return filter;
 }
 
 function checkAssertion(field: string, assertion: { externalId: string; name?: string; labels?: Record<string, string> }): void {
@@ -105,7 +114,7 @@ export class TenantService {
   }
 
   async listTenants(workspace: WorkspaceRef, page: PageRequest, filter: TenantListFilter, includeInfo: boolean): Promise<Page<Tenant>> {
-    const result = toPage(await this.store.tenants.list(workspace.id, page, filter), page, (row) => row);
+    const result = toPage(await this.store.tenants.list(workspace.id, page, checkFilter(filter)), page, (row) => row);
     const counts = includeInfo ? await this.store.subjects.countByTenant(result.items.map((row) => row.id)) : undefined;
     return { ...result, items: result.items.map((row) => toTenant(row, counts && { subjectCount: counts.get(row.id) ?? 0 })) };
   }
@@ -126,7 +135,7 @@ export class TenantService {
 
   async listSubjects(workspace: WorkspaceRef, tenantId: string, page: PageRequest, filter: TenantListFilter): Promise<Page<Subject>> {
     const tenant = await this.findTenant(workspace, tenantId);
-    return toPage(await this.store.subjects.listByTenant(tenant.id, page, filter), page, toSubject);
+    return toPage(await this.store.subjects.listByTenant(tenant.id, page, checkFilter(filter)), page, toSubject);
   }
 
   async getSubject(workspace: WorkspaceRef, id: string): Promise<Subject> {

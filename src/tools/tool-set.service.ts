@@ -166,7 +166,7 @@ export class ToolSetService {
   /** Updates a synced tool when the server changed it; true when it did. */
   private async updateSynced(current: ToolRecord, serverUrl: string, tool: McpToolDescription, store: AgentsStore): Promise<boolean> {
     const description = tool.description ?? null;
-    const same = current.description === description && current.mcpServerUrl === serverUrl && JSON.stringify(current.inputSchema) === JSON.stringify(tool.inputSchema);
+    const same = current.description === description && current.mcpServerUrl === serverUrl && canonicalJson(current.inputSchema) === canonicalJson(tool.inputSchema);
     if (same) return false;
     await store.tools.update(current.id, { description, inputSchema: tool.inputSchema, mcpServerUrl: serverUrl, updatedAt: new Date() });
     await store.toolSetTools.add(current.sourceToolSetId!, current.id);
@@ -190,6 +190,16 @@ export class ToolSetService {
     const creators = await loadProfiles(this.foundation, [record.profileId]);
     return toToolSet(record, { createdBy: creators.get(record.profileId ?? ''), tools: tools.get(record.id) ?? [] });
   }
+}
+
+/** JSON with object keys sorted: jsonb does not keep key order, so compare this way. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 /** A server tool must carry an object JSON Schema we can compile. */

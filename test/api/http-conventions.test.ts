@@ -137,6 +137,12 @@ describe('HTTP conventions', () => {
       assert.ok(!logs.includes(key.token), 'a token reached the logs');
       assert.ok(!logs.includes(account.globalToken), 'a token reached the logs');
     });
+    it('logs the final status of a refused request', async () => {
+      await api.request('GET', '/v1/api_keys', { headers: { 'x-request-id': 'refused-1' } });
+      const line = api.logs.map((entry) => JSON.parse(entry)).find((entry) => entry.requestId === 'refused-1');
+      assert.equal(line?.status, 401);
+      assert.equal(line?.route, '/v1/api_keys');
+    });
   });
 });
 

@@ -233,6 +233,12 @@ describe('GET /v1/workspaces/{workspaceId}/search', () => {
       assert.equal((unknown.body as unknown as { message: string }).message, 'sort: is not a known field');
     });
 
+    it('returns INVALID_ARGUMENT for a NUL character in the query', async () => {
+      const response = await search('query=a%00b');
+      assert.equal(response.status, 400);
+      assert.equal((response.body as unknown as { message: string }).message, 'query: must not contain NUL characters');
+    });
+
     it('answers an empty list for a query of stop words only', async () => {
       const response = await search('query=the');
       assert.equal(response.status, 200);

@@ -84,6 +84,11 @@ describe('TenantService upserts', () => {
         error.code === 'INVALID_ARGUMENT' && error.fieldViolations[0].field === 'tenant.labels.bad key!');
     });
 
+    it('rejects NUL characters, which Postgres text cannot hold', async () => {
+      await assert.rejects(sut.upsertTenant(workspace, { externalId: 'a\u0000b' }), { code: 'INVALID_ARGUMENT', message: 'tenant.externalId: must not contain NUL characters' });
+      await assert.rejects(sut.upsertSubject(workspace, undefined, { externalId: 'a', email: 'a\u0000@b' }), { message: 'subject.email: must not contain NUL characters' });
+    });
+
     it('names the caller\'s field prefix in errors', async () => {
       await assert.rejects(sut.upsertTenant(workspace, { externalId: '' }, { field: 'widgetSession.tenant' }), {
         message: 'widgetSession.tenant.externalId: must be a non-empty string',

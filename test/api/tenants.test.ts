@@ -107,6 +107,11 @@ describe('tenants and subjects API', () => {
       assert.equal(malformed.status, 400);
       assert.equal(malformed.body.code, 3);
       assert.match(malformed.body.message, /^workspaceId: has an invalid format/);
+      const nul = await api.request('GET', `/v1/workspaces/${account.workspaceId}/tenants?externalId=a%00b`, { token });
+      assert.equal(nul.status, 400);
+      assert.equal(nul.body.message, 'externalId: must not contain NUL characters');
+      const nulPrefix = await api.request('GET', `/v1/workspaces/${account.workspaceId}/tenants?prefix=a%00`, { token });
+      assert.equal(nulPrefix.body.message, 'prefix: must not contain NUL characters');
       const unknown = await api.request('GET', `/v1/workspaces/${account.workspaceId}/tenants?color=red`, { token });
       assert.equal(unknown.status, 400);
       assert.equal(unknown.body.message, 'color: is not a known field');

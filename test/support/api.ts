@@ -11,9 +11,13 @@ import type { DataSource } from 'typeorm';
 import { createApp } from '../../http/app';
 import { createAppDependencies, type Services } from '../../http/dependencies';
 import { createDataSource } from '../../persistence/data-source';
+import { readClusterStatus } from '../../actors';
 import { loadConfig, type Config } from '../../src/config';
 import { sharedTestDatabase } from './global-setup';
 import type { BootstrapResult } from '../../src/accounts/account.service';
+
+/** One master key for the whole run: the APIs of a run share one database and its wrapped keys. */
+const RUN_MASTER_KEY = randomBytes(32);
 
 export interface ApiResponse<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any
   status: number;
@@ -55,7 +59,10 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const logger = pino({ level: 'debug' }, new Writable({ write(chunk, _encoding, done) { logs.push(String(chunk)); done(); } }));
   const dataSource = createDataSource({ url: database.url, poolSize: 5 });
   await dataSource.initialize();
-  const parts = createAppDependencies({ config, dataSource, masterKey: config.masterKey ?? randomBytes(32), logger });
+  const parts = createAppDependencies({
+    config, dataSource, masterKey: config.masterKey ?? RUN_MASTER_KEY, logger,
+    clusterStatus: () => readClusterStatus(dataSource, 256),
+  });
   const app = createApp(parts.app);
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

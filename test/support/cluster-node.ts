@@ -70,6 +70,7 @@ async function handle(runtime: ActorRuntime, request: NodeRequest): Promise<unkn
         nodeId: runtime.nodeId,
         owned: runtime.ownedShards(),
         active: runtime.activeActors(),
+        activations: await metricValue(runtimeMetrics.activations),
         fencedWrites: await metricValue(runtimeMetrics.fencedWrites),
         leaseLosses: await metricValue(runtimeMetrics.leaseLosses),
       };

@@ -16,6 +16,8 @@ export interface NodeStatus {
   nodeId: string;
   owned: number[];
   active: number;
+  /** Activations since the process started. */
+  activations: number;
   fencedWrites: number;
   leaseLosses: number;
 }

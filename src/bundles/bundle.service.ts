@@ -1,0 +1,179 @@
+// Configuration bundles (api-decisions.md "Search and bundles"): PUT applies a
+// document declaratively in one transaction (create, update, delete so that the
+// resources carrying the bundleKey match it), GET rebuilds the document, DELETE
+// removes the bundle's resources. Resources of no bundle or another bundle are
+// refused unless the caller adopts them.
+import type { Principal } from '../auth/principal';
+import { scopeAllows } from '../auth/scopes';
+import type { WorkspaceRef } from '../auth/workspace-access';
+import { NotFoundError, PermissionDeniedError } from '../errors';
+import type { BundleScope, BundleStore, BundleTransaction } from '../ports/bundle-store';
+import type { BundleDocument, BundlePlan } from '../schemas/bundles.schema';
+import { applyAgents, applyVariations } from './apply-agents';
+import { applyMemoryLayers } from './apply-memory';
+import { applyToolSets, applyTools, type NameTable } from './apply-tools';
+import { checkDocument, documentNames } from './bundle-document';
+import { exportBundle, type OwnedRows } from './bundle-export';
+import type { ApplyContext, BundleServices } from './context';
+import { matchDeclared, type Matching, type OwnedRow } from './ownership';
+import { PlanRecorder } from './plan';
+
+export interface ApplyOptions {
+  /** Answer the plan and change nothing. */
+  dryRun?: boolean;
+  /** Take over same-named resources of no bundle or another bundle. */
+  adopt?: boolean;
+}
+
+/** Thrown inside a dry run's transaction to roll it back, carrying the plan out. */
+class DryRunRollback extends Error {
+  constructor(readonly plan: BundlePlan) {
+    super('dry run');
+  }
+}
+
+/**
+ * The other scopes a bundle needs besides agents:<verb> (the route's own):
+ * tools:<verb> when it holds tools or tool sets, memory:<verb> when it holds memory layers.
+ * @throws PermissionDeniedError naming the missing scope
+ */
+function requireScopes(principal: Principal, verb: 'read' | 'manage', holds: { tools: boolean; memory: boolean }): void {
+  if (holds.tools && !scopeAllows(principal.scopes, `tools:${verb}`)) {
+    throw new PermissionDeniedError(`this credential lacks the tools:${verb} scope (the bundle holds tools or tool sets)`);
+  }
+  if (holds.memory && !scopeAllows(principal.scopes, `memory:${verb}`)) {
+    throw new PermissionDeniedError(`this credential lacks the memory:${verb} scope (the bundle holds memory layers)`);
+  }
+}
+
+function table(declared: Map<string, string>, rows: readonly OwnedRow[], matching: Matching<OwnedRow>): NameTable {
+  return { declared, rows, stale: new Set(matching.stale.map((row) => row.id)) };
+}
+
+export class BundleService {
+  constructor(
+    private readonly store: BundleStore,
+    private readonly services: BundleServices,
+  ) {}
+
+  /**
+   * Applies the document; answers the plan. Re-applying the same document
+   * plans no change and touches no updatedAt. Applies of one bundle are serialised.
+   * @throws InvalidArgumentError for a duplicate name, an unknown reference or a bad field (named with its document path)
+   * @throws FailedPreconditionError naming a resource of no bundle or another bundle, unless `adopt`
+   * @throws PermissionDeniedError without tools:manage or memory:manage when the bundle needs them
+   */
+  async apply(principal: Principal, workspace: WorkspaceRef, bundleKey: string, document: BundleDocument, options: ApplyOptions = {}): Promise<BundlePlan> {
+    checkDocument(document);
+    try {
+      return await this.store.transaction(async (tx) => {
+        const plan = await this.applyIn(tx, principal, workspace, bundleKey, document, options);
+        if (options.dryRun) throw new DryRunRollback(plan);
+        return plan;
+      });
+    } catch (error) {
+      if (error instanceof DryRunRollback) return error.plan;
+      throw error;
+    }
+  }
+
+  /**
+   * The bundle's document as it stands.
+   * @throws NotFoundError when no resource carries the bundleKey
+   */
+  async get(principal: Principal, workspace: WorkspaceRef, bundleKey: string): Promise<BundleDocument> {
+    return this.store.transaction(async (tx) => {
+      const rows = await this.ownedRows(tx, workspace, bundleKey);
+      requireScopes(principal, 'read', { tools: rows.tools.length + rows.toolSets.length > 0, memory: rows.memoryLayers.length > 0 });
+      return exportBundle(tx, rows, bundleKey);
+    });
+  }
+
+  /**
+   * Deletes every resource carrying the bundleKey, in one transaction.
+   * @throws NotFoundError when no resource carries it
+   */
+  async delete(principal: Principal, workspace: WorkspaceRef, bundleKey: string): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      await tx.lockBundle(workspace.id, bundleKey);
+      const rows = await this.ownedRows(tx, workspace, bundleKey);
+      requireScopes(principal, 'manage', { tools: rows.tools.length + rows.toolSets.length > 0, memory: rows.memoryLayers.length > 0 });
+      const plan = new PlanRecorder(false);
+      await this.deleteRows(this.context(tx, principal, workspace, bundleKey, false, plan), rows);
+    });
+  }
+
+  private async applyIn(tx: BundleTransaction, principal: Principal, workspace: WorkspaceRef, bundleKey: string, document: BundleDocument, options: ApplyOptions): Promise<BundlePlan> {
+    await tx.lockBundle(workspace.id, bundleKey);
+    const names = documentNames(document);
+    const scope = (kindNames: string[]): BundleScope => ({ workspaceId: workspace.id, bundleKey, names: kindNames });
+    const rows: OwnedRows = {
+      tools: await tx.findTools(scope(names.tools)),
+      toolSets: await tx.findToolSets(scope(names.toolSets)),
+      memoryLayers: await tx.findMemoryLayers(scope(names.memoryLayers)),
+      agents: await tx.findAgents(scope(names.agents)),
+    };
+    const owns = (list: Array<{ bundleKey: string | null }>) => list.some((row) => row.bundleKey === bundleKey);
+    requireScopes(principal, 'manage', {
+      tools: !!(document.tools?.length || document.toolSets?.length) || owns(rows.tools) || owns(rows.toolSets),
+      memory: !!document.memoryLayers?.length || owns(rows.memoryLayers),
+    });
+    const adopt = options.adopt ?? false;
+    const declared = <T extends { metadata: { name: string } }>(items: T[] | undefined) => (items ?? []).map((item) => item.metadata.name);
+    const matching = {
+      tools: matchDeclared('tool', declared(document.tools), rows.tools, bundleKey, adopt),
+      toolSets: matchDeclared('toolSet', declared(document.toolSets), rows.toolSets, bundleKey, adopt),
+      memoryLayers: matchDeclared('memoryLayer', declared(document.memoryLayers), rows.memoryLayers, bundleKey, adopt),
+      agents: matchDeclared('agent', declared(document.agents), rows.agents, bundleKey, adopt),
+    };
+    const context = this.context(tx, principal, workspace, bundleKey, adopt, new PlanRecorder(options.dryRun ?? false));
+    await this.deleteRows(context, { tools: matching.tools.stale, toolSets: matching.toolSets.stale, memoryLayers: [], agents: matching.agents.stale });
+    const toolIds = await applyTools(context, document.tools ?? [], matching.tools);
+    const tools = table(toolIds, rows.tools, matching.tools);
+    const toolSets = table(await applyToolSets(context, document.toolSets ?? [], matching.toolSets, tools), rows.toolSets, matching.toolSets);
+    const memoryLayers = table(await applyMemoryLayers(context, document.memoryLayers ?? [], matching.memoryLayers), rows.memoryLayers, matching.memoryLayers);
+    const agentIds = await applyAgents(context, document.agents ?? [], matching.agents);
+    await applyVariations(context, document.agents ?? [], agentIds, { tools, toolSets, memoryLayers, agents: table(agentIds, rows.agents, matching.agents) });
+    // Layers go last: a layer may be deleted only once no variation's stack holds it.
+    await this.deleteRows(context, { tools: [], toolSets: [], memoryLayers: matching.memoryLayers.stale, agents: [] });
+    return context.plan.result(bundleKey);
+  }
+
+  /** Deletes rows, dependants first: agents (with their variations), tool sets, tools, memory layers. */
+  private async deleteRows(context: ApplyContext, rows: OwnedRows): Promise<void> {
+    const { principal, workspace, services, tx, plan, memory } = context;
+    const options = { store: tx.agents };
+    for (const agent of rows.agents) {
+      await services.agents.delete(workspace, agent.id, false, options);
+      plan.record('deleted', 'agent', agent.name, agent.id);
+    }
+    for (const toolSet of rows.toolSets) {
+      await services.toolSets.delete(principal, workspace, toolSet.id, options);
+      plan.record('deleted', 'toolSet', toolSet.name, toolSet.id);
+    }
+    for (const tool of rows.tools) {
+      await services.tools.delete(principal, workspace, tool.id, options);
+      plan.record('deleted', 'tool', tool.name, tool.id);
+    }
+    for (const layer of rows.memoryLayers) {
+      await memory.layers.delete(workspace, layer.id, false);
+      plan.record('deleted', 'memoryLayer', layer.name, layer.id);
+    }
+  }
+
+  private async ownedRows(tx: BundleTransaction, workspace: WorkspaceRef, bundleKey: string): Promise<OwnedRows> {
+    const scope: BundleScope = { workspaceId: workspace.id, bundleKey, names: [] };
+    const rows: OwnedRows = {
+      tools: await tx.findTools(scope),
+      toolSets: await tx.findToolSets(scope),
+      memoryLayers: await tx.findMemoryLayers(scope),
+      agents: await tx.findAgents(scope),
+    };
+    if (!Object.values(rows).some((list) => list.length)) throw new NotFoundError(`bundle "${bundleKey}" not found`);
+    return rows;
+  }
+
+  private context(tx: BundleTransaction, principal: Principal, workspace: WorkspaceRef, bundleKey: string, adopt: boolean, plan: PlanRecorder): ApplyContext {
+    return { principal, workspace, bundleKey, adopt, tx, services: this.services, memory: this.services.memoryOn(tx.memory), plan };
+  }
+}
