@@ -1,7 +1,8 @@
 // Actor runtime benchmark: prints one JSON line of figures, asserts nothing.
 // Two node processes on real NATS and Postgres (a fresh database): ask round
-// trips to actors owned by the other node, activation from a snapshot, and
-// failover time after kill -9 of an owner. Run with `npm run bench:actors`.
+// trips to actors owned by the other node (reads, and increments that persist),
+// activation from a snapshot, and failover time after kill -9 of an owner.
+// Run with `npm run bench:actors`.
 import { shardOf } from '../src/sharding/fnv1a32';
 import { ClusterNode, clusterEnv, uniqueBusNames, waitForBalance } from '../test/support/cluster-harness';
 import type { BurstResult } from '../test/support/cluster-protocol';
@@ -26,8 +27,12 @@ async function roundTrips(caller: ClusterNode, ids: string[]) {
   await caller.call({ op: 'latencies', ids, count: 500, concurrency: 16 }); // warm-up and activation
   const serial = await caller.call<{ samples: number[] }>({ op: 'latencies', ids, count: 2000, concurrency: 1 });
   const parallel = await caller.call<{ samples: number[]; elapsedMs: number }>({ op: 'latencies', ids, count: 20_000, concurrency: 32 });
+  const writes = await caller.call<{ samples: number[]; elapsedMs: number }>({ op: 'latencies', ids, count: 5000, concurrency: 32, message: { type: 'add', by: 1 } });
   return {
     askRoundTripsPerSecond: Math.round((parallel.samples.length / parallel.elapsedMs) * 1000),
+    persistingAsksPerSecond: Math.round((writes.samples.length / writes.elapsedMs) * 1000),
+    persistingAskP50MsUnderLoad: percentile(writes.samples, 50),
+    persistingAskP99MsUnderLoad: percentile(writes.samples, 99),
     askConcurrency: 32,
     askP50Ms: percentile(serial.samples, 50),
     askP99Ms: percentile(serial.samples, 99),

@@ -60,12 +60,29 @@ export function toFieldViolations(errors: ErrorObject[], prefix: string): FieldV
 }
 
 /**
+ * Finds the first string holding a NUL character (Postgres text cannot store
+ * one), returning its field path.
+ */
+function nulField(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (value === null || typeof value !== 'object') return null;
+  for (const [key, child] of Object.entries(value)) {
+    const childPath = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+    const found = nulField(key, childPath) ?? nulField(child, childPath);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/**
  * Compiles a schema into a validator that returns the (possibly coerced) value.
  * @param where `body`, `query` or `path`: decides coercion and the field prefix
  */
 export function compileValidator(schema: TSchema, where: 'body' | 'query' | 'path'): Validator {
   const validate: ValidateFunction = (where === 'body' ? bodyAjv : textAjv).compile(schema);
   return (value: unknown) => {
+    const withNul = nulField(value, '');
+    if (withNul !== null) throw InvalidArgumentError.forField(withNul || where, 'must not contain NUL characters');
     if (validate(value)) return value;
     const violations = toFieldViolations(validate.errors ?? [], '');
     const first = violations[0] ?? { field: where, description: 'is invalid' };

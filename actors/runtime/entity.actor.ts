@@ -5,7 +5,7 @@
 import { ApiError, toApiError } from '../../src/errors';
 import { newId } from '../../src/ids';
 import type { ActorDecision, AnyActorBehavior, FiredReminder } from '../../src/ports/actor-behavior';
-import { ShardFencedError } from '../../src/sharding/sharding.errors';
+import { isRetryable, ShardFencedError } from '../../src/sharding/sharding.errors';
 import type { ActorCommandRepository } from '../../persistence/runtime/actor-command.repository';
 import type { ActorJournalRepository, Fence } from '../../persistence/runtime/actor-journal.repository';
 import { runtimeMetrics } from '../metrics';
@@ -106,12 +106,22 @@ async function persistTurn(deps: EntityDeps, ctx: Ctx, entry: EntryPayload, extr
   }
 }
 
-async function maybeSnapshot(deps: EntityDeps, envelope: Envelope, force: boolean): Promise<Envelope> {
-  const due = envelope.seq - envelope.snapshotSeq >= deps.snapshotEvery;
-  if (envelope.seq === envelope.snapshotSeq || (!due && !force)) return envelope;
+async function snapshot(deps: EntityDeps, envelope: Envelope): Promise<Envelope> {
+  if (envelope.seq === envelope.snapshotSeq) return envelope;
   const next = { ...envelope, snapshotSeq: envelope.seq };
   await deps.journal.saveSnapshotFenced({ key: deps.key, sequenceNr: next.seq, payload: next }, deps.fence);
   return next;
+}
+
+/** The periodic snapshot is an optimisation: a failure is logged and retried after the next entry. */
+async function periodicSnapshot(deps: EntityDeps, envelope: Envelope): Promise<Envelope> {
+  if (envelope.seq - envelope.snapshotSeq < deps.snapshotEvery) return envelope;
+  try {
+    return await snapshot(deps, envelope);
+  } catch (error) {
+    deps.onError(`snapshot of ${deps.key} failed`, error);
+    return envelope;
+  }
 }
 
 async function runEffect(deps: EntityDeps, decision: ActorDecision<unknown, unknown>): Promise<void> {
@@ -149,7 +159,17 @@ async function applyDecision(
   input.reply?.({ ok: true, value: decision.reply });
   if (decision.publish?.length) deps.onPublished();
   await runEffect(deps, decision);
-  return maybeSnapshot(deps, next, false);
+  return periodicSnapshot(deps, next);
+}
+
+/**
+ * A durable command whose decision failed is marked processed (an entry with no
+ * events), unless the error says to retry: otherwise it would be re-delivered forever.
+ */
+async function consumeFailedCommand(deps: EntityDeps, envelope: Envelope, ctx: Ctx, message: Extract<EntityMessage, { type: 'command' }>, error: unknown): Promise<Envelope> {
+  if (!message.durable || isRetryable(error)) return envelope;
+  deps.onError(`durable command ${message.cid} of ${deps.key} failed and is dropped`, error);
+  return applyDecision(deps, envelope, ctx, {}, { cid: message.cid, mustPersist: true, processed: [message.cid] });
 }
 
 async function handleCommand(deps: EntityDeps, envelope: Envelope, ctx: Ctx, message: Extract<EntityMessage, { type: 'command' }>): Promise<Envelope> {
@@ -163,7 +183,7 @@ async function handleCommand(deps: EntityDeps, envelope: Envelope, ctx: Ctx, mes
     decision = await deps.behavior.decide(envelope.state, message.command, context(deps));
   } catch (error) {
     message.reply?.({ ok: false, error: toApiError(error) });
-    return envelope;
+    return consumeFailedCommand(deps, envelope, ctx, message, error);
   }
   const processed = message.durable ? [message.cid] : [];
   return applyDecision(deps, envelope, ctx, decision, { cid: message.cid, mustPersist: message.durable, processed, reply: message.reply });
@@ -194,7 +214,7 @@ async function handlePending(deps: EntityDeps, envelope: Envelope, ctx: Ctx): Pr
 
 async function handleBarrier(deps: EntityDeps, envelope: Envelope, done: (error?: unknown) => void): Promise<Envelope> {
   try {
-    const next = await maybeSnapshot(deps, envelope, true);
+    const next = await snapshot(deps, envelope);
     done();
     return next;
   } catch (error) {

@@ -1,6 +1,6 @@
 // Translates Postgres driver errors into domain errors by constraint name
 // (migrations name every constraint), so no driver text reaches a client.
-import { AlreadyExistsError, FailedPreconditionError, toApiError, type ApiError } from '../../src/errors';
+import { AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, toApiError, type ApiError } from '../../src/errors';
 
 const UNIQUE_MESSAGES: Record<string, string> = {
   uq_profiles_user_email: 'a user profile with this email already exists in the account',
@@ -24,6 +24,10 @@ export function translateDriverError(error: unknown): ApiError | unknown {
   if (driver?.code === '23505') {
     const message = (driver.constraint && UNIQUE_MESSAGES[driver.constraint]) ?? 'the resource already exists';
     return new AlreadyExistsError(message, { cause: error });
+  }
+  // Text Postgres cannot store (a NUL character) that slipped past the edge check.
+  if (driver?.code === '22021' || driver?.code === '22P05') {
+    return new InvalidArgumentError('a text value contains characters that cannot be stored (NUL)', [], { cause: error });
   }
   if (driver?.code === '23503') {
     return new FailedPreconditionError('the resource is referenced by, or refers to, another resource', { cause: error });

@@ -62,9 +62,15 @@ export function checkDocument(document: BundleDocument): void {
     checkUnique(`memoryLayers[${index}].entries`, (layer.entries ?? []).map((entry) => entry.spec.key), 'the entry key'),
   );
   checkUnique('agents', (document.agents ?? []).map((agent) => agent.metadata.name), 'the agent name');
+  (document.toolSets ?? []).forEach((set, index) => checkUnique(`toolSets[${index}].tools`, set.tools ?? [], 'the tool'));
   (document.agents ?? []).forEach((agent, index) => {
     checkNoSchedules(`agents[${index}].schedules`, agent.schedules);
     checkUnique(`agents[${index}].variations`, (agent.variations ?? []).map((variation) => variation.metadata.name), 'the variation name');
+    (agent.variations ?? []).forEach((variation, position) => {
+      for (const [key, what] of [['tools', 'the tool'], ['toolSets', 'the tool set'], ['subAgents', 'the sub-agent'], ['memoryLayers', 'the memory layer']] as const) {
+        checkUnique(`agents[${index}].variations[${position}].${key}`, variation[key] ?? [], what);
+      }
+    });
   });
 }
 

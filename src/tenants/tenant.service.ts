@@ -113,6 +113,21 @@ export class TenantService {
     );
   }
 
+  /**
+   * The assertion of an objective or widget-session body: upserts `tenant`,
+   * then `subject` within it (or within the workspace when no tenant is asserted).
+   * @throws InvalidArgumentError naming `tenant.<field>` or `subject.<field>`
+   */
+  async assert(
+    workspace: WorkspaceRef,
+    assertion: { tenant?: TenantAssertion; subject?: SubjectAssertion },
+    options: Omit<UpsertOptions, 'field'> = {},
+  ): Promise<{ tenant: TenantRecord | null; subject: SubjectRecord | null }> {
+    const tenant = assertion.tenant ? await this.upsertTenant(workspace, assertion.tenant, options) : null;
+    const subject = assertion.subject ? await this.upsertSubject(workspace, tenant?.id, assertion.subject, options) : null;
+    return { tenant, subject };
+  }
+
   async listTenants(workspace: WorkspaceRef, page: PageRequest, filter: TenantListFilter, includeInfo: boolean): Promise<Page<Tenant>> {
     const result = toPage(await this.store.tenants.list(workspace.id, page, checkFilter(filter)), page, (row) => row);
     const counts = includeInfo ? await this.store.subjects.countByTenant(result.items.map((row) => row.id)) : undefined;

@@ -22,9 +22,11 @@ const HOSTILE_BODIES: unknown[] = [
   { updateMask: 'metadata.name,,,', metadata: { name: 'x' } },
   { __proto__: { admin: true }, constructor: { prototype: { admin: true } } },
   { metadata: { name: '\ud800' }, spec: {} },
+  { metadata: { name: 'nul\u0000inside' }, spec: { description: 'x' } },
+  { metadata: { name: 'n', labels: { ['k\u0000']: 'v' } } },
 ];
 
-const HOSTILE_QUERIES = ['limit=-1', 'limit=1e99', 'cursor=%00%01', 'includeInfo=maybe', 'labels=,,,', 'sortOrder=sideways', 'prefix=%25_%5C', 'limit=1&limit=2'];
+const HOSTILE_QUERIES = ['prefix=%00', 'query=a%00b', 'limit=-1', 'limit=1e99', 'cursor=%00%01', 'includeInfo=maybe', 'labels=,,,', 'sortOrder=sideways', 'prefix=%25_%5C', 'limit=1&limit=2'];
 
 function fillPath(route: RouteDefinition, workspaceId: string, mode: 'valid' | 'garbage'): string {
   const properties = (route.params as { properties?: Record<string, { pattern?: string }> } | undefined)?.properties ?? {};

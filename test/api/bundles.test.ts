@@ -305,6 +305,8 @@ describe('bundles API', () => {
       const response = await apply('dup', doubled);
       assert.equal(response.status, 400);
       assert.equal((response.body as unknown as { message: string }).message, 'tools[1]: the tool name "lookup_order" appears more than once');
+      const layersTwice = await apply('dup', { agents: [{ metadata: { name: 'a' }, variations: [{ metadata: { name: 'v' }, memoryLayers: ['m', 'm'] }] }] });
+      assert.equal((layersTwice.body as unknown as { message: string }).message, 'agents[0].variations[0].memoryLayers[1]: the memory layer "m" appears more than once');
       const variations = await apply('dup', { agents: [{ metadata: { name: 'a' }, variations: [{ metadata: { name: 'v' } }, { metadata: { name: 'v' } }] }] });
       assert.equal((variations.body as unknown as { message: string }).message, 'agents[0].variations[1]: the variation name "v" appears more than once');
     });

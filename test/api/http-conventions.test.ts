@@ -36,6 +36,10 @@ describe('HTTP conventions', () => {
       assertStatus(await create({ body: { metadata: { name: 'x', id: 'ws_mine' } } }), 400, Code.INVALID_ARGUMENT, /metadata.id: is not a known field/);
       assertStatus(await create({ body: { metadata: { name: 'x' }, status: 'STATUS_ARCHIVED' } }), 400, Code.INVALID_ARGUMENT, /status: is not a known field/);
     });
+    it('refuses NUL characters, naming the field', async () => {
+      assertStatus(await create({ body: { metadata: { name: 'a\u0000b' } } }), 400, Code.INVALID_ARGUMENT, /^metadata.name: must not contain NUL characters$/);
+      assertStatus(await api.request('GET', '/v1/account/workspaces?prefix=%00', { token: account.globalToken }), 400, Code.INVALID_ARGUMENT, /^prefix: must not contain NUL/);
+    });
     it('answers an unknown route with a NOT_FOUND Status', async () => {
       assertStatus(await api.request('GET', '/v1/nothing-here', { token: account.globalToken }), 404, Code.NOT_FOUND, /no route/);
     });

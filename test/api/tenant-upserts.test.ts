@@ -160,6 +160,24 @@ describe('TenantService upserts', () => {
     });
   });
 
+  describe('assert', () => {
+    it('upserts the tenant, then the subject within it', async () => {
+      const externalId = unique('both');
+      const first = await sut.assert(workspace, { tenant: { externalId, name: 'Both' }, subject: { externalId: 'dana', email: 'dana@example.com' } });
+      assert.equal(first.subject!.tenantId, first.tenant!.id);
+      const again = await sut.assert(workspace, { tenant: { externalId }, subject: { externalId: 'dana' } });
+      assert.deepEqual([again.tenant!.id, again.subject!.id], [first.tenant!.id, first.subject!.id]);
+      assert.equal(again.tenant!.name, 'Both');
+    });
+
+    it('places a subject without a tenant in the workspace, and asserts nothing when given nothing', async () => {
+      const only = await sut.assert(workspace, { subject: { externalId: unique('solo') } });
+      assert.equal(only.tenant, null);
+      assert.equal(only.subject!.tenantId, null);
+      assert.deepEqual(await sut.assert(workspace, {}), { tenant: null, subject: null });
+    });
+  });
+
   describe('erasure', () => {
     it('erases the objectives of the tenant and all its subjects before deleting', async () => {
       const tenant = await sut.upsertTenant(workspace, { externalId: unique('erase') });

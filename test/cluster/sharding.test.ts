@@ -80,4 +80,21 @@ describe('cluster: sharding over NATS', function () {
     const reply = await joiner.call<CounterReply>({ op: 'ask', kind: 'counter', id: 'shared', message: { type: 'get' } });
     assert.equal(reply.value, 300);
   });
+
+  it('hands its shards off on SIGTERM without failing an ask', async () => {
+    const leaving = nodes[nodes.length - 1];
+    const staying = nodes.slice(0, -1);
+    const owned = (await leaving.status()).owned;
+    let id = 'sigterm-0';
+    for (let i = 1; !owned.includes(shardOf(id, SHARDS)); i++) id = `sigterm-${i}`;
+    const stream = staying[0].call<BurstResult>({ op: 'burst', id, count: 200, concurrency: 4, command: { type: 'add', by: 1 } });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    leaving.signal('SIGTERM');
+    assert.equal(await leaving.exited, 0);
+    nodes = staying;
+    const result = await stream;
+    assert.deepEqual(result.failed, []);
+    assert.deepEqual(result.acked.sort((a, b) => a - b), Array.from({ length: 200 }, (_, i) => i + 1));
+    await waitForBalance(nodes, SHARDS);
+  });
 });

@@ -142,6 +142,12 @@ describe('actor runtime (embedded mode)', () => {
     assert.equal(await value('failing'), 1);
   });
 
+  it('consumes a durable command whose decision fails, instead of retrying it forever', async () => {
+    const cid = await runtime.send('counter', 'poison', { type: 'fail' });
+    await eventually(async () => (await dataSource.query('SELECT processed_at FROM actor_commands WHERE id = $1', [cid]))[0].processed_at !== null, 'command consumed');
+    assert.equal(await value('poison'), 0);
+  });
+
   it('refuses an unknown actor kind and a malformed id', async () => {
     await assert.rejects(runtime.ask('nope', 'x', {}), (error: ApiError) => error.code === 'INVALID_ARGUMENT' && error.message === 'kind: unknown actor kind nope');
     await assert.rejects(runtime.ask('counter', 'a.b', {}), (error: ApiError) => error.code === 'INVALID_ARGUMENT' && error.message === 'id: must match [A-Za-z0-9_:-]{1,200}');

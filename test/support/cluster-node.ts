@@ -48,7 +48,7 @@ async function latencies(runtime: ActorRuntime, request: Extract<NodeRequest, { 
   const started = Date.now();
   await pool(request.count, request.concurrency, async (index) => {
     const begin = process.hrtime.bigint();
-    await runtime.ask('counter', request.ids[index % request.ids.length], { type: 'get' });
+    await runtime.ask('counter', request.ids[index % request.ids.length], request.message ?? { type: 'get' });
     samples.push(Number(process.hrtime.bigint() - begin) / 1e6);
   });
   return { samples, elapsedMs: Date.now() - started };
