@@ -4,7 +4,7 @@
 // activation from a snapshot, and failover time after kill -9 of an owner.
 // Run with `npm run bench:actors`.
 import { shardOf } from '../src/sharding/fnv1a32';
-import { ClusterNode, clusterEnv, uniqueBusNames, waitForBalance } from '../test/support/cluster-harness';
+import { ClusterNode, clusterEnv, deleteStream, uniqueBusNames, waitForBalance } from '../test/support/cluster-harness';
 import type { BurstResult } from '../test/support/cluster-protocol';
 import { createTestDatabase } from '../test/support/database';
 
@@ -60,7 +60,8 @@ async function failover(caller: ClusterNode, victim: ClusterNode, id: string) {
 async function main(): Promise<void> {
   const database = await createTestDatabase();
   const passivateAfterMs = 3000;
-  const env = clusterEnv(database.url, uniqueBusNames(), {
+  const names = uniqueBusNames();
+  const env = clusterEnv(database.url, names, {
     AGENTRT_SHARD_COUNT: String(SHARDS),
     AGENTRT_LEASE_TIMEOUT_MS: '5000',
     AGENTRT_REBALANCE_INTERVAL_MS: '500',
@@ -84,6 +85,7 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(nodes.map((node) => node.dispose()));
     await database.drop();
+    await deleteStream(names.eventStream);
   }
 }
 

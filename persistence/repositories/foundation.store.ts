@@ -1,6 +1,6 @@
 // FoundationStore over TypeORM: accounts, workspaces, profiles, memberships and
 // API keys. One query per method; paging through fetchPage.
-import type { DataSource, EntityManager } from 'typeorm';
+import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { FoundationStore } from '../../src/ports/foundation-store';
 import { WorkspaceStatus } from '../../src/auth/workspace-access';
 import { ProfileType, type ProfileRecord } from '../../src/accounts/records';
@@ -41,6 +41,11 @@ function storeFor(manager: EntityManager, dataSource: DataSource): FoundationSto
     },
     profiles: {
       ...recordTable(manager, ProfileEntity),
+      async findByIds(ids) {
+        const unique = [...new Set(ids.filter((id): id is string => !!id))];
+        const rows = unique.length ? await profiles.findBy({ id: In(unique) }) : [];
+        return new Map(rows.map((row) => [row.id, row]));
+      },
       findUserByEmail: (accountId, email) =>
         profiles.createQueryBuilder('p').where('p.account_id = :accountId AND lower(p.email) = lower(:email) AND p.type = :type', { accountId, email, type: ProfileType.USER }).getOne(),
       findUsersByEmail: (email) =>

@@ -41,8 +41,6 @@ function storeFor(manager: EntityManager, dataSource: DataSource): MemoryStore {
       // whose foreign key cascades on layer delete). Until that table exists no
       // layer can be assigned, so there is nothing to count.
       async countAssignments(layerId) {
-        const [{ present }]: Array<{ present: boolean }> = await manager.query("SELECT to_regclass('variation_memory_layers') IS NOT NULL AS present");
-        if (!present) return 0;
         const [{ count }]: Array<{ count: number }> = await manager.query('SELECT count(*)::int AS count FROM variation_memory_layers WHERE memory_layer_id = $1', [layerId]);
         return count;
       },

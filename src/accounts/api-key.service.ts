@@ -46,7 +46,7 @@ export class ApiKeyService {
   async list(workspace: WorkspaceRef, page: PageRequest, filter: ListFilter & { query?: string }, includeInfo: boolean): Promise<Page<ApiKey>> {
     const rows = await this.store.apiKeys.list(workspace.id, page, filter);
     const result = toPage(rows, page, (row) => row);
-    const creators = includeInfo ? await this.creators(result.items) : new Map();
+    const creators = includeInfo ? await this.store.profiles.findByIds(result.items.map((row) => row.profileId)) : new Map();
     return { ...result, items: result.items.map((row) => toApiKey(row, { createdBy: creators.get(row.profileId ?? '') })) };
   }
 
@@ -135,11 +135,6 @@ export class ApiKeyService {
     });
   }
 
-  private async creators(records: ApiKeyRecord[]) {
-    const ids = [...new Set(records.map((record) => record.profileId).filter((id): id is string => !!id))];
-    const found = await Promise.all(ids.map((id) => this.store.profiles.findById(id)));
-    return new Map(found.filter((profile) => profile !== null).map((profile) => [profile.id, profile]));
-  }
 }
 
 export interface NewKey {

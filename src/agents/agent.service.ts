@@ -12,7 +12,6 @@ import { getPath, touches } from '../resource/update-mask';
 import type { Agent, AgentSpecInput, CreateAgentBody, UpdateAgentBody } from '../schemas/agents.schema';
 import { checkJsonSchema } from './json-schema';
 import { toAgent } from './mappers';
-import { loadProfiles } from './profiles';
 import { AgentStatus, VariationSelectionMode, type AgentRecord } from './records';
 import { bundleKeyChange, inWorkspace, updatePaths, type WriteOptions } from './write-options';
 
@@ -89,7 +88,7 @@ export class AgentService {
     const result = toPage(await this.store.agents.list(workspace.id, page, filter), page, (row) => row);
     if (!includeInfo) return { ...result, items: result.items.map((row) => toAgent(row)) };
     const counts = await this.store.variations.countByAgents(result.items.map((row) => row.id));
-    const creators = await loadProfiles(this.foundation, result.items.map((row) => row.profileId));
+    const creators = await this.foundation.profiles.findByIds(result.items.map((row) => row.profileId));
     return {
       ...result,
       items: result.items.map((row) => toAgent(row, { createdBy: creators.get(row.profileId ?? ''), variationCount: counts.get(row.id) ?? 0 })),
@@ -140,7 +139,7 @@ export class AgentService {
 
   private async withInfo(record: AgentRecord, store: AgentsStore = this.store): Promise<Agent> {
     const counts = await store.variations.countByAgents([record.id]);
-    const creators = await loadProfiles(this.foundation, [record.profileId]);
+    const creators = await this.foundation.profiles.findByIds([record.profileId]);
     return toAgent(record, { createdBy: creators.get(record.profileId ?? ''), variationCount: counts.get(record.id) ?? 0 });
   }
 }

@@ -13,7 +13,6 @@ import { toPage, type Page, type PageRequest } from '../resource/pagination';
 import { getPath, touches } from '../resource/update-mask';
 import type { AgentVariation, CreateVariationBody, UpdateVariationBody } from '../schemas/agents.schema';
 import { toVariation, type NameIndex } from './mappers';
-import { loadProfiles } from './profiles';
 import { selectVariation, type RandomSource } from './variation-selection';
 import { DEFAULT_PRESERVE_RECENT_RESULTS, DEFAULT_TRIGGER_THRESHOLD, type AgentRecord, type VariationRecord, type WorkspaceResourceRecord } from './records';
 import { bundleKeyChange, inWorkspace, updatePaths, type WriteOptions } from './write-options';
@@ -148,20 +147,18 @@ export class VariationService {
   async withInfo(records: VariationRecord[], store: AgentsStore = this.store): Promise<AgentVariation[]> {
     if (!records.length) return [];
     const ids = records.map((record) => record.id);
-    const [assignments, layerAssignments, tallies, creators, agents] = await Promise.all([
-      store.assignments.listByVariations(ids),
-      store.memoryLayerAssignments.listByVariations(ids),
-      store.feedback.tallies(ids),
-      loadProfiles(this.foundation, records.map((record) => record.profileId)),
-      store.agents.findByIds([...new Set(records.map((record) => record.agentId))]),
-    ]);
+    // One query after another: `store` may be bound to a transaction, whose
+    // single connection must not run two queries at once.
+    const assignments = await store.assignments.listByVariations(ids);
+    const layerAssignments = await store.memoryLayerAssignments.listByVariations(ids);
+    const tallies = await store.feedback.tallies(ids);
+    const creators = await this.foundation.profiles.findByIds(records.map((record) => record.profileId));
+    const agents = await store.agents.findByIds([...new Set(records.map((record) => record.agentId))]);
     const ofIds = (key: 'agentId' | 'toolId' | 'toolSetId') => [...new Set(assignments.flatMap((row) => (row[key] ? [row[key]] : [])))];
-    const [subAgents, tools, toolSets, layers] = await Promise.all([
-      store.agents.findByIds(ofIds('agentId')),
-      store.tools.findByIds(ofIds('toolId')),
-      store.toolSets.findByIds(ofIds('toolSetId')),
-      store.memoryLayers.findByIds([...new Set(layerAssignments.map((row) => row.memoryLayerId))]),
-    ]);
+    const subAgents = await store.agents.findByIds(ofIds('agentId'));
+    const tools = await store.tools.findByIds(ofIds('toolId'));
+    const toolSets = await store.toolSets.findByIds(ofIds('toolSetId'));
+    const layers = await store.memoryLayers.findByIds([...new Set(layerAssignments.map((row) => row.memoryLayerId))]);
     const names: NameIndex = new Map(
       [...agents, ...subAgents, ...tools, ...toolSets, ...layers.map((layer) => layer.record)].map((row) => [row.id, { id: row.id, name: row.name }]),
     );

@@ -57,7 +57,7 @@ export class MemoryEntryService {
     const layer = await this.layers.find(workspace, layerId);
     const result = toPage(await this.store.entries.list(layer.id, page, filter), page, (row) => row);
     if (!includeInfo) return { ...result, items: result.items.map((row) => toMemoryEntry(row)) };
-    const creators = await this.creators(result.items.map((row) => row.profileId));
+    const creators = await this.profiles.findByIds(result.items.map((row) => row.profileId));
     return { ...result, items: result.items.map((row) => toMemoryEntry(row, { createdBy: creators.get(row.profileId ?? ''), memoryLayer: layer })) };
   }
 
@@ -217,9 +217,4 @@ export class MemoryEntryService {
     return toMemoryEntryDetail(record, { createdBy, memoryLayer: layer });
   }
 
-  private async creators(profileIds: Array<string | null>) {
-    const ids = [...new Set(profileIds.filter((id): id is string => !!id))];
-    const found = await Promise.all(ids.map((id) => this.profiles.findById(id)));
-    return new Map(found.filter((profile) => profile !== null).map((profile) => [profile.id, profile]));
-  }
 }

@@ -16,7 +16,7 @@ import { MemoryLayerType, type MemoryLayerRecord } from './records';
 
 const UPDATE_PATHS = [...METADATA_UPDATE_PATHS, 'spec.type', 'spec.description'] as const;
 
-export type ProfileLookup = Pick<FoundationStore['profiles'], 'findById'>;
+export type ProfileLookup = Pick<FoundationStore['profiles'], 'findById' | 'findByIds'>;
 
 /** What the runtime states when it creates a layer it manages. */
 export interface SystemManagedLayer {
@@ -69,7 +69,7 @@ export class MemoryLayerService {
     const result = toPage(await this.store.layers.list(workspace.id, page, filter), page, (row) => row);
     if (!includeInfo) return { ...result, items: result.items.map((row) => toMemoryLayer(row)) };
     const counts = await this.store.layers.countEntries(result.items.map((row) => row.id));
-    const creators = await this.creators(result.items);
+    const creators = await this.profiles.findByIds(result.items.map((row) => row.profileId));
     return {
       ...result,
       items: result.items.map((row) => toMemoryLayer(row, { createdBy: creators.get(row.profileId ?? ''), entryCount: counts.get(row.id) ?? 0 })),
@@ -155,9 +155,4 @@ export class MemoryLayerService {
     return toMemoryLayer(record, { createdBy, entryCount: counts.get(record.id) ?? 0 });
   }
 
-  private async creators(records: MemoryLayerRecord[]) {
-    const ids = [...new Set(records.map((record) => record.profileId).filter((id): id is string => !!id))];
-    const found = await Promise.all(ids.map((id) => this.profiles.findById(id)));
-    return new Map(found.filter((profile) => profile !== null).map((profile) => [profile.id, profile]));
-  }
 }

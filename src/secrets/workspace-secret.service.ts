@@ -58,8 +58,7 @@ export class WorkspaceSecretService {
   async list(workspace: WorkspaceRef, page: PageRequest, filter: ListFilter, includeInfo: boolean): Promise<Page<WorkspaceSecret>> {
     const result = toPage(await this.store.secrets.list(workspace.id, page, filter), page, (row) => row);
     if (!includeInfo) return { ...result, items: result.items.map((row) => toWorkspaceSecret(row, false)) };
-    const creatorIds = [...new Set(result.items.map((row) => row.profileId).filter((id): id is string => id !== null))];
-    const creators = new Map((await Promise.all(creatorIds.map((id) => this.foundation.profiles.findById(id)))).flatMap((profile) => (profile ? [[profile.id, profile] as const] : [])));
+    const creators = await this.foundation.profiles.findByIds(result.items.map((row) => row.profileId));
     return { ...result, items: result.items.map((row) => toWorkspaceSecret(row, true, row.profileId ? creators.get(row.profileId) : null)) };
   }
 

@@ -4,7 +4,6 @@
 import type { Principal } from '../auth/principal';
 import type { WorkspaceRef } from '../auth/workspace-access';
 import { checkJsonSchema } from '../agents/json-schema';
-import { loadProfiles } from '../agents/profiles';
 import { bundleKeyChange, inWorkspace, updatePaths, type WriteOptions } from '../agents/write-options';
 import { AlreadyExistsError, ApiError, FailedPreconditionError, NotFoundError } from '../errors';
 import { newId } from '../ids';
@@ -61,7 +60,7 @@ export class ToolSetService {
     const result = toPage(await this.store.toolSets.list(workspace.id, page, filter), page, (row) => row);
     if (!includeInfo) return { ...result, items: result.items.map((row) => toToolSet(row)) };
     const tools = await this.store.toolSetTools.toolsOf(result.items.map((row) => row.id));
-    const creators = await loadProfiles(this.foundation, result.items.map((row) => row.profileId));
+    const creators = await this.foundation.profiles.findByIds(result.items.map((row) => row.profileId));
     return { ...result, items: result.items.map((row) => toToolSet(row, { createdBy: creators.get(row.profileId ?? ''), tools: tools.get(row.id) ?? [] })) };
   }
 
@@ -187,7 +186,7 @@ export class ToolSetService {
 
   private async withInfo(record: ToolSetRecord, store: AgentsStore = this.store): Promise<ToolSet> {
     const tools = await store.toolSetTools.toolsOf([record.id]);
-    const creators = await loadProfiles(this.foundation, [record.profileId]);
+    const creators = await this.foundation.profiles.findByIds([record.profileId]);
     return toToolSet(record, { createdBy: creators.get(record.profileId ?? ''), tools: tools.get(record.id) ?? [] });
   }
 }

@@ -2,7 +2,6 @@
 // workspace. A tool in a managed tool set changes only through API keys.
 import type { Principal } from '../auth/principal';
 import type { WorkspaceRef } from '../auth/workspace-access';
-import { loadProfiles } from '../agents/profiles';
 import { bundleKeyChange, inWorkspace, updatePaths, type WriteOptions } from '../agents/write-options';
 import { newId } from '../ids';
 import type { UrlPolicyOptions } from '../network/url-policy';
@@ -58,7 +57,7 @@ export class ToolService {
     const result = toPage(await this.store.tools.list(workspace.id, page, filter), page, (row) => row);
     if (!includeInfo) return { ...result, items: result.items.map((row) => toTool(row)) };
     const sets = await this.store.toolSetTools.setsOf(result.items.map((row) => row.id));
-    const creators = await loadProfiles(this.foundation, result.items.map((row) => row.profileId));
+    const creators = await this.foundation.profiles.findByIds(result.items.map((row) => row.profileId));
     return { ...result, items: result.items.map((row) => toTool(row, { createdBy: creators.get(row.profileId ?? ''), toolSets: sets.get(row.id) ?? [] })) };
   }
 
@@ -106,7 +105,7 @@ export class ToolService {
 
   private async withInfo(record: ToolRecord, store: AgentsStore = this.store): Promise<Tool> {
     const sets = await store.toolSetTools.setsOf([record.id]);
-    const creators = await loadProfiles(this.foundation, [record.profileId]);
+    const creators = await this.foundation.profiles.findByIds([record.profileId]);
     return toTool(record, { createdBy: creators.get(record.profileId ?? ''), toolSets: sets.get(record.id) ?? [] });
   }
 }

@@ -3,7 +3,7 @@
 // epoch, it stops its actors, and it rejoins with a fair share.
 import assert from 'node:assert/strict';
 import { shardOf } from '../../src/sharding/fnv1a32';
-import { ClusterNode, clusterEnv, eventually, uniqueBusNames, waitForBalance } from '../support/cluster-harness';
+import { ClusterNode, clusterEnv, deleteStream, eventually, uniqueBusNames, waitForBalance } from '../support/cluster-harness';
 import type { CounterReply } from '../support/cluster-counter';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
@@ -13,10 +13,11 @@ describe('cluster: fencing a paused node', function () {
   this.timeout(60_000);
   let database: TestDatabase;
   let nodes: ClusterNode[] = [];
+  const names = uniqueBusNames();
 
   before(async () => {
     database = await createTestDatabase();
-    const env = clusterEnv(database.url, uniqueBusNames());
+    const env = clusterEnv(database.url, names);
     nodes = await Promise.all([0, 1].map(() => ClusterNode.start(env)));
     await waitForBalance(nodes, SHARDS);
   });
@@ -24,6 +25,7 @@ describe('cluster: fencing a paused node', function () {
   after(async () => {
     await Promise.all(nodes.map((node) => node.dispose()));
     await database.drop();
+    await deleteStream(names.eventStream);
   });
 
   it('refuses the stale writes of a node paused past the lease timeout, then lets it rejoin', async () => {

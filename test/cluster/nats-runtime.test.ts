@@ -8,7 +8,7 @@ import type { DataSource } from 'typeorm';
 import { JetStreamPublisher, readClusterStatus, startActorRuntime, type ActorRuntime, type RuntimeOptions } from '../../actors';
 import { createDataSource } from '../../persistence/data-source';
 import { counterBehavior, type CounterReply } from '../support/cluster-counter';
-import { TEST_NATS_URL, eventually, silentLogger, uniqueBusNames } from '../support/cluster-harness';
+import { TEST_NATS_URL, deleteStream, eventually, silentLogger, uniqueBusNames } from '../support/cluster-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 describe('cluster: runtime on NATS in one process', function () {
@@ -41,9 +41,7 @@ describe('cluster: runtime on NATS in one process', function () {
   afterEach(async () => {
     await Promise.all(runtimes.map((runtime) => runtime.stop()));
     runtimes = [];
-    const connection = await connect({ servers: TEST_NATS_URL });
-    await (await jetstreamManager(connection)).streams.delete(names.eventStream).catch(() => undefined);
-    await connection.close();
+    await deleteStream(names.eventStream);
   });
 
   after(async () => {

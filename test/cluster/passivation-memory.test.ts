@@ -1,7 +1,7 @@
 // 10,000 actors activated on one node process and passivated: the node's heap
 // returns to near its starting level (state stays in Postgres).
 import assert from 'node:assert/strict';
-import { ClusterNode, clusterEnv, eventually, uniqueBusNames } from '../support/cluster-harness';
+import { ClusterNode, clusterEnv, deleteStream, eventually, uniqueBusNames } from '../support/cluster-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 const MB = 1024 * 1024;
@@ -10,15 +10,17 @@ describe('cluster: passivation frees memory', function () {
   this.timeout(90_000);
   let database: TestDatabase;
   let node: ClusterNode;
+  const names = uniqueBusNames();
 
   before(async () => {
     database = await createTestDatabase();
-    node = await ClusterNode.start(clusterEnv(database.url, uniqueBusNames(), { AGENTRT_PASSIVATE_AFTER_MS: '12000' }));
+    node = await ClusterNode.start(clusterEnv(database.url, names, { AGENTRT_PASSIVATE_AFTER_MS: '12000' }));
   });
 
   after(async () => {
     await node.dispose();
     await database.drop();
+    await deleteStream(names.eventStream);
   });
 
   it('returns the heap to near its starting level after 10,000 actors passivate', async () => {

@@ -3,7 +3,7 @@
 // kill -9 with no acknowledged increment lost, and a joining node's fair share.
 import assert from 'node:assert/strict';
 import { shardOf } from '../../src/sharding/fnv1a32';
-import { ClusterNode, clusterEnv, uniqueBusNames, waitForBalance } from '../support/cluster-harness';
+import { ClusterNode, clusterEnv, deleteStream, uniqueBusNames, waitForBalance } from '../support/cluster-harness';
 import type { BurstResult } from '../support/cluster-protocol';
 import type { CounterReply } from '../support/cluster-counter';
 import { createTestDatabase, type TestDatabase } from '../support/database';
@@ -14,17 +14,19 @@ describe('cluster: sharding over NATS', function () {
   this.timeout(60_000);
   let database: TestDatabase;
   let env: Record<string, string>;
+  const names = uniqueBusNames();
   let nodes: ClusterNode[] = [];
 
   before(async () => {
     database = await createTestDatabase();
-    env = clusterEnv(database.url, uniqueBusNames());
+    env = clusterEnv(database.url, names);
     nodes = await Promise.all([0, 1, 2].map(() => ClusterNode.start(env)));
   });
 
   after(async () => {
     await Promise.all(nodes.map((node) => node.dispose()));
     await database.drop();
+    await deleteStream(names.eventStream);
   });
 
   async function ownerOf(id: string): Promise<ClusterNode> {

@@ -2,6 +2,8 @@
 // names per run, polling, and node processes driven over IPC.
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { ulid } from 'ulid';
 import type { RuntimeLogger } from '../../actors';
 import type { NodeRequest, NodeStatus } from './cluster-protocol';
@@ -129,4 +131,14 @@ export async function waitForBalance(nodes: ClusterNode[], shardCount: number, t
     return exact && statuses.every((status) => status.owned.length >= fair && status.owned.length <= fair + 1);
   }, `${nodes.length} nodes sharing ${shardCount} shards fairly`, timeoutMs);
   return statuses;
+}
+
+/** Deletes a test run's JetStream stream, if it was created. */
+export async function deleteStream(name: string): Promise<void> {
+  const connection = await connect({ servers: TEST_NATS_URL });
+  try {
+    await (await jetstreamManager(connection)).streams.delete(name).catch(() => undefined);
+  } finally {
+    await connection.close();
+  }
 }

@@ -29,7 +29,7 @@ function storeWith(record: MemoryLayerRecord, assignments: number) {
 }
 
 describe('MemoryLayerService.delete', () => {
-  const profiles = { findById: async () => null };
+  const profiles = { findById: async () => null, findByIds: async () => new Map() };
 
   it('refuses a layer still assigned to variations with FAILED_PRECONDITION', async () => {
     const { store, deleted } = storeWith(layer(), 2);
