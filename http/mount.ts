@@ -12,6 +12,7 @@ import { authorizeWorkspace, flatWorkspaceId, WORKSPACE_HEADER, type WorkspaceRe
 import { AbortedError, InvalidArgumentError, PermissionDeniedError } from '../src/errors';
 import type { IdempotencyStore } from '../src/ports/idempotency-store';
 import { readJsonBody } from './middleware/json-body';
+import { withoutReadOnlyFields } from './read-only-fields';
 import { toKoaPath, type RouteDefinition } from './route';
 import { compileValidator, type Validator } from './validation';
 
@@ -97,7 +98,7 @@ function handle(route: CompiledRoute, deps: MountDependencies): Koa.Middleware {
       deps.rateLimiter.take(principalKey(principal), cost);
     }
     const rawBody = route.body ? await readJsonBody(ctx, Math.max(definition.bodyLimitBytes ?? 0, deps.bodyLimitBytes)) : undefined;
-    const body = route.body ? route.body(rawBody ?? {}) : undefined;
+    const body = route.body ? route.body(withoutReadOnlyFields(rawBody ?? {}, definition.readOnlyFields)) : undefined;
     const workspace = principal ? await resolveWorkspace(definition, ctx, principal, params, deps) : undefined;
     const run = () =>
       definition.handler({ params, query, body, principal: principal!, workspace: workspace!, headers: ctx.headers, requestId: ctx.state.requestId, koa: ctx });

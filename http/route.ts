@@ -55,6 +55,11 @@ export interface RouteOptions<P extends TSchema, Q extends TSchema, B extends TS
   auth?: 'bearer' | 'none';
   /** A larger JSON body limit for this route (the configured limit applies when larger). */
   bodyLimitBytes?: number;
+  /**
+   * Read-only body paths of this resource besides `info` and the server-set
+   * `metadata.*` (e.g. `status`, `spec.token`): ignored when a client sends them.
+   */
+  readOnlyFields?: readonly string[];
   handler: (request: RouteRequest<Static<P>, Static<Q>, Static<B>>) => Promise<Static<R>>;
 }
 
@@ -75,6 +80,7 @@ export interface RouteDefinition {
   conditional: boolean;
   auth: 'bearer' | 'none';
   bodyLimitBytes?: number;
+  readOnlyFields?: readonly string[];
   rateCost?: (query: unknown) => number;
   handler: (request: RouteRequest<unknown, unknown, unknown>) => Promise<unknown>;
 }

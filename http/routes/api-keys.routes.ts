@@ -11,6 +11,7 @@ import { defineRoute, type RouteDefinition } from '../route';
 
 const KeyPath = PathIds({ id: 'apiKey' });
 const ListQuery = Strict({ ...listParamProperties, query: Type.Optional(Type.String({ maxLength: 256 })) });
+const API_KEY_READ_ONLY = ['state', 'spec.token', 'spec.system'];
 const NoBody = Type.Optional(Type.Object({}, { additionalProperties: false }));
 
 export function apiKeyRoutes({ apiKeys }: { apiKeys: ApiKeyService }): RouteDefinition[] {
@@ -30,7 +31,7 @@ export function apiKeyRoutes({ apiKeys }: { apiKeys: ApiKeyService }): RouteDefi
   const create = (path: string, operationId: string, workspace: 'flat' | 'path') =>
     defineRoute({
       method: 'POST', path, operationId, summary: 'Create an API key; the token is returned only now', scope: 'api_keys:manage', workspace,
-      params: workspace === 'path' ? PathIds({ workspaceId: 'workspace' }) : undefined, body: CreateApiKeyBody, response: ApiKey, idempotent: true,
+      params: workspace === 'path' ? PathIds({ workspaceId: 'workspace' }) : undefined, body: CreateApiKeyBody, readOnlyFields: API_KEY_READ_ONLY, response: ApiKey, idempotent: true,
       handler: ({ principal, workspace: ws, body }) => apiKeys.create(principal, ws, body),
     });
   return [
@@ -43,7 +44,7 @@ export function apiKeyRoutes({ apiKeys }: { apiKeys: ApiKeyService }): RouteDefi
     }),
     defineRoute({
       method: 'PATCH', path: '/v1/api_keys/{id}', operationId: 'updateApiKey', summary: 'Update an API key',
-      scope: 'api_keys:manage', workspace: 'flat', params: KeyPath, body: UpdateApiKeyBody, response: ApiKey, conditional: true,
+      scope: 'api_keys:manage', workspace: 'flat', params: KeyPath, body: UpdateApiKeyBody, readOnlyFields: API_KEY_READ_ONLY, response: ApiKey, conditional: true,
       handler: ({ workspace, params, body, headers }) => apiKeys.update(workspace, params.id, body, headers['if-match']),
     }),
     defineRoute({

@@ -42,7 +42,7 @@ function layerRoutes(layers: MemoryLayerService): RouteDefinition[] {
     }),
     defineRoute({
       method: 'POST', path: '/v1/memory_layers', operationId: 'createMemoryLayer', summary: 'Create a memory layer',
-      scope: 'memory:manage', workspace: 'flat', body: CreateMemoryLayerBody, response: MemoryLayer, idempotent: true,
+      scope: 'memory:manage', workspace: 'flat', body: CreateMemoryLayerBody, readOnlyFields: LAYER_READ_ONLY, response: MemoryLayer, idempotent: true,
       handler: ({ principal, workspace, body }) => layers.create(principal, workspace, body),
     }),
     defineRoute({
@@ -52,7 +52,7 @@ function layerRoutes(layers: MemoryLayerService): RouteDefinition[] {
     }),
     defineRoute({
       method: 'PATCH', path: '/v1/memory_layers/{id}', operationId: 'updateMemoryLayer', summary: 'Update a memory layer (not a system-managed one)',
-      scope: 'memory:manage', workspace: 'flat', params: LayerPath, body: UpdateMemoryLayerBody, response: MemoryLayer, conditional: true,
+      scope: 'memory:manage', workspace: 'flat', params: LayerPath, body: UpdateMemoryLayerBody, readOnlyFields: LAYER_READ_ONLY, response: MemoryLayer, conditional: true,
       handler: ({ workspace, params, body, headers }) => layers.update(workspace, params.id, body, headers['if-match']),
     }),
     defineRoute({
@@ -95,6 +95,9 @@ function entryRoutes(entries: MemoryEntryService): RouteDefinition[] {
     }),
   ];
 }
+
+/** Server-set layer fields, ignored when a client sends them back. */
+const LAYER_READ_ONLY = ['spec.systemManaged', 'spec.expiresAt'];
 
 export function memoryRoutes({ memoryLayers, memoryEntries }: MemoryRoutesDependencies): RouteDefinition[] {
   return [...layerRoutes(memoryLayers), ...entryRoutes(memoryEntries)];

@@ -21,7 +21,7 @@ export function workspaceRoutes({ workspaces }: { workspaces: WorkspaceService }
     }),
     defineRoute({
       method: 'POST', path: '/v1/account/workspaces', operationId: 'createWorkspace', summary: 'Create a workspace', ...admin,
-      body: CreateWorkspaceBody, response: Workspace, idempotent: true,
+      body: CreateWorkspaceBody, readOnlyFields: ['status'], response: Workspace, idempotent: true,
       handler: ({ principal, body }) => workspaces.create(principal, body),
     }),
     defineRoute({
@@ -31,7 +31,7 @@ export function workspaceRoutes({ workspaces }: { workspaces: WorkspaceService }
     }),
     defineRoute({
       method: 'PATCH', path: '/v1/account/workspaces/{workspaceId}', operationId: 'updateWorkspace', summary: 'Update a workspace', ...admin,
-      params: WorkspacePath, body: UpdateWorkspaceBody, response: Workspace, conditional: true,
+      params: WorkspacePath, body: UpdateWorkspaceBody, readOnlyFields: ['status'], response: Workspace, conditional: true,
       handler: ({ principal, params, body, headers }) => workspaces.update(principal, params.workspaceId, body, headers['if-match']),
     }),
     defineRoute({

@@ -105,6 +105,12 @@ describe('API keys', () => {
       const headers = { 'x-workspace-id': account.workspaceId };
       assertStatus(await api.request('PATCH', `/v1/api_keys/${key.id}`, { token: account.globalToken, headers, body: { updateMask: 'spec.system' } }), 400, Code.INVALID_ARGUMENT, /updateMask/);
       assertStatus(await api.request('PATCH', `/v1/api_keys/${key.id}`, { token: account.globalToken, headers, body: { spec: { state: 'x' } } }), 400, Code.INVALID_ARGUMENT, /spec.state: is not a known field/);
+      // Read-only fields are ignored: a key cannot make itself system or change its state by PATCH.
+      const ignored = await api.request('PATCH', `/v1/api_keys/${key.id}`, { token: account.globalToken, headers, body: { state: 'STATE_DISABLED', spec: { system: true, token: 'x' } } });
+      assert.equal(ignored.status, 200, JSON.stringify(ignored.body));
+      assert.equal(ignored.body.state, 'STATE_ENABLED');
+      assert.equal(ignored.body.spec.system, false);
+      assert.equal(ignored.body.spec.token, undefined);
     });
   });
 

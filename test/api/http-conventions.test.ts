@@ -32,9 +32,25 @@ describe('HTTP conventions', () => {
       assertStatus(await create({ body: { spec: {} } }), 400, Code.INVALID_ARGUMENT, /metadata: is required/);
       assertStatus(await create({ rawBody: '[1,2]' }), 400, Code.INVALID_ARGUMENT, /must be of type object/);
     });
-    it('rejects unknown fields and never stores read-only ones', async () => {
-      assertStatus(await create({ body: { metadata: { name: 'x', id: 'ws_mine' } } }), 400, Code.INVALID_ARGUMENT, /metadata.id: is not a known field/);
-      assertStatus(await create({ body: { metadata: { name: 'x' }, status: 'STATUS_ARCHIVED' } }), 400, Code.INVALID_ARGUMENT, /status: is not a known field/);
+    it('rejects unknown fields', async () => {
+      assertStatus(await create({ body: { metadata: { name: 'x', owner: 'me' } } }), 400, Code.INVALID_ARGUMENT, /^metadata.owner: is not a known field$/);
+      assertStatus(await create({ body: { metadata: { name: 'x' }, color: 'red' } }), 400, Code.INVALID_ARGUMENT, /^color: is not a known field$/);
+    });
+    it('ignores read-only fields and never stores them, so a read resource can be sent back', async () => {
+      const sent = { metadata: { name: 'echo', id: 'ws_01ARZ3NDEKTSV4RRFFQ69G5FAV', accountId: 'acc_other', createdAt: '2000-01-01T00:00:00Z' }, status: 'STATUS_ARCHIVED', info: { anything: true } };
+      const created = await create({ body: sent });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      assert.notEqual(created.body.metadata.id, sent.metadata.id);
+      assert.equal(created.body.metadata.accountId, account.accountId);
+      assert.notEqual(created.body.metadata.createdAt, sent.metadata.createdAt);
+      assert.equal(created.body.status, 'STATUS_ENABLED');
+      const echoed = await api.request('PATCH', `/v1/account/workspaces/${created.body.metadata.id}`, {
+        token: account.globalToken,
+        body: { ...created.body, spec: { description: 'round trip' } },
+      });
+      assert.equal(echoed.status, 200, JSON.stringify(echoed.body));
+      assert.equal(echoed.body.spec.description, 'round trip');
+      assert.equal(echoed.body.status, 'STATUS_ENABLED');
     });
     it('refuses NUL characters, naming the field', async () => {
       assertStatus(await create({ body: { metadata: { name: 'a\u0000b' } } }), 400, Code.INVALID_ARGUMENT, /^metadata.name: must not contain NUL characters$/);
