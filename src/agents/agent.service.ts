@@ -6,7 +6,7 @@ import { FailedPreconditionError, InvalidArgumentError } from '../errors';
 import { newId } from '../ids';
 import type { AgentsStore } from '../ports/agents-store';
 import type { FoundationStore, ListFilter } from '../ports/foundation-store';
-import { checkIfMatch, metadataChanges, METADATA_UPDATE_PATHS, newMetadataFields } from '../resource/metadata';
+import { checkIfMatch, metadataChanges, METADATA_UPDATE_PATHS, newResourceFields } from '../resource/metadata';
 import { toPage, type Page, type PageRequest } from '../resource/pagination';
 import { getPath, touches } from '../resource/update-mask';
 import type { Agent, AgentSpecInput, CreateAgentBody, UpdateAgentBody } from '../schemas/agents.schema';
@@ -68,17 +68,10 @@ export class AgentService {
 
   /** Creates an agent; `status` defaults to AGENT_STATUS_DRAFT. */
   async create(principal: Principal, workspace: WorkspaceRef, body: CreateAgentBody, options: WriteOptions = {}): Promise<Agent> {
-    const now = new Date();
     const spec = Object.fromEntries(SPEC_KEYS.map(([, key]) => [key, specValue(key, body.spec)])) as AgentSpecFields;
     const record = await (options.store ?? this.store).agents.insert({
-      id: newId('agent'),
-      accountId: workspace.accountId,
-      workspaceId: workspace.id,
-      ...newMetadataFields(body.metadata),
-      profileId: principal.profileId,
+      ...newResourceFields(newId('agent'), principal, workspace, body.metadata),
       bundleKey: options.bundleKey ?? null,
-      createdAt: now,
-      updatedAt: now,
       ...spec,
     });
     return this.withInfo(record, options.store);

@@ -8,7 +8,7 @@ import { InvalidArgumentError, NotFoundError } from '../errors';
 import { newId } from '../ids';
 import type { AgentsStore } from '../ports/agents-store';
 import type { FoundationStore, ListFilter } from '../ports/foundation-store';
-import { checkIfMatch, metadataChanges, METADATA_UPDATE_PATHS, newMetadataFields } from '../resource/metadata';
+import { checkIfMatch, metadataChanges, METADATA_UPDATE_PATHS, newResourceFields } from '../resource/metadata';
 import { toPage, type Page, type PageRequest } from '../resource/pagination';
 import { getPath, touches } from '../resource/update-mask';
 import type { AgentVariation, CreateVariationBody, UpdateVariationBody } from '../schemas/agents.schema';
@@ -59,17 +59,10 @@ export class VariationService {
     const agent = await this.findAgent(workspace, agentId, store);
     const spec = Object.fromEntries(SPEC_FIELDS.map(([path, key, fallback]) => [key, getPath(body, path) ?? fallback])) as Pick<VariationRecord, SpecKey>;
     await this.checkModel(workspace, spec.modelId);
-    const now = new Date();
     const record = await store.variations.insert({
-      id: newId('agentVariation'),
-      accountId: workspace.accountId,
-      workspaceId: workspace.id,
+      ...newResourceFields(newId('agentVariation'), principal, workspace, body.metadata),
       agentId: agent.id,
-      ...newMetadataFields(body.metadata),
-      profileId: principal.profileId,
       bundleKey: options.bundleKey ?? null,
-      createdAt: now,
-      updatedAt: now,
       ...spec,
     });
     return (await this.withInfo([record], store))[0];

@@ -48,6 +48,23 @@ export function newMetadataFields(metadata: CreateMetadata): Pick<MetadataRecord
 }
 
 /**
+ * The identity and metadata fields of a new workspace-scoped record: id,
+ * account and workspace, validated name/externalId/labels, creator, timestamps.
+ */
+export function newResourceFields(id: string, principal: { profileId: string }, workspace: { id: string; accountId: string }, metadata: CreateMetadata) {
+  const now = new Date();
+  return {
+    id,
+    accountId: workspace.accountId,
+    workspaceId: workspace.id,
+    ...newMetadataFields(metadata),
+    profileId: principal.profileId as string | null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/**
  * The metadata fields a PATCH changes, for the resolved update paths.
  * `metadata.labels` replaces the whole map.
  */

@@ -9,7 +9,7 @@ import { FailedPreconditionError, NotFoundError } from '../errors';
 import { newId } from '../ids';
 import type { FoundationStore, ListFilter } from '../ports/foundation-store';
 import type { SecretsStore } from '../ports/secrets-store';
-import { checkIfMatch, metadataChanges, METADATA_UPDATE_PATHS, newMetadataFields } from '../resource/metadata';
+import { checkIfMatch, metadataChanges, METADATA_UPDATE_PATHS, newResourceFields } from '../resource/metadata';
 import { toPage, type Page, type PageRequest } from '../resource/pagination';
 import { resolveUpdatePaths, touches } from '../resource/update-mask';
 import type { CreateWorkspaceSecretBody, UpdateWorkspaceSecretBody, WorkspaceSecret } from '../schemas/secrets.schema';
@@ -40,17 +40,10 @@ export class WorkspaceSecretService {
     validateSecretName(body.metadata.name);
     const id = newId('workspaceSecret');
     const value = body.spec?.value;
-    const now = new Date();
     const record = await this.store.secrets.insert({
-      id,
-      accountId: workspace.accountId,
-      workspaceId: workspace.id,
-      ...newMetadataFields(body.metadata),
-      profileId: principal.profileId,
+      ...newResourceFields(id, principal, workspace, body.metadata),
       valueCiphertext: value !== undefined ? await this.keyring.encrypt(valueRef(workspace.id, id), value) : null,
       lastUsedAt: null,
-      createdAt: now,
-      updatedAt: now,
     });
     return this.withInfo(record);
   }

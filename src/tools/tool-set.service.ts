@@ -11,7 +11,7 @@ import { checkOutboundUrl, type UrlPolicyOptions } from '../network/url-policy';
 import type { AgentsStore } from '../ports/agents-store';
 import type { FoundationStore, ListFilter } from '../ports/foundation-store';
 import type { McpClient, McpToolDescription } from '../ports/mcp-client';
-import { checkIfMatch, metadataChanges, METADATA_UPDATE_PATHS, newMetadataFields } from '../resource/metadata';
+import { checkIfMatch, metadataChanges, METADATA_UPDATE_PATHS, newResourceFields } from '../resource/metadata';
 import { toPage, type Page, type PageRequest } from '../resource/pagination';
 import { touches } from '../resource/update-mask';
 import type { CreateToolSetBody, ToolSet, ToolSetSpecInput, ToolSetSyncResult, UpdateToolSetBody } from '../schemas/tools.schema';
@@ -38,16 +38,9 @@ export class ToolSetService {
   async create(principal: Principal, workspace: WorkspaceRef, body: CreateToolSetBody, options: WriteOptions = {}): Promise<ToolSet> {
     if (body.spec?.managed) assertMayChangeManaged(principal, 'a tool set created with spec.managed');
     const store = options.store ?? this.store;
-    const now = new Date();
     const record = await store.toolSets.insert({
-      id: newId('toolSet'),
-      accountId: workspace.accountId,
-      workspaceId: workspace.id,
-      ...newMetadataFields(body.metadata),
-      profileId: principal.profileId,
+      ...newResourceFields(newId('toolSet'), principal, workspace, body.metadata),
       bundleKey: options.bundleKey ?? null,
-      createdAt: now,
-      updatedAt: now,
       description: body.spec?.description ?? null,
       managed: body.spec?.managed ?? false,
       mcpServerUrl: this.serverUrl(body.spec?.mcpServerUrl),

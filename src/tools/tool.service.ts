@@ -7,7 +7,7 @@ import { newId } from '../ids';
 import type { UrlPolicyOptions } from '../network/url-policy';
 import type { AgentsStore } from '../ports/agents-store';
 import type { FoundationStore, ListFilter } from '../ports/foundation-store';
-import { checkIfMatch, metadataChanges, METADATA_UPDATE_PATHS, newMetadataFields } from '../resource/metadata';
+import { checkIfMatch, metadataChanges, METADATA_UPDATE_PATHS, newResourceFields } from '../resource/metadata';
 import { toPage, type Page, type PageRequest } from '../resource/pagination';
 import { touches } from '../resource/update-mask';
 import type { CreateToolBody, Tool, ToolSpecInput, UpdateToolBody } from '../schemas/tools.schema';
@@ -38,16 +38,9 @@ export class ToolService {
 
   /** A validated new tool row (also used by tool-set sync inside its transaction). */
   newRecord(principal: Principal, workspace: WorkspaceRef, body: CreateToolBody, options: WriteOptions & NewToolFields = {}): ToolRecord {
-    const now = new Date();
     return {
-      id: newId('tool'),
-      accountId: workspace.accountId,
-      workspaceId: workspace.id,
-      ...newMetadataFields(body.metadata),
-      profileId: principal.profileId,
+      ...newResourceFields(newId('tool'), principal, workspace, body.metadata),
       bundleKey: options.bundleKey ?? null,
-      createdAt: now,
-      updatedAt: now,
       ...toolSpecFields(body.spec, this.policy),
       sourceToolSetId: options.sourceToolSetId ?? null,
     };
