@@ -91,6 +91,8 @@ export interface CreateDependenciesOptions {
   dataSource: DataSource;
   masterKey: Buffer;
   logger: Logger;
+  /** True once the node is shutting down: /readyz then answers 503 so load balancers stop routing to it. */
+  isDraining?: () => boolean;
   /** The actor runtime's cluster view (GET /v1/cluster); without it the route answers UNAVAILABLE. */
   clusterStatus?: ClusterStatusSource;
 }
@@ -182,6 +184,7 @@ export function createAppDependencies(options: CreateDependenciesOptions): Appli
       routes: allRoutes(services),
       version: '1.0',
       checkReady: async () => {
+        if (options.isDraining?.()) throw new UnavailableError('the node is shutting down');
         await dataSource.query('SELECT 1');
       },
       mount: {

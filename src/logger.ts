@@ -56,6 +56,8 @@ export interface LoggerOptions {
   fd?: 1 | 2;
   /** Value of the `name` field on every line. @default 'agentrt' */
   name?: string;
+  /** Where lines go instead of `fd` (tests capture them). */
+  destination?: pino.DestinationStream;
 }
 
 /**
@@ -71,6 +73,6 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       level,
       redact: { paths: [...REDACT_PATHS], censor: REDACTED },
     },
-    pino.destination({ fd: options.fd ?? 1, sync: true }),
+    options.destination ?? pino.destination({ fd: options.fd ?? 1, sync: true }),
   );
 }

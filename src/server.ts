@@ -143,13 +143,21 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
       logger: logger.child({ component: 'actors' }),
     });
     closers.push(() => runtime.stop());
-    const deps = createAppDependencies({ config, dataSource: database.dataSource, masterKey, logger, clusterStatus: () => runtime.clusterStatus() });
+    let draining = false;
+    const deps = createAppDependencies({
+      config, dataSource: database.dataSource, masterKey, logger,
+      clusterStatus: () => runtime.clusterStatus(),
+      isDraining: () => draining,
+    });
     await checkMasterKeyOpensStoredKeys(deps.services);
     await bootstrapFirstAccount(deps.services, database.dataSource, config.dataDir, logger);
     const modelsAdded = await deps.services.models.reconcileCatalog();
     if (modelsAdded > 0) logger.info({ modelsAdded }, 'model catalog reconciled into existing workspaces');
     const server = await listen(createApp(deps.app).callback(), config);
-    closers.push(() => closeServer(server, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS));
+    closers.push(() => {
+      draining = true;
+      return closeServer(server, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
+    });
     const port = (server.address() as AddressInfo).port;
     const url = `http://${formatHost(config.host)}:${port}`;
     logger.info({ url, embedded: database.embedded, bus: config.natsUrl ? 'nats' : 'in-process', nodeId: runtime.nodeId }, 'listening');

@@ -1,6 +1,8 @@
 // Operational endpoints outside /v1 auth: liveness, readiness, metrics, and the
 // OpenAPI document (public, like any API description).
 import Router from '@koa/router';
+import { UnavailableError } from '../../src/errors';
+import { writeError } from '../middleware/errors';
 import { metricsText } from '../middleware/metrics';
 
 export interface SystemRoutesDependencies {
@@ -20,9 +22,9 @@ export function systemRoutes({ checkReady, openApiDocument }: SystemRoutesDepend
     try {
       await checkReady();
       ctx.body = { status: 'ready' };
-    } catch {
-      ctx.status = 503;
-      ctx.body = { code: 14, message: 'not ready: the database is unreachable', details: [] };
+    } catch (error) {
+      const reason = error instanceof UnavailableError ? error.message : 'the database is unreachable';
+      writeError(ctx, new UnavailableError(`not ready: ${reason}`));
     }
   });
   router.get('/metrics', async (ctx) => {

@@ -166,6 +166,23 @@ describe('HTTP conventions', () => {
   });
 });
 
+describe('GET /readyz while shutting down', () => {
+  let api: TestApi;
+  let draining = false;
+  before(async () => (api = await startTestApi({ isDraining: () => draining })));
+  after(async () => api.close());
+
+  it('answers 503 UNAVAILABLE once the node drains, so load balancers stop routing to it', async () => {
+    assert.equal((await api.request('GET', '/readyz')).status, 200);
+    draining = true;
+    const response = await api.request('GET', '/readyz');
+    assert.equal(response.status, 503);
+    assert.equal(response.body.code, 14);
+    assert.equal(response.body.message, 'not ready: the node is shutting down');
+    assert.equal((await api.request('GET', '/healthz')).status, 200);
+  });
+});
+
 describe('rate limits', () => {
   let api: TestApi;
   let account: TestAccount;

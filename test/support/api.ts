@@ -6,13 +6,13 @@ import type Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import pino from 'pino';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../http/app';
 import { createAppDependencies, type Services } from '../../http/dependencies';
 import { createDataSource } from '../../persistence/data-source';
 import { readClusterStatus } from '../../actors';
 import { loadConfig, type Config } from '../../src/config';
+import { createLogger } from '../../src/logger';
 import { sharedTestDatabase } from './global-setup';
 import type { BootstrapResult } from '../../src/accounts/account.service';
 
@@ -49,6 +49,8 @@ export interface TestApi {
 
 export interface TestApiOptions {
   env?: Record<string, string>;
+  /** Whether the node is shutting down (GET /readyz). */
+  isDraining?: () => boolean;
 }
 
 /** Starts the API on an ephemeral port over the shared test database. */
@@ -56,12 +58,14 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const database = await sharedTestDatabase();
   const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', AGENTRT_RATE_LIMIT_PER_SECOND: '10000', AGENTRT_RATE_LIMIT_BURST: '10000', ...options.env });
   const logs: string[] = [];
-  const logger = pino({ level: 'debug' }, new Writable({ write(chunk, _encoding, done) { logs.push(String(chunk)); done(); } }));
+  // The production logger (with its redaction), writing into `logs`.
+  const logger = createLogger({ level: 'debug', destination: new Writable({ write(chunk, _encoding, done) { logs.push(String(chunk)); done(); } }) });
   const dataSource = createDataSource({ url: database.url, poolSize: 5 });
   await dataSource.initialize();
   const parts = createAppDependencies({
     config, dataSource, masterKey: config.masterKey ?? RUN_MASTER_KEY, logger,
     clusterStatus: () => readClusterStatus(dataSource, 256),
+    isDraining: options.isDraining,
   });
   const app = createApp(parts.app);
   const server = http.createServer(app.callback());

@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { createLogger, REDACTED } from '../../src/logger';
+
+function capture() {
+  const lines: Array<Record<string, unknown>> = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(JSON.parse(String(chunk)));
+      done();
+    },
+  });
+  return { lines, logger: createLogger({ level: 'debug', destination }) };
+}
+
+describe('createLogger', () => {
+  it('redacts secrets at the top level and up to four objects deep', () => {
+    const { lines, logger } = capture();
+    logger.info({
+      token: 'T0',
+      req: { headers: { authorization: 'Bearer T1', accept: 'json' } },
+      body: { spec: { value: 'S1', apiKey: 'K1', description: 'kept' } },
+      deep: { a: { b: { c: { password: 'P4' } } } },
+    });
+    const text = JSON.stringify(lines[0]);
+    for (const secret of ['T0', 'T1', 'S1', 'K1', 'P4']) assert.ok(!text.includes(secret), `${secret} was logged`);
+    assert.equal(lines[0].token, REDACTED);
+    assert.deepEqual(lines[0].req, { headers: { authorization: REDACTED, accept: 'json' } });
+    assert.equal((lines[0].body as { spec: { description: string } }).spec.description, 'kept');
+  });
+
+  it('redacts the bound parameters of a failed query', () => {
+    const { lines, logger } = capture();
+    logger.error({ err: { message: 'duplicate key', parameters: ['sk-secret'] } }, 'query failed');
+    assert.ok(!JSON.stringify(lines[0]).includes('sk-secret'));
+  });
+
+  it('refuses an unknown level, naming LOG_LEVEL', () => {
+    assert.throws(() => createLogger({ level: 'loud' }), /LOG_LEVEL must be one of/);
+  });
+});
