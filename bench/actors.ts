@@ -1,7 +1,9 @@
 // Actor runtime benchmark: prints one JSON line of figures, asserts nothing.
-// Two node processes on real NATS and Postgres (a fresh database): ask round
-// trips to actors owned by the other node (reads, and increments that persist),
-// activation from a snapshot, and failover time after kill -9 of an owner.
+// Three node processes on real NATS and Postgres (a fresh database): ask round
+// trips to actors owned by another node (reads, and increments that persist;
+// closed loop, and open loop at the target 1,000 asks/s), activation from a
+// snapshot, failover after kill -9 of an owner (process crash) and after
+// SIGSTOP of an owner (silent host loss, lease timeout L).
 // Run with `npm run bench:actors`.
 import { shardOf } from '../src/sharding/fnv1a32';
 import { ClusterNode, clusterEnv, deleteStream, uniqueBusNames, waitForBalance } from '../test/support/cluster-harness';
@@ -10,6 +12,7 @@ import { createTestDatabase } from '../test/support/database';
 
 const SHARDS = 64;
 const SNAPSHOT_EVERY = 100;
+const LEASE_TIMEOUT_MS = 5000;
 
 function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -27,6 +30,7 @@ async function roundTrips(caller: ClusterNode, ids: string[]) {
   await caller.call({ op: 'latencies', ids, count: 500, concurrency: 16 }); // warm-up and activation
   const serial = await caller.call<{ samples: number[] }>({ op: 'latencies', ids, count: 2000, concurrency: 1 });
   const parallel = await caller.call<{ samples: number[]; elapsedMs: number }>({ op: 'latencies', ids, count: 20_000, concurrency: 32 });
+  const paced = await caller.call<{ samples: number[]; elapsedMs: number }>({ op: 'latencies', ids, count: 10_000, concurrency: 0, ratePerSecond: 1000 });
   const writes = await caller.call<{ samples: number[]; elapsedMs: number }>({ op: 'latencies', ids, count: 5000, concurrency: 32, message: { type: 'add', by: 1 } });
   return {
     askRoundTripsPerSecond: Math.round((parallel.samples.length / parallel.elapsedMs) * 1000),
@@ -38,6 +42,8 @@ async function roundTrips(caller: ClusterNode, ids: string[]) {
     askP99Ms: percentile(serial.samples, 99),
     askP50MsUnderLoad: percentile(parallel.samples, 50),
     askP99MsUnderLoad: percentile(parallel.samples, 99),
+    askP50MsAt1000PerSecond: percentile(paced.samples, 50),
+    askP99MsAt1000PerSecond: percentile(paced.samples, 99),
   };
 }
 
@@ -49,12 +55,13 @@ async function activationFromSnapshot(caller: ClusterNode, ids: string[], passiv
   return { activationAskP50Ms: percentile(cold, 50), activationAskP99Ms: percentile(cold, 99), activationJournalTail: 20 };
 }
 
-async function failover(caller: ClusterNode, victim: ClusterNode, id: string) {
+/** Milliseconds from the signal to the first successful ask to `id` (owned by `victim`) on its new owner. */
+async function failover(caller: ClusterNode, victim: ClusterNode, id: string, signal: NodeJS.Signals): Promise<number> {
   await caller.call({ op: 'ask', kind: 'counter', id, message: { type: 'add', by: 1 } });
-  const killedAt = Date.now();
-  victim.signal('SIGKILL');
+  const signalledAt = Date.now();
+  victim.signal(signal);
   await caller.call({ op: 'ask', kind: 'counter', id, message: { type: 'add', by: 1 }, timeoutMs: 60_000 });
-  return { failoverMs: Date.now() - killedAt };
+  return Date.now() - signalledAt;
 }
 
 async function main(): Promise<void> {
@@ -63,23 +70,26 @@ async function main(): Promise<void> {
   const names = uniqueBusNames();
   const env = clusterEnv(database.url, names, {
     AGENTRT_SHARD_COUNT: String(SHARDS),
-    AGENTRT_LEASE_TIMEOUT_MS: '5000',
+    AGENTRT_LEASE_TIMEOUT_MS: String(LEASE_TIMEOUT_MS),
     AGENTRT_REBALANCE_INTERVAL_MS: '500',
     AGENTRT_SNAPSHOT_EVERY: String(SNAPSHOT_EVERY),
     AGENTRT_PASSIVATE_AFTER_MS: String(passivateAfterMs),
     AGENTRT_ASK_TIMEOUT_MS: '60000',
   });
-  const nodes = await Promise.all([ClusterNode.start(env), ClusterNode.start(env)]);
+  const nodes = await Promise.all([ClusterNode.start(env), ClusterNode.start(env), ClusterNode.start(env)]);
   try {
-    const [callerStatus, ownerStatus] = await waitForBalance(nodes, SHARDS);
-    const [caller, owner] = nodes;
+    const [callerStatus, ownerStatus, spareStatus] = await waitForBalance(nodes, SHARDS);
+    const [caller, owner, spare] = nodes;
     const figures = {
-      nodes: 2,
+      nodes: 3,
       shards: SHARDS,
+      leaseTimeoutMs: LEASE_TIMEOUT_MS,
       ...(await roundTrips(caller, idsOwnedBy(ownerStatus.owned, 'hot', 64))),
       ...(await activationFromSnapshot(caller, idsOwnedBy(ownerStatus.owned, 'cold', 20), passivateAfterMs)),
-      ...(await failover(caller, owner, idsOwnedBy(ownerStatus.owned, 'failover', 1)[0])),
+      failoverAfterKillMs: await failover(caller, owner, idsOwnedBy(ownerStatus.owned, 'crash', 1)[0], 'SIGKILL'),
+      failoverAfterSilentLossMs: await failover(caller, spare, idsOwnedBy((await waitForBalance([caller, spare], SHARDS))[1].owned, 'silent', 1)[0], 'SIGSTOP'),
       callerShards: callerStatus.owned.length,
+      spareShards: spareStatus.owned.length,
     };
     console.log(JSON.stringify(figures));
   } finally {

@@ -46,11 +46,24 @@ async function burst(runtime: ActorRuntime, request: Extract<NodeRequest, { op: 
 async function latencies(runtime: ActorRuntime, request: Extract<NodeRequest, { op: 'latencies' }>) {
   const samples: number[] = [];
   const started = Date.now();
-  await pool(request.count, request.concurrency, async (index) => {
+  const timedAsk = async (index: number) => {
     const begin = process.hrtime.bigint();
     await runtime.ask('counter', request.ids[index % request.ids.length], request.message ?? { type: 'get' });
     samples.push(Number(process.hrtime.bigint() - begin) / 1e6);
-  });
+  };
+  if (request.ratePerSecond) {
+    // Open loop: asks leave on a fixed schedule whatever the replies do, so
+    // slow replies show up as latency instead of lowering the offered rate.
+    const pending: Array<Promise<void>> = [];
+    for (let index = 0; index < request.count; index++) {
+      const due = started + (index * 1000) / request.ratePerSecond;
+      if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
+      pending.push(timedAsk(index));
+    }
+    await Promise.all(pending);
+  } else {
+    await pool(request.count, request.concurrency, timedAsk);
+  }
   return { samples, elapsedMs: Date.now() - started };
 }
 

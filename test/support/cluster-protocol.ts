@@ -4,7 +4,7 @@ import type { CounterCommand } from './cluster-counter';
 export type NodeRequest =
   | { op: 'ask'; kind: string; id: string; message: unknown; timeoutMs?: number }
   | { op: 'burst'; id: string; count: number; concurrency: number; command: CounterCommand; timeoutMs?: number }
-  | { op: 'latencies'; ids: string[]; count: number; concurrency: number; message?: CounterCommand }
+  | { op: 'latencies'; ids: string[]; count: number; concurrency: number; message?: CounterCommand; ratePerSecond?: number }
   | { op: 'activate'; prefix: string; count: number; concurrency: number }
   | { op: 'status' }
   | { op: 'cluster' }
