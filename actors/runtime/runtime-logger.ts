@@ -4,6 +4,7 @@ import pino from 'pino';
 
 /** pino-compatible logging calls used by the runtime. */
 export interface RuntimeLogger {
+  debug(fields: object, message: string): void;
   info(fields: object, message: string): void;
   warn(fields: object, message: string): void;
   error(fields: object, message: string): void;

@@ -114,7 +114,8 @@ export class ShardBalancer {
       if (generation !== this.leaseGeneration) return 0;
       host.open(shard, epoch);
     }
-    if (keep.length) this.deps.logger.info({ node: options.nodeId, shards: keep }, 'shards acquired');
+    if (keep.length) this.deps.logger.info({ node: options.nodeId, acquired: keep.length, owned: this.deps.host.owned().length }, 'shards acquired');
+    if (keep.length) this.deps.logger.debug({ node: options.nodeId, shards: keep }, 'shards acquired (numbers)');
     return keep.length;
   }
 

@@ -11,11 +11,12 @@ import type { NodeRequest, NodeStatus } from './cluster-protocol';
 /** A logger that drops everything (set TEST_RUNTIME_LOG=1 to see it on stderr). */
 export const silentLogger: RuntimeLogger = process.env.TEST_RUNTIME_LOG
   ? {
+      debug: (fields, message) => console.error('debug', message, fields),
       info: (fields, message) => console.error('info', message, fields),
       warn: (fields, message) => console.error('warn', message, fields),
       error: (fields, message) => console.error('error', message, fields),
     }
-  : { info: () => undefined, warn: () => undefined, error: () => undefined };
+  : { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** A subject prefix and stream name no other run uses. */
 export function uniqueBusNames(): { subjectPrefix: string; eventStream: string } {
