@@ -190,7 +190,7 @@ export function createAppDependencies(options: CreateDependenciesOptions): Appli
       mount: {
         authenticator,
         rateLimiter: new RateLimiter(config.rateLimit),
-        idempotency: createIdempotencyStore(dataSource),
+        idempotency: createIdempotencyStore(dataSource, options.masterKey),
         findWorkspace: (id) => services.store.workspaces.findById(id),
         bodyLimitBytes: config.bodyLimitBytes,
         includeInfoCost: config.rateLimit.includeInfoCost,

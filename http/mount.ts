@@ -55,19 +55,28 @@ async function resolveWorkspace(route: RouteDefinition, ctx: Koa.Context, princi
   return authorizeWorkspace(principal, id, await deps.findWorkspace(id));
 }
 
-function requestHash(ctx: Koa.Context, body: unknown): string {
-  return createHash('sha256').update(`${ctx.method} ${ctx.path}\n${JSON.stringify(body ?? null)}`).digest('hex');
+/** The request an Idempotency-Key stands for; the workspace counts, as flat paths name it only in a header. */
+function requestHash(ctx: Koa.Context, workspace: WorkspaceRef | undefined, body: unknown): string {
+  return createHash('sha256').update(`${ctx.method} ${ctx.path} ${workspace?.id ?? ''}\n${JSON.stringify(body ?? null)}`).digest('hex');
 }
 
 /** Runs `produce` at most once per (principal, Idempotency-Key); repeats replay the first response. */
-async function withIdempotency(ctx: Koa.Context, principal: Principal, body: unknown, deps: MountDependencies, produce: () => Promise<unknown>) {
+async function withIdempotency(
+  ctx: Koa.Context,
+  principal: Principal,
+  workspace: WorkspaceRef | undefined,
+  body: unknown,
+  deps: MountDependencies,
+  produce: () => Promise<unknown>,
+) {
   const key = ctx.get('idempotency-key');
   if (!key) return produce();
   if (key.length > 255) throw InvalidArgumentError.forField('Idempotency-Key', 'must be at most 255 characters');
   const owner = principalKey(principal);
-  const existing = await deps.idempotency.claim(owner, key, requestHash(ctx, body));
+  const hash = requestHash(ctx, workspace, body);
+  const existing = await deps.idempotency.claim(owner, key, hash);
   if (existing) {
-    if (existing.requestHash !== requestHash(ctx, body)) throw InvalidArgumentError.forField('Idempotency-Key', 'was already used with a different request');
+    if (existing.requestHash !== hash) throw InvalidArgumentError.forField('Idempotency-Key', 'was already used with a different request');
     if (existing.status === null) throw new AbortedError('a request with this Idempotency-Key is still in progress');
     ctx.set('Idempotent-Replayed', 'true');
     return existing.body;
@@ -102,7 +111,7 @@ function handle(route: CompiledRoute, deps: MountDependencies): Koa.Middleware {
     const workspace = principal ? await resolveWorkspace(definition, ctx, principal, params, deps) : undefined;
     const run = () =>
       definition.handler({ params, query, body, principal: principal!, workspace: workspace!, headers: ctx.headers, requestId: ctx.state.requestId, koa: ctx });
-    const result = definition.idempotent && principal ? await withIdempotency(ctx, principal, body, deps, run) : await run();
+    const result = definition.idempotent && principal ? await withIdempotency(ctx, principal, workspace, body, deps, run) : await run();
     if (result !== undefined && ctx.body === undefined) ctx.body = result;
   };
 }

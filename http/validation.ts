@@ -60,15 +60,17 @@ export function toFieldViolations(errors: ErrorObject[], prefix: string): FieldV
 }
 
 /**
- * Finds the first string holding a NUL character (Postgres text cannot store
- * one), returning its field path.
+ * Finds the first value Postgres cannot store: a string holding a NUL
+ * character, or a number that is not finite (JSON.parse turns a literal such
+ * as 1e400 into Infinity), returning its field path and the problem.
  */
-function nulField(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+function unstorableField(value: unknown, path: string): FieldViolation | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? { field: path, description: 'must not contain NUL characters' } : null;
+  if (typeof value === 'number') return Number.isFinite(value) ? null : { field: path, description: 'must be a finite number' };
   if (value === null || typeof value !== 'object') return null;
   for (const [key, child] of Object.entries(value)) {
     const childPath = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
-    const found = nulField(key, childPath) ?? nulField(child, childPath);
+    const found = unstorableField(key, childPath) ?? unstorableField(child, childPath);
     if (found !== null) return found;
   }
   return null;
@@ -81,8 +83,8 @@ function nulField(value: unknown, path: string): string | null {
 export function compileValidator(schema: TSchema, where: 'body' | 'query' | 'path'): Validator {
   const validate: ValidateFunction = (where === 'body' ? bodyAjv : textAjv).compile(schema);
   return (value: unknown) => {
-    const withNul = nulField(value, '');
-    if (withNul !== null) throw InvalidArgumentError.forField(withNul || where, 'must not contain NUL characters');
+    const unstorable = unstorableField(value, '');
+    if (unstorable !== null) throw InvalidArgumentError.forField(unstorable.field || where, unstorable.description);
     if (validate(value)) return value;
     const violations = toFieldViolations(validate.errors ?? [], '');
     const first = violations[0] ?? { field: where, description: 'is invalid' };

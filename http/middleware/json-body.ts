@@ -1,5 +1,6 @@
-// Reads JSON request bodies with a size limit. Malformed JSON, a wrong content
-// type and an oversized body are INVALID_ARGUMENT (with 400, 415 and 413).
+// Reads JSON request bodies with a size limit. Malformed JSON, nesting deeper
+// than MAX_JSON_DEPTH, a wrong content type and an oversized body are
+// INVALID_ARGUMENT (with 400, 400, 415 and 413).
 // readLimited is exported for routes that take raw bytes.
 import type Koa from 'koa';
 import { InvalidArgumentError } from '../../src/errors';
@@ -24,6 +25,21 @@ export async function readLimited(ctx: Koa.Context, limit: number): Promise<Buff
   return Buffer.concat(chunks);
 }
 
+/** Deepest nesting of arrays and objects a JSON body may have (protobuf's default recursion limit). */
+export const MAX_JSON_DEPTH = 100;
+
+/** True when `value` nests arrays or objects deeper than `limit`; iterative, so any depth is safe to check. */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length > 0) {
+    const [current, depth] = pending.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(current)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
 function hasBody(ctx: Koa.Context): boolean {
   return Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
 }
@@ -41,9 +57,15 @@ export async function readJsonBody(ctx: Koa.Context, limitBytes: number): Promis
   }
   const raw = await readLimited(ctx, limitBytes);
   if (raw.length === 0) return undefined;
+  let parsed: unknown;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    parsed = JSON.parse(raw.toString('utf8'));
   } catch (error) {
-    throw InvalidArgumentError.forField('(body)', `request body is not valid JSON: ${(error as Error).message}`);
+    // V8's message quotes the body around the error, which may be a secret value: keep only the position.
+    const position = /at position (\d+)/.exec((error as Error).message)?.[1];
+    throw InvalidArgumentError.forField('(body)', `request body is not valid JSON${position ? ` (error at position ${position})` : ''}`);
   }
+  // Validation and copying walk the body recursively: refuse what would overflow the stack.
+  if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) throw InvalidArgumentError.forField('(body)', `request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
+  return parsed;
 }

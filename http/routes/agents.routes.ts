@@ -51,7 +51,10 @@ export function agentRoutes({ agents, feedback }: { agents: AgentService; feedba
     defineRoute({
       method: 'GET', path: `${base}/{agentId}/feedback`, operationId: 'listAgentFeedback', summary: "List the agent's feedback",
       scope: 'agents:read', workspace: 'path', params: PathIds({ workspaceId: 'workspace', agentId: 'agent' }), query: FeedbackQuery, response: ListOf(Feedback),
-      handler: ({ workspace, params, query }) => feedback.list(workspace, params.agentId, pageRequest(query), { variationId: query.variationId, rating: query.rating }),
+      handler: ({ workspace, params, query }) =>
+        feedback.list(workspace, params.agentId, pageRequest(query), {
+          variationId: query.variationId, rating: query.rating, prefix: query.prefix, labels: parseLabelSelector(query.labels),
+        }),
     }),
   ];
 }

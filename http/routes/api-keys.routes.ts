@@ -45,7 +45,7 @@ export function apiKeyRoutes({ apiKeys }: { apiKeys: ApiKeyService }): RouteDefi
     defineRoute({
       method: 'PATCH', path: '/v1/api_keys/{id}', operationId: 'updateApiKey', summary: 'Update an API key',
       scope: 'api_keys:manage', workspace: 'flat', params: KeyPath, body: UpdateApiKeyBody, readOnlyFields: API_KEY_READ_ONLY, response: ApiKey, conditional: true,
-      handler: ({ workspace, params, body, headers }) => apiKeys.update(workspace, params.id, body, headers['if-match']),
+      handler: ({ principal, workspace, params, body, headers }) => apiKeys.update(principal, workspace, params.id, body, headers['if-match']),
     }),
     defineRoute({
       method: 'DELETE', path: '/v1/api_keys/{id}', operationId: 'deleteApiKey', summary: 'Delete an API key (never the system key)',
@@ -55,7 +55,7 @@ export function apiKeyRoutes({ apiKeys }: { apiKeys: ApiKeyService }): RouteDefi
     defineRoute({
       method: 'PUT', path: '/v1/api_keys/{id}/rotate', operationId: 'rotateApiKey', summary: 'Rotate an API key: a new token, every earlier token invalid',
       scope: 'api_keys:manage', workspace: 'flat', params: KeyPath, body: NoBody, response: ApiKey,
-      handler: ({ workspace, params }) => apiKeys.rotate(workspace, params.id),
+      handler: ({ principal, workspace, params }) => apiKeys.rotate(principal, workspace, params.id),
     }),
     setState('enable', ApiKeyState.ENABLED),
     setState('disable', ApiKeyState.DISABLED),

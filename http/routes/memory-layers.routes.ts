@@ -73,7 +73,7 @@ function entryRoutes(entries: MemoryEntryService): RouteDefinition[] {
     }),
     defineRoute({
       method: 'POST', path: '/v1/memory_layers/{memoryLayerId}/entries', operationId: 'createMemoryEntry', summary: 'Create a memory entry from content or a COMPLETE upload',
-      scope: 'memory:manage', workspace: 'flat', params: EntriesPath, body: CreateMemoryEntryBody, response: MemoryEntryDetail, idempotent: true,
+      scope: 'memory:manage', workspace: 'flat', params: EntriesPath, body: CreateMemoryEntryBody, readOnlyFields: ENTRY_READ_ONLY, response: MemoryEntryDetail, idempotent: true,
       bodyLimitBytes: ENTRY_BODY_LIMIT_BYTES,
       handler: ({ principal, workspace, params, body }) => entries.create(principal, workspace, params.memoryLayerId, body),
     }),
@@ -84,7 +84,7 @@ function entryRoutes(entries: MemoryEntryService): RouteDefinition[] {
     }),
     defineRoute({
       method: 'PATCH', path: '/v1/memory_layers/{memoryLayerId}/entries/{id}', operationId: 'updateMemoryEntry', summary: 'Update a memory entry',
-      scope: 'memory:manage', workspace: 'flat', params: EntryPath, body: UpdateMemoryEntryBody, response: MemoryEntryDetail, conditional: true,
+      scope: 'memory:manage', workspace: 'flat', params: EntryPath, body: UpdateMemoryEntryBody, readOnlyFields: ENTRY_READ_ONLY, response: MemoryEntryDetail, conditional: true,
       bodyLimitBytes: ENTRY_BODY_LIMIT_BYTES,
       handler: ({ workspace, params, body, headers }) => entries.update(workspace, params.memoryLayerId, params.id, body, headers['if-match']),
     }),
@@ -98,6 +98,8 @@ function entryRoutes(entries: MemoryEntryService): RouteDefinition[] {
 
 /** Server-set layer fields, ignored when a client sends them back. */
 const LAYER_READ_ONLY = ['spec.systemManaged', 'spec.expiresAt'];
+/** The resolved body of a MemoryEntryDetail: read-only at the top level (writes name `spec.content`). */
+const ENTRY_READ_ONLY = ['content'];
 
 export function memoryRoutes({ memoryLayers, memoryEntries }: MemoryRoutesDependencies): RouteDefinition[] {
   return [...layerRoutes(memoryLayers), ...entryRoutes(memoryEntries)];

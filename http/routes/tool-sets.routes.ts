@@ -43,7 +43,7 @@ export function toolSetRoutes({ toolSets }: { toolSets: ToolSetService }): Route
     }),
     defineRoute({
       method: 'POST', path: `${base}/{id}/tools`, operationId: 'addToolSetTool', summary: 'Add a tool to a tool set', scope: 'tools:manage', workspace: 'path',
-      params: SetPath, body: AddToolBody, response: ToolSet,
+      params: SetPath, body: AddToolBody, response: ToolSet, idempotent: true,
       handler: ({ principal, workspace, params, body }) => toolSets.addTool(principal, workspace, params.id, body.toolId),
     }),
     defineRoute({

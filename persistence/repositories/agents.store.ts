@@ -98,7 +98,7 @@ function storeFor(manager: EntityManager, dataSource: DataSource): AgentsStore {
         const query = feedback.createQueryBuilder('f').where('f.agent_id = :agentId', { agentId });
         if (filter.variationId) query.andWhere('f.variation_id = :variationId', { variationId: filter.variationId });
         if (filter.rating) query.andWhere('f.rating = :rating', { rating: filter.rating });
-        return fetchPage(query, 'f', page, {}, 'id');
+        return fetchPage(query, 'f', page, { prefix: filter.prefix }, 'id');
       },
       async tallies(variationIds) {
         const tallies = new Map<string, FeedbackTally>();

@@ -1,10 +1,18 @@
 // Idempotency records over TypeORM. A claim is an INSERT ... ON CONFLICT DO
 // NOTHING, so two concurrent requests with one key cannot both run; records
-// older than 24 h are replaced.
+// older than 24 h are replaced. Stored responses are sealed (AES-256-GCM under
+// a key derived from the master key, bound to principal and key): some carry
+// credentials, such as a new API key's token, which must not sit in the table.
 import type { DataSource } from 'typeorm';
+import { deriveKey } from '../../src/auth/tokens';
+import { DecryptionError, open, seal, SEALED_VERSION } from '../../src/crypto/envelope';
 import type { IdempotencyRecord, IdempotencyStore } from '../../src/ports/idempotency-store';
 
 const RETENTION = '24 hours';
+
+function aad(principalKey: string, key: string): string {
+  return `agentrt/${SEALED_VERSION}/idempotency/${principalKey}/${key}`;
+}
 
 interface Row {
   request_hash: string;
@@ -13,8 +21,19 @@ interface Row {
   created_at: Date;
 }
 
-export function createIdempotencyStore(dataSource: DataSource): IdempotencyStore {
-  return {
+export function createIdempotencyStore(dataSource: DataSource, masterKey: Buffer): IdempotencyStore {
+  const sealKey = Buffer.from(deriveKey(masterKey, 'idempotency-records'));
+  /** The stored response; undefined when it was sealed under another master key (rotated since). */
+  const openBody = (principalKey: string, key: string, body: unknown): unknown => {
+    if (typeof body !== 'string') return body; // null while in progress
+    try {
+      return JSON.parse(open(sealKey, body, aad(principalKey, key)).toString('utf8'));
+    } catch (error) {
+      if (error instanceof DecryptionError) return undefined;
+      throw error;
+    }
+  };
+  const store: IdempotencyStore = {
     async claim(principalKey, key, requestHash): Promise<IdempotencyRecord | null> {
       await dataSource.query(`DELETE FROM idempotency_records WHERE principal_key = $1 AND idempotency_key = $2 AND created_at < now() - interval '${RETENTION}'`, [principalKey, key]);
       const inserted: unknown[] = await dataSource.query(
@@ -28,13 +47,22 @@ export function createIdempotencyStore(dataSource: DataSource): IdempotencyStore
         [principalKey, key],
       );
       const row = rows[0];
-      return row ? { requestHash: row.request_hash, status: row.status, body: row.body, createdAt: row.created_at } : null;
+      if (!row) return null;
+      const body = openBody(principalKey, key, row.body);
+      if (row.status !== null && body === undefined) {
+        // Unreadable after a master-key rotation: forget it, as if it had expired.
+        await dataSource.query('DELETE FROM idempotency_records WHERE principal_key = $1 AND idempotency_key = $2', [principalKey, key]);
+        return store.claim(principalKey, key, requestHash);
+      }
+      return { requestHash: row.request_hash, status: row.status, body, createdAt: row.created_at };
     },
     async complete(principalKey, key, status, body) {
-      await dataSource.query('UPDATE idempotency_records SET status = $3, body = $4 WHERE principal_key = $1 AND idempotency_key = $2', [principalKey, key, status, JSON.stringify(body)]);
+      const sealed = seal(sealKey, Buffer.from(JSON.stringify(body ?? null), 'utf8'), aad(principalKey, key));
+      await dataSource.query('UPDATE idempotency_records SET status = $3, body = $4 WHERE principal_key = $1 AND idempotency_key = $2', [principalKey, key, status, JSON.stringify(sealed)]);
     },
     async release(principalKey, key) {
       await dataSource.query('DELETE FROM idempotency_records WHERE principal_key = $1 AND idempotency_key = $2 AND status IS NULL', [principalKey, key]);
     },
   };
+  return store;
 }

@@ -4,7 +4,7 @@
 import { newId } from '../ids';
 import { NotFoundError, PermissionDeniedError } from '../errors';
 import type { Principal } from '../auth/principal';
-import { normalizeScopes } from '../auth/scopes';
+import { assertCanGrant, normalizeScopes } from '../auth/scopes';
 import type { ApiKeyTokens } from '../auth/tokens';
 import type { WorkspaceRef } from '../auth/workspace-access';
 import type { FoundationStore, ListFilter } from '../ports/foundation-store';
@@ -28,6 +28,7 @@ export class ApiKeyService {
   /** Creates a workspace key and returns it with its token (shown only now). */
   async create(principal: Principal, workspace: WorkspaceRef, body: CreateApiKeyBody): Promise<ApiKey> {
     const permissions = normalizeScopes(body.spec?.permissions ?? []);
+    assertCanGrant(principal.scopes, permissions);
     const record = await this.store.transaction((store) =>
       insertKey(store, {
         accountId: workspace.accountId,
@@ -55,14 +56,17 @@ export class ApiKeyService {
     return this.withInfo(record);
   }
 
-  async update(workspace: WorkspaceRef, id: string, body: UpdateApiKeyBody, ifMatch?: string): Promise<ApiKey> {
+  async update(principal: Principal, workspace: WorkspaceRef, id: string, body: UpdateApiKeyBody, ifMatch?: string): Promise<ApiKey> {
     const record = await this.find(workspace, id);
     checkIfMatch(ifMatch, record);
     const { updateMask, ...fields } = body;
     const paths = resolveUpdatePaths(fields, updateMask, UPDATE_PATHS);
     const changes: Partial<ApiKeyRecord> = metadataChanges(body.metadata, paths);
     if (touches(paths, 'spec.description')) changes.description = body.spec?.description ?? null;
-    if (touches(paths, 'spec.permissions')) changes.permissions = normalizeScopes(body.spec?.permissions ?? []);
+    if (touches(paths, 'spec.permissions')) {
+      changes.permissions = normalizeScopes(body.spec?.permissions ?? []);
+      assertCanGrant(principal.scopes, changes.permissions);
+    }
     const updated = await this.store.apiKeys.update(record.id, { ...changes, updatedAt: new Date() });
     return this.withInfo(updated ?? record);
   }
@@ -79,9 +83,14 @@ export class ApiKeyService {
     return this.withInfo(updated ?? record);
   }
 
-  /** A new token; every earlier token of the key stops working at once. */
-  async rotate(workspace: WorkspaceRef, id: string): Promise<ApiKey> {
-    return this.rotateRecord(await this.find(workspace, id));
+  /**
+   * A new token; every earlier token of the key stops working at once. The
+   * caller gets the token, so it must hold every permission of the key.
+   */
+  async rotate(principal: Principal, workspace: WorkspaceRef, id: string): Promise<ApiKey> {
+    const record = await this.find(workspace, id);
+    assertCanGrant(principal.scopes, record.permissions);
+    return this.rotateRecord(record);
   }
 
   async getGlobal(principal: Principal): Promise<ApiKey> {

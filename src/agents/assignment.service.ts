@@ -3,7 +3,7 @@
 // sub-agents), and memory layers placed in the variation's stack.
 import type { Principal } from '../auth/principal';
 import type { WorkspaceRef } from '../auth/workspace-access';
-import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors';
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError, PermissionDeniedError } from '../errors';
 import { newId } from '../ids';
 import type { AgentsStore, SubAgentEdge } from '../ports/agents-store';
 import type { CreateAssignmentBody, CreateMemoryLayerAssignmentBody, MemoryLayerAssignment, UpdateMemoryLayerAssignmentBody, VariationAssignment } from '../schemas/agents.schema';
@@ -74,7 +74,8 @@ export class AssignmentService {
   /**
    * Attaches a memory layer; `position` defaults to the top of the stack.
    * @throws NotFoundError when the layer is not in the workspace
-   * @throws FailedPreconditionError for a system-managed layer
+   * @throws PermissionDeniedError for a system-managed layer (spec 7 rule 6: the
+   *   same refusal as mutating one, see MemoryLayerService.findMutable)
    */
   async createMemoryLayerAssignment(principal: Principal, workspace: WorkspaceRef, agentId: string | undefined, variationId: string, body: CreateMemoryLayerAssignmentBody, options: WriteOptions = {}): Promise<MemoryLayerAssignment> {
     return (options.store ?? this.store).transaction(async (store) => {
@@ -82,7 +83,7 @@ export class AssignmentService {
       const layer = await store.memoryLayers.findById(body.memoryLayerId);
       inWorkspace(layer?.record ?? null, workspace, 'memory layer', body.memoryLayerId);
       if (layer!.systemManaged) {
-        throw new FailedPreconditionError(`memory layer ${body.memoryLayerId} is system-managed and cannot be assigned to a variation`);
+        throw new PermissionDeniedError(`memory layer ${body.memoryLayerId} is system-managed and cannot be assigned to a variation`);
       }
       const top = await store.memoryLayerAssignments.maxPosition(variation.id);
       const now = new Date();

@@ -19,6 +19,14 @@ export interface FeedbackInput {
   comment?: string;
 }
 
+export interface FeedbackListFilter {
+  variationId?: string;
+  rating?: FeedbackRating;
+  /** Id prefix (feedback has no name). */
+  prefix?: string;
+  labels?: Record<string, string>;
+}
+
 export interface RecordFeedbackOptions extends Pick<WriteOptions, 'store'> {
   /** The profile giving the feedback. */
   profileId?: string;
@@ -51,9 +59,14 @@ export class FeedbackService {
     return toFeedback(record);
   }
 
-  /** The agent's feedback in creation order, optionally of one variation or rating. */
-  async list(workspace: WorkspaceRef, agentId: string, page: PageRequest, filter: { variationId?: string; rating?: FeedbackRating }): Promise<Page<Feedback>> {
+  /**
+   * The agent's feedback in creation order, optionally of one variation or
+   * rating, or with an id starting with `prefix`. Feedback carries no labels,
+   * so a non-empty `labels` selector matches none.
+   */
+  async list(workspace: WorkspaceRef, agentId: string, page: PageRequest, filter: FeedbackListFilter): Promise<Page<Feedback>> {
     const agent = inWorkspace(await this.store.agents.findById(agentId), workspace, 'agent', agentId);
-    return toPage(await this.store.feedback.list(agent.id, page, filter), page, toFeedback);
+    if (filter.labels && Object.keys(filter.labels).length) return toPage([], page, toFeedback);
+    return toPage(await this.store.feedback.list(agent.id, page, { variationId: filter.variationId, rating: filter.rating, prefix: filter.prefix }), page, toFeedback);
   }
 }

@@ -1,9 +1,12 @@
 // Which variation an objective runs (spec 2.13, 2.14): an explicit id wins
 // (weight 0 included); otherwise the agent's mode picks, RANDOM (also for
-// UNSPECIFIED) uniformly, WEIGHTED by weight / sum of weights. Pure: the random
-// source is injected.
+// UNSPECIFIED) uniformly, WEIGHTED by weight / sum of weights. A weight 0
+// variation is never auto-selected, in either mode. Pure: the random source is
+// injected.
 import { FailedPreconditionError, NotFoundError } from '../errors';
 import { VariationSelectionMode } from './records';
+
+const ALL_ZERO = 'every variation of the agent has weight 0, which is never selected automatically; choose one by variationId';
 
 /** A number in [0, 1), like Math.random. */
 export type RandomSource = () => number;
@@ -24,7 +27,7 @@ export interface SelectionRequest {
  * @returns the chosen variation
  * @throws NotFoundError when `explicitId` is not one of the agent's variations
  * @throws FailedPreconditionError when the agent has no variation to choose, or
- *   in WEIGHTED mode no variation has a positive weight
+ *   no variation has a positive weight (weight 0 is never auto-selected)
  */
 export function selectVariation<T extends SelectableVariation>(variations: readonly T[], request: SelectionRequest): T {
   if (request.explicitId !== undefined) {
@@ -34,12 +37,14 @@ export function selectVariation<T extends SelectableVariation>(variations: reado
   }
   if (variations.length === 0) throw new FailedPreconditionError('the agent has no variations');
   if (request.mode === VariationSelectionMode.WEIGHTED) return weighted(variations, request.random);
-  return variations[Math.min(Math.floor(request.random() * variations.length), variations.length - 1)];
+  const selectable = variations.filter((variation) => variation.weight > 0);
+  if (selectable.length === 0) throw new FailedPreconditionError(ALL_ZERO);
+  return selectable[Math.min(Math.floor(request.random() * selectable.length), selectable.length - 1)];
 }
 
 function weighted<T extends SelectableVariation>(variations: readonly T[], random: RandomSource): T {
   const total = variations.reduce((sum, variation) => sum + Math.max(variation.weight, 0), 0);
-  if (total <= 0) throw new FailedPreconditionError('no variation of the agent has a positive weight (WEIGHTED selection)');
+  if (total <= 0) throw new FailedPreconditionError(ALL_ZERO);
   let remaining = random() * total;
   for (const variation of variations) {
     if (variation.weight <= 0) continue;

@@ -39,8 +39,51 @@ const SPEC_FIELDS: ReadonlyArray<readonly [string, SpecKey, unknown]> = [
   ['spec.progressiveDiscovery', 'progressiveDiscovery', null],
   ['spec.weight', 'weight', DEFAULT_WEIGHT],
 ];
-const UPDATE_LEAVES = [...METADATA_UPDATE_PATHS, ...SPEC_FIELDS.map(([path]) => path)];
-const UPDATE_PARENTS = ['spec', 'spec.modelConfig', 'spec.constraints', 'spec.compactionConfig', 'spec.compactionConfig.summarization', 'spec.compactionConfig.toolResultClearing'];
+/**
+ * Spec fields stored as one JSON value whose own leaves a PATCH may name
+ * (`spec.progressiveDiscovery.hints`), so that a partial update merges into
+ * the stored value instead of replacing it.
+ */
+const JSON_FIELD_LEAVES: Readonly<Record<string, readonly string[]>> = {
+  'spec.toolSelection': ['spec.toolSelection.assignedTools.allowDiscovery', 'spec.toolSelection.autoDiscovery.hints', 'spec.toolSelection.autoDiscovery.maxTools'],
+  'spec.progressiveDiscovery': ['spec.progressiveDiscovery.hints', 'spec.progressiveDiscovery.maxTools', 'spec.progressiveDiscovery.rerankThreshold'],
+};
+const UPDATE_LEAVES = [
+  ...METADATA_UPDATE_PATHS,
+  ...SPEC_FIELDS.flatMap(([path]) => JSON_FIELD_LEAVES[path] ?? [path]),
+];
+const UPDATE_PARENTS = [
+  'spec', 'spec.modelConfig', 'spec.constraints', 'spec.compactionConfig', 'spec.compactionConfig.summarization', 'spec.compactionConfig.toolResultClearing',
+  'spec.toolSelection', 'spec.toolSelection.assignedTools', 'spec.toolSelection.autoDiscovery', 'spec.progressiveDiscovery',
+];
+
+/**
+ * The new value of a JSON spec field when the PATCH names only paths inside
+ * it: each named path is set from the body (or removed when the body has no
+ * value) on a copy of the stored value; objects left empty are dropped.
+ */
+function mergeJsonField(stored: Record<string, unknown> | null, field: string, body: unknown, paths: readonly string[]): Record<string, unknown> | null {
+  const merged = structuredClone(stored ?? {});
+  for (const path of paths) {
+    const parts = path.slice(field.length + 1).split('.');
+    const value = getPath(body, path);
+    let parent: Record<string, unknown> = merged;
+    for (const part of parts.slice(0, -1)) {
+      if (parent[part] === null || typeof parent[part] !== 'object') parent[part] = {};
+      parent = parent[part] as Record<string, unknown>;
+    }
+    const last = parts[parts.length - 1];
+    if (value === undefined) delete parent[last];
+    else parent[last] = structuredClone(value);
+  }
+  const prune = (node: Record<string, unknown>): boolean => {
+    for (const [key, value] of Object.entries(node)) {
+      if (value !== null && typeof value === 'object' && !Array.isArray(value) && prune(value as Record<string, unknown>)) delete node[key];
+    }
+    return Object.keys(node).length === 0;
+  };
+  return prune(merged) ? null : merged;
+}
 
 /** Models of a workspace by full id (`family/model`); ModelService satisfies it. */
 export interface ModelLookup {
@@ -88,7 +131,11 @@ export class VariationService {
     const paths = updatePaths(fields, updateMask, UPDATE_LEAVES, UPDATE_PARENTS);
     const changes: Partial<VariationRecord> = { ...metadataChanges(body.metadata, paths), ...bundleKeyChange(options) };
     for (const [path, key, fallback] of SPEC_FIELDS) {
-      if (touches(paths, path)) Object.assign(changes, { [key]: getPath(body, path) ?? fallback });
+      if (!touches(paths, path)) continue;
+      const inside = paths.filter((candidate) => candidate.startsWith(`${path}.`));
+      const whole = inside.length === 0 || paths.some((candidate) => path === candidate || path.startsWith(`${candidate}.`));
+      const value = whole ? (getPath(body, path) ?? fallback) : mergeJsonField(record[key] as Record<string, unknown> | null, path, body, inside);
+      Object.assign(changes, { [key]: value });
     }
     if (changes.modelId) await this.checkModel(workspace, changes.modelId);
     const updated = await store.variations.update(record.id, { ...changes, updatedAt: new Date() });

@@ -68,6 +68,8 @@ export class Authenticator {
         issuer: this.oidc!.issuer,
         audience: this.oidc!.audience,
         algorithms: OIDC_ALGORITHMS,
+        // jose checks `exp` only when present; a token without one would never expire.
+        requiredClaims: ['exp'],
       });
       if (typeof payload.email !== 'string' || payload.email === '') throw new Error('token has no email claim');
       if (payload.email_verified === false) throw new Error('email is not verified');

@@ -1,7 +1,7 @@
 // Permission scopes of spec section 5: `resource:verb`, deny by default,
 // `manage` implies `read`, `*` grants everything, `secrets` and `account`
 // take only `manage`. Key creation normalises a scope set once, here.
-import { InvalidArgumentError } from '../errors';
+import { InvalidArgumentError, PermissionDeniedError } from '../errors';
 
 export const ScopeResource = [
   'agents',
@@ -57,4 +57,17 @@ export function scopeAllows(granted: readonly string[], required: Scope): boolea
   if (granted.includes(FULL_ACCESS) || granted.includes(required)) return true;
   const [resource, verb] = required.split(':');
   return verb === 'read' && granted.includes(`${resource}:manage`);
+}
+
+/**
+ * Checks that a principal holding `granted` may hand out `permissions` (a new
+ * key's, or a key's whose token it would obtain): never more than it holds,
+ * so `api_keys:manage` cannot mint or rotate its way to a broader key.
+ * @throws PermissionDeniedError naming the first permission it does not hold
+ */
+export function assertCanGrant(granted: readonly string[], permissions: readonly string[]): void {
+  for (const permission of permissions) {
+    const held = permission === FULL_ACCESS ? granted.includes(FULL_ACCESS) : scopeAllows(granted, permission as Scope);
+    if (!held) throw new PermissionDeniedError(`this credential cannot grant "${permission}", which it does not hold itself`);
+  }
 }

@@ -19,7 +19,12 @@ export interface OwnedRows {
   agents: AgentRecord[];
 }
 
-/** A copy without null and undefined values (the document's optional fields are simply absent). */
+/**
+ * A copy without null and undefined values (the document's optional fields are
+ * simply absent). Only for shapes built here from nullable columns: the wire
+ * specs of the mappers already omit absent fields, and may hold JSON values
+ * (schemas) whose nulls are data.
+ */
 function compact<T>(value: T): T {
   return JSON.parse(JSON.stringify(value, (_key, item: unknown) => (item === null ? undefined : item))) as T;
 }
@@ -38,7 +43,7 @@ async function exportToolSets(tx: BundleTransaction, toolSets: ToolSetRecord[]):
   const members = await tx.agents.toolSetTools.toolsOf(toolSets.map((set) => set.id));
   return toolSets.map((set) => ({
     metadata: metadataOf(set),
-    spec: compact(toToolSet(set).spec),
+    spec: toToolSet(set).spec,
     ...nonEmpty('tools', (members.get(set.id) ?? []).filter((tool) => tool.sourceToolSetId !== set.id).map((tool) => tool.name)),
   }));
 }
@@ -79,7 +84,7 @@ async function exportAgents(tx: BundleTransaction, agents: AgentRecord[], bundle
     assignments.filter((row) => row.variationId === variationId && row[key]).map((row) => names.get(row[key]!) ?? row[key]!);
   const variationOf = (variation: (typeof variations)[number]): BundleVariation => ({
     metadata: metadataOf(variation),
-    spec: compact(toVariation(variation).spec) as BundleVariation['spec'],
+    spec: toVariation(variation).spec as BundleVariation['spec'],
     ...nonEmpty('tools', namesOf(variation.id, 'toolId')),
     ...nonEmpty('toolSets', namesOf(variation.id, 'toolSetId')),
     ...nonEmpty('subAgents', namesOf(variation.id, 'agentId')),
@@ -93,7 +98,7 @@ async function exportAgents(tx: BundleTransaction, agents: AgentRecord[], bundle
   });
   return agents.map((agent) => ({
     metadata: metadataOf(agent),
-    spec: compact(toAgent(agent).spec),
+    spec: toAgent(agent).spec,
     ...nonEmpty('variations', variations.filter((variation) => variation.agentId === agent.id).map(variationOf)),
   }));
 }
@@ -101,7 +106,7 @@ async function exportAgents(tx: BundleTransaction, agents: AgentRecord[], bundle
 /** The bundle's document, each kind in creation order. */
 export async function exportBundle(tx: BundleTransaction, rows: OwnedRows, bundleKey: string): Promise<BundleDocument> {
   return {
-    ...nonEmpty('tools', rows.tools.map((tool) => ({ metadata: metadataOf(tool), spec: compact(specOfRecord(tool)) }))),
+    ...nonEmpty('tools', rows.tools.map((tool) => ({ metadata: metadataOf(tool), spec: specOfRecord(tool) }))),
     ...nonEmpty('toolSets', (await exportToolSets(tx, rows.toolSets)) ?? []),
     ...nonEmpty('memoryLayers', await exportMemoryLayers(tx, rows.memoryLayers)),
     ...nonEmpty('agents', (await exportAgents(tx, rows.agents, bundleKey)) ?? []),

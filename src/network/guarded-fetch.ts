@@ -1,18 +1,39 @@
-// A fetch for outbound calls to user-configured URLs: every connection goes
-// through the URL policy (literal addresses before, resolved names at connect).
+// A fetch for outbound calls to user-configured URLs: every connection, the
+// first and each redirect hop, goes through the URL policy at connect time
+// (literal addresses as they are, names once resolved).
 import { isIP } from 'node:net';
-import { Agent, fetch as undiciFetch } from 'undici';
+import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { PermissionDeniedError } from '../errors';
 import { assertAddressAllowed, guardedLookup, type UrlPolicyOptions } from './url-policy';
 
 export type FetchFunction = (input: string | URL, init?: RequestInit) => Promise<Response>;
 
+/**
+ * Opens every outbound socket: a name is checked after resolution
+ * (guardedLookup), a literal address here, since sockets never look one up.
+ * Redirect hops connect through it too, so a 3xx to `http://127.0.0.1/` is refused.
+ */
+function guardedConnector(options: UrlPolicyOptions): buildConnector.connector {
+  const connect = buildConnector({ lookup: guardedLookup(options) as never });
+  return function guardedConnect(connectOptions, callback) {
+    const literal = connectOptions.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(literal)) {
+      try {
+        assertAddressAllowed(connectOptions.hostname, literal, options);
+      } catch (refusal) {
+        return callback(refusal as Error, null);
+      }
+    }
+    return connect(connectOptions, callback);
+  };
+}
+
 /** A fetch that refuses private, loopback and link-local targets unless allowed. */
 export function guardedFetch(options: UrlPolicyOptions): FetchFunction {
-  const dispatcher = new Agent({ connect: { lookup: guardedLookup(options) as never } });
+  const dispatcher = new Agent({ connect: guardedConnector(options) });
   return async function policyFetch(input, init) {
     const url = new URL(typeof input === 'string' || input instanceof URL ? input : (input as Request).url);
-    // A literal IP host never reaches the lookup, so check it here.
+    // Refuse a literal address before sending anything (the connector checks every hop again).
     const literal = url.hostname.replace(/^\[|\]$/g, '');
     if (isIP(literal)) assertAddressAllowed(url.hostname, literal, options);
     try {

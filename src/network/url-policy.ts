@@ -19,8 +19,11 @@ for (const [network, prefix] of [
   ['169.254.0.0', 16], // link-local (cloud metadata endpoints)
   ['172.16.0.0', 12], // private
   ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation
   ['192.168.0.0', 16], // private
   ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24], // documentation
+  ['203.0.113.0', 24], // documentation
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved, broadcast
 ] as const) {
@@ -29,6 +32,10 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
+  ['64:ff9b:1::', 48], // local-use NAT64
+  ['100::', 64], // discard
+  ['2001::', 32], // Teredo (the IPv4 it reaches is obfuscated)
+  ['2001:db8::', 32], // documentation
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast
@@ -36,15 +43,33 @@ for (const [network, prefix] of [
   blocked.addSubnet(network, prefix, 'ipv6');
 }
 
-/** The IPv4 address an IPv4-mapped or NAT64 IPv6 address carries, if any. */
+/** The eight 16-bit groups of a valid IPv6 address, in any notation (`::`, dotted IPv4 tail). */
+function ipv6Groups(address: string): number[] {
+  const tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address);
+  const text = tail
+    ? `${address.slice(0, tail.index)}${((Number(tail[1]) << 8) | Number(tail[2])).toString(16)}:${((Number(tail[3]) << 8) | Number(tail[4])).toString(16)}`
+    : address;
+  const [head, rest] = text.split('::');
+  const front = head ? head.split(':') : [];
+  const back = rest ? rest.split(':') : [];
+  const zeros = rest === undefined ? [] : Array<string>(8 - front.length - back.length).fill('0');
+  return [...front, ...zeros, ...back].map((group) => parseInt(group, 16));
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, if any: IPv4-mapped (::ffff:0:0/96),
+ * IPv4-compatible (::/96), IPv4-translated (::ffff:0:0:0/96), NAT64 (64:ff9b::/96)
+ * and 6to4 (2002::/16), in any notation; these can all reach the IPv4 host.
+ */
 function embeddedIpv4(address: string): string | null {
-  const match = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (match) return match[1];
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (!hex) return null;
-  const high = parseInt(hex[1], 16);
-  const low = parseInt(hex[2], 16);
-  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  const groups = ipv6Groups(address);
+  const zero = (from: number, to: number) => groups.slice(from, to).every((group) => group === 0);
+  const ipv4 = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  if (zero(0, 5) && (groups[5] === 0 || groups[5] === 0xffff)) return ipv4(groups[6], groups[7]);
+  if (zero(0, 4) && groups[4] === 0xffff && groups[5] === 0) return ipv4(groups[6], groups[7]);
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && zero(2, 6)) return ipv4(groups[6], groups[7]);
+  if (groups[0] === 0x2002) return ipv4(groups[1], groups[2]);
+  return null;
 }
 
 /** True for private, loopback, link-local, multicast and reserved addresses. */
@@ -54,7 +79,7 @@ export function isPrivateAddress(address: string): boolean {
   if (family === 4) return blocked.check(bare, 'ipv4');
   if (family !== 6) return false;
   const inner = embeddedIpv4(bare);
-  return inner ? blocked.check(inner, 'ipv4') : blocked.check(bare, 'ipv6');
+  return (inner !== null && blocked.check(inner, 'ipv4')) || blocked.check(bare, 'ipv6');
 }
 
 function isLocalHostname(hostname: string): boolean {

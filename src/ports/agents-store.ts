@@ -55,7 +55,8 @@ export interface AgentsStore {
   };
   feedback: {
     insert(record: FeedbackRecord): Promise<FeedbackRecord>;
-    list(agentId: string, page: PageRequest, filter: { variationId?: string; rating?: string }): Promise<FeedbackRecord[]>;
+    /** `prefix` matches the start of the id. */
+    list(agentId: string, page: PageRequest, filter: { variationId?: string; rating?: string; prefix?: string }): Promise<FeedbackRecord[]>;
     tallies(variationIds: string[]): Promise<Map<string, FeedbackTally>>;
   };
   tools: RecordTable<ToolRecord> & {

@@ -1,6 +1,6 @@
 // Metadata handling shared by every resource: wire shapes from records, create
 // defaults, masked updates and the If-Match check (api-decisions.md).
-import { AbortedError } from '../errors';
+import { AbortedError, InvalidArgumentError } from '../errors';
 import type { MetadataRecord } from '../accounts/records';
 import type { AccountResourceMetadata, CreateMetadata, ResourceMetadata, UpdateMetadata } from '../schemas/common.schema';
 import { validateLabels } from './labels';
@@ -84,12 +84,14 @@ export const METADATA_UPDATE_PATHS = ['metadata.name', 'metadata.externalId', 'm
 /**
  * Optimistic concurrency: a PATCH may send `If-Match: <updatedAt>`.
  * @throws AbortedError when the resource changed since that version
+ * @throws InvalidArgumentError naming `If-Match` when it is not a date-time
  */
 export function checkIfMatch(ifMatch: string | undefined, record: { updatedAt: Date }): void {
   if (ifMatch === undefined || ifMatch === '') return;
   const expected = ifMatch.replace(/^W\//, '').replace(/^"|"$/g, '');
   const expectedTime = Date.parse(expected);
-  if (Number.isNaN(expectedTime) || expectedTime !== record.updatedAt.getTime()) {
+  if (Number.isNaN(expectedTime)) throw InvalidArgumentError.forField('If-Match', `"${expected}" is not a metadata.updatedAt date-time`);
+  if (expectedTime !== record.updatedAt.getTime()) {
     throw new AbortedError(`the resource was modified (updatedAt is ${record.updatedAt.toISOString()}, If-Match was ${expected})`);
   }
 }

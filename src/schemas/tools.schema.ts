@@ -49,7 +49,17 @@ export type Tool = Static<typeof Tool>;
 
 export const CreateToolBody = Strict({ metadata: CreateMetadata, spec: ToolSpecInput });
 export type CreateToolBody = Static<typeof CreateToolBody>;
-export const UpdateToolBody = Strict({ metadata: Type.Optional(UpdateMetadata), spec: Type.Optional(ToolSpecInput), updateMask: Type.Optional(UpdateMask) });
+/** Tool spec of a PATCH: `http` and `mcp` may be partial, merged into the stored ones (checked whole by the service). */
+export const ToolSpecUpdateInput = Strict({
+  description: Type.Optional(Description),
+  inputSchema: Type.Optional(JsonObject),
+  requiresApproval: Type.Optional(Type.Boolean()),
+  http: Type.Optional(Type.Partial(HttpToolSpec)),
+  mcp: Type.Optional(Type.Partial(McpToolSpec)),
+});
+export type ToolSpecUpdateInput = Static<typeof ToolSpecUpdateInput>;
+
+export const UpdateToolBody = Strict({ metadata: Type.Optional(UpdateMetadata), spec: Type.Optional(ToolSpecUpdateInput), updateMask: Type.Optional(UpdateMask) });
 export type UpdateToolBody = Static<typeof UpdateToolBody>;
 
 export const ToolSetSpecInput = Strict({

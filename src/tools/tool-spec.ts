@@ -4,7 +4,7 @@
 import { checkJsonSchema } from '../agents/json-schema';
 import { InvalidArgumentError } from '../errors';
 import { checkOutboundUrl, type UrlPolicyOptions } from '../network/url-policy';
-import type { ToolSpecInput } from '../schemas/tools.schema';
+import type { ToolSpecInput, ToolSpecUpdateInput } from '../schemas/tools.schema';
 import { DEFAULT_TOOL_TIMEOUT_MS, type HttpMethod, type ToolRecord } from './records';
 
 /** `{{secrets.NAME}}`: the only template a tool URL or header may hold. */
@@ -50,21 +50,29 @@ function checkHeaders(headers: Record<string, string> | undefined): Record<strin
   return headers;
 }
 
+/** @throws InvalidArgumentError naming the first required field of the kind that is missing */
+function requireFields<T extends object>(kind: 'http' | 'mcp', value: T, fields: ReadonlyArray<keyof T & string>): void {
+  const missing = fields.find((field) => value[field] === undefined);
+  if (missing) throw InvalidArgumentError.forField(`spec.${kind}.${missing}`, 'is required');
+}
+
 /**
- * Validates a complete tool spec and returns its record fields.
+ * Validates a complete tool spec (a PATCH's merged one included) and returns its record fields.
  * @throws InvalidArgumentError naming the offending field
  */
-export function toolSpecFields(spec: ToolSpecInput, policy: UrlPolicyOptions): ToolSpecFields {
+export function toolSpecFields(spec: ToolSpecUpdateInput, policy: UrlPolicyOptions): ToolSpecFields {
   if ((spec.http === undefined) === (spec.mcp === undefined)) {
     throw InvalidArgumentError.forField('spec', 'exactly one of spec.http and spec.mcp must be set');
   }
+  if (spec.http) requireFields('http', spec.http, ['url', 'method']);
+  if (spec.mcp) requireFields('mcp', spec.mcp, ['serverUrl', 'toolName']);
   if (spec.inputSchema) checkJsonSchema('spec.inputSchema', spec.inputSchema, { objectType: true });
   const common = { description: spec.description ?? null, inputSchema: spec.inputSchema ?? null, requiresApproval: spec.requiresApproval ?? false };
   if (spec.http) {
     return {
       ...common,
       kind: 'http',
-      httpUrl: checkHttpUrl(spec.http.url, policy),
+      httpUrl: checkHttpUrl(spec.http.url!, policy),
       httpMethod: spec.http.method as HttpMethod,
       httpHeaders: checkHeaders(spec.http.headers),
       httpTimeoutMs: spec.http.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
@@ -72,7 +80,7 @@ export function toolSpecFields(spec: ToolSpecInput, policy: UrlPolicyOptions): T
       mcpToolName: null,
     };
   }
-  const mcp = spec.mcp!;
+  const mcp = spec.mcp as Required<NonNullable<ToolSpecUpdateInput['mcp']>>;
   checkOutboundUrl('spec.mcp.serverUrl', mcp.serverUrl, policy);
   return { ...common, kind: 'mcp', httpUrl: null, httpMethod: null, httpHeaders: null, httpTimeoutMs: null, mcpServerUrl: mcp.serverUrl, mcpToolName: mcp.toolName };
 }

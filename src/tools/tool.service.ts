@@ -10,14 +10,24 @@ import type { FoundationStore, ListFilter } from '../ports/foundation-store';
 import { checkIfMatch, metadataChanges, METADATA_UPDATE_PATHS, newResourceFields } from '../resource/metadata';
 import { toPage, type Page, type PageRequest } from '../resource/pagination';
 import { touches } from '../resource/update-mask';
-import type { CreateToolBody, Tool, ToolSpecInput, UpdateToolBody } from '../schemas/tools.schema';
+import type { CreateToolBody, Tool, ToolSpecUpdateInput, UpdateToolBody } from '../schemas/tools.schema';
 import { assertMayChangeManaged } from './managed';
 import { toTool } from './mappers';
 import type { ToolRecord } from './records';
 import { specOfRecord, toolSpecFields } from './tool-spec';
 
-const SPEC_KEYS = ['description', 'inputSchema', 'requiresApproval', 'http', 'mcp'] as const;
-const UPDATE_LEAVES = [...METADATA_UPDATE_PATHS, ...SPEC_KEYS.map((key) => `spec.${key}`)];
+const SPEC_KEYS = ['description', 'inputSchema', 'requiresApproval'] as const;
+/** Leaves of each kind a PATCH may name; naming `spec.http` (or `spec.mcp`) replaces it whole. */
+const KIND_LEAVES = {
+  http: ['url', 'method', 'headers', 'timeoutMs'],
+  mcp: ['serverUrl', 'toolName'],
+} as const;
+const UPDATE_LEAVES = [
+  ...METADATA_UPDATE_PATHS,
+  ...SPEC_KEYS.map((key) => `spec.${key}`),
+  ...Object.entries(KIND_LEAVES).flatMap(([kind, leaves]) => leaves.map((leaf) => `spec.${kind}.${leaf}`)),
+];
+const UPDATE_PARENTS = ['spec', 'spec.http', 'spec.mcp'];
 
 export interface NewToolFields {
   sourceToolSetId?: string | null;
@@ -67,10 +77,26 @@ export class ToolService {
     const record = await this.findChangeable(principal, workspace, id, store);
     checkIfMatch(ifMatch, record);
     const { updateMask, ...fields } = body;
-    const paths = updatePaths(fields, updateMask, UPDATE_LEAVES, ['spec']);
-    const spec: ToolSpecInput = specOfRecord(record);
+    const paths = updatePaths(fields, updateMask, UPDATE_LEAVES, UPDATE_PARENTS);
+    const spec: ToolSpecUpdateInput = specOfRecord(record);
     for (const key of SPEC_KEYS) {
       if (touches(paths, `spec.${key}`)) Object.assign(spec, { [key]: body.spec?.[key] });
+    }
+    for (const kind of ['http', 'mcp'] as const) {
+      if (!touches(paths, `spec.${kind}`)) continue;
+      if (paths.includes('spec') || paths.includes(`spec.${kind}`)) {
+        spec[kind] = body.spec?.[kind];
+        continue;
+      }
+      // Only leaves named: merge them into the stored kind (a leaf named without a value is removed).
+      const merged: Record<string, unknown> = { ...spec[kind] };
+      for (const leaf of KIND_LEAVES[kind]) {
+        if (!paths.includes(`spec.${kind}.${leaf}`)) continue;
+        const value = (body.spec?.[kind] as Record<string, unknown> | undefined)?.[leaf];
+        if (value === undefined) delete merged[leaf];
+        else merged[leaf] = value;
+      }
+      Object.assign(spec, { [kind]: merged });
     }
     const changes: Partial<ToolRecord> = { ...metadataChanges(body.metadata, paths), ...bundleKeyChange(options) };
     if (paths.some((path) => path === 'spec' || path.startsWith('spec.'))) Object.assign(changes, toolSpecFields(spec, this.policy));

@@ -13,7 +13,7 @@ describe('API keys', () => {
 
   describe('POST /v1/api_keys', () => {
     it('creates a key with normalised permissions and returns its token once', async () => {
-      const admin = await newKey(api, account, account.workspaceId, ['api_keys:manage']);
+      const admin = await newKey(api, account, account.workspaceId, ['api_keys:manage', 'agents:manage', 'tools:read']);
       const created = await api.request('POST', '/v1/api_keys', {
         token: admin.token,
         body: { metadata: { name: 'ci', labels: { team: 'a' } }, spec: { description: 'for CI', permissions: ['agents:read', 'agents:manage', 'tools:read'] } },
@@ -29,6 +29,23 @@ describe('API keys', () => {
       assert.equal(read.status, 200);
       assert.equal(read.body.spec.token, undefined);
       assert.equal(read.body.info.createdBy.spec.type, 'PROFILE_TYPE_API_KEY');
+    });
+
+    it('replays the token to an Idempotency-Key repeat without storing it in the clear', async () => {
+      const headers = { 'x-workspace-id': account.workspaceId, 'idempotency-key': `token-${Date.now()}` };
+      const body = { metadata: { name: 'idempotent' }, spec: { permissions: ['agents:read'] } };
+      const first = await api.request('POST', '/v1/api_keys', { token: account.globalToken, headers, body });
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      const rows: Array<{ row: string }> = await api.dataSource.query(
+        'SELECT row_to_json(r)::text AS row FROM idempotency_records r WHERE principal_key = $1 AND idempotency_key = $2',
+        [account.globalKeyId, headers['idempotency-key']],
+      );
+      assert.equal(rows.length, 1);
+      assert.ok(!rows[0].row.includes(first.body.spec.token), 'the stored response holds the token in the clear');
+      assert.ok(!rows[0].row.includes(first.body.metadata.id), 'the stored response is readable');
+      const repeat = await api.request('POST', '/v1/api_keys', { token: account.globalToken, headers, body });
+      assert.equal(repeat.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(repeat.body, first.body);
     });
 
     it('refuses read on secrets and account, naming the permission', async () => {
@@ -52,6 +69,43 @@ describe('API keys', () => {
       assert.equal((await api.request('GET', '/v1/account', { token: bare.token })).status, 200);
       assert.equal((await api.request('GET', '/v1/profile', { token: bare.token })).status, 200);
       assertStatus(await api.request('GET', '/v1/api_keys', { token: bare.token }), 403, Code.PERMISSION_DENIED, /lacks the api_keys:read scope/);
+    });
+  });
+
+  describe('no escalation through api_keys:manage', () => {
+    it('refuses to create a key with a permission the caller does not hold', async () => {
+      const narrow = await newKey(api, account, account.workspaceId, ['api_keys:manage', 'agents:read']);
+      for (const permissions of [['*'], ['secrets:manage'], ['agents:manage'], ['api_keys:manage', 'account:manage']]) {
+        const response = await api.request('POST', '/v1/api_keys', { token: narrow.token, body: { metadata: { name: 'escalate' }, spec: { permissions } } });
+        assertStatus(response, 403, Code.PERMISSION_DENIED, /^this credential cannot grant ".*", which it does not hold itself$/);
+      }
+      const path = `/v1/workspaces/${account.workspaceId}/api_keys`;
+      assertStatus(await api.request('POST', path, { token: narrow.token, body: { metadata: { name: 'e' }, spec: { permissions: ['*'] } } }), 403, Code.PERMISSION_DENIED, /cannot grant "\*"/);
+      const listed = await api.request('GET', '/v1/api_keys?limit=1000', { token: narrow.token });
+      assert.ok(!listed.body.items.some((key: { metadata: { name: string } }) => key.metadata.name === 'escalate' || key.metadata.name === 'e'));
+      const allowed = await api.request('POST', '/v1/api_keys', { token: narrow.token, body: { metadata: { name: 'subset' }, spec: { permissions: ['agents:read', 'api_keys:read'] } } });
+      assert.equal(allowed.status, 200, JSON.stringify(allowed.body));
+      assert.deepEqual(allowed.body.spec.permissions, ['agents:read', 'api_keys:read']);
+    });
+
+    it('refuses to widen a key by PATCH beyond the caller\'s permissions', async () => {
+      const narrow = await newKey(api, account, account.workspaceId, ['api_keys:manage']);
+      const target = await newKey(api, account, account.workspaceId, []);
+      const response = await api.request('PATCH', `/v1/api_keys/${target.id}`, { token: narrow.token, body: { spec: { permissions: ['*'] }, updateMask: 'spec.permissions' } });
+      assertStatus(response, 403, Code.PERMISSION_DENIED, /cannot grant "\*"/);
+      const self = await api.request('PATCH', `/v1/api_keys/${narrow.id}`, { token: narrow.token, body: { spec: { permissions: ['api_keys:manage', 'secrets:manage'] } } });
+      assertStatus(self, 403, Code.PERMISSION_DENIED, /cannot grant "secrets:manage"/);
+      const read = await api.request('GET', `/v1/api_keys/${target.id}`, { token: account.globalToken, headers: { 'x-workspace-id': account.workspaceId } });
+      assert.deepEqual(read.body.spec.permissions, []);
+    });
+
+    it('refuses to rotate, and so learn the token of, a key broader than the caller', async () => {
+      const narrow = await newKey(api, account, account.workspaceId, ['api_keys:manage']);
+      const broad = await newKey(api, account, account.workspaceId, ['*']);
+      assertStatus(await api.request('PUT', `/v1/api_keys/${broad.id}/rotate`, { token: narrow.token }), 403, Code.PERMISSION_DENIED, /cannot grant "\*"/);
+      assert.equal((await api.request('GET', '/v1/account', { token: broad.token })).status, 200, 'the broad key was not rotated');
+      const peer = await newKey(api, account, account.workspaceId, ['api_keys:read']);
+      assert.equal((await api.request('PUT', `/v1/api_keys/${peer.id}/rotate`, { token: narrow.token })).status, 200);
     });
   });
 
@@ -98,6 +152,8 @@ describe('API keys', () => {
         body: { metadata: { name: 'again' } },
       });
       assertStatus(stale, 409, Code.ABORTED, /modified/);
+      const malformed = await api.request('PATCH', `/v1/api_keys/${key.id}`, { token: account.globalToken, headers: { ...headers, 'if-match': 'yesterday' }, body: { metadata: { name: 'again' } } });
+      assertStatus(malformed, 400, Code.INVALID_ARGUMENT, /^If-Match: "yesterday" is not a metadata.updatedAt date-time$/);
     });
 
     it('refuses an unknown mask path and unknown body fields', async () => {

@@ -152,10 +152,10 @@ describe('variation assignments', () => {
         assertError(await api.request('POST', path, { token: ws.token, body: { memoryLayerId: second, position: 3 } }), 409, 6, 'another memory layer of this variation has that position');
       });
 
-      it('refuses a system-managed layer with FAILED_PRECONDITION', async () => {
+      it('refuses a system-managed layer with PERMISSION_DENIED, as a change to one is', async () => {
         const system = await api.services.memoryLayers.createSystemManaged(workspaceRef(), { name: 'episodic-1', type: MemoryLayerType.EPISODIC, expiresAt: new Date('2030-01-01T00:00:00.000Z') });
         const response = await api.request('POST', `${style.base()}/memory_layer_assignments`, { token: ws.token, body: { memoryLayerId: system.metadata.id } });
-        assertError(response, 400, 9, `memory layer ${system.metadata.id} is system-managed and cannot be assigned to a variation`);
+        assertError(response, 403, 7, `memory layer ${system.metadata.id} is system-managed and cannot be assigned to a variation`);
       });
 
       it("returns NOT_FOUND for another workspace's layer", async () => {

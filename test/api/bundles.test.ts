@@ -388,6 +388,23 @@ describe('bundles API', () => {
       assert.deepEqual(await snapshot(), before);
     });
 
+    it('keeps null values inside JSON Schemas, so the document re-applies with no change', async () => {
+      const schema = { type: 'object', properties: { note: { type: ['string', 'null'], default: null } } };
+      const document = {
+        tools: [{ metadata: { name: 'nullable' }, spec: { inputSchema: schema, http: { url: 'https://api.example.com/n', method: 'POST' } } }],
+        agents: [{ metadata: { name: 'schemas' }, spec: { inputDataSchema: schema, outputDefinition: { type: 'object', properties: { x: { const: null } } } } }],
+      };
+      await apply('schemas', document);
+      const response = await api.request('GET', `${base()}/bundles/schemas`, { token });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      assert.deepEqual(response.body.tools[0].spec.inputSchema, schema);
+      assert.deepEqual(response.body.agents[0].spec.inputDataSchema, schema);
+      assert.deepEqual(response.body.agents[0].spec.outputDefinition, { type: 'object', properties: { x: { const: null } } });
+      const again = await apply('schemas', response.body);
+      assert.equal(again.status, 200, JSON.stringify(again.body));
+      assert.deepEqual([again.body.created, again.body.updated, again.body.deleted], [[], [], []]);
+    });
+
     it('returns NOT_FOUND for a bundle that owns nothing', async () => {
       const response = await api.request('GET', `${base()}/bundles/nothing`, { token });
       assert.equal(response.status, 404);

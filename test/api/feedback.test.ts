@@ -72,6 +72,20 @@ describe('feedback', () => {
       assert.deepEqual(byRating.body.items, [first]);
     });
 
+    it('applies prefix to the id and answers no item for a labels selector (feedback carries no labels)', async () => {
+      const first = await api.services.feedback.recordFeedback(workspaceRef(), { agentId, variationId, rating: 'FEEDBACK_RATING_POSITIVE' });
+      await api.services.feedback.recordFeedback(workspaceRef(), { agentId, variationId, rating: 'FEEDBACK_RATING_NEGATIVE' });
+      const byPrefix = await api.request('GET', `${feedbackPath()}?prefix=${first.metadata.id}`, { token: ws.token });
+      assert.equal(byPrefix.status, 200, JSON.stringify(byPrefix.body));
+      assert.deepEqual(byPrefix.body.items, [first]);
+      const none = await api.request('GET', `${feedbackPath()}?prefix=feedback_Z`, { token: ws.token });
+      assert.deepEqual(none.body.items, []);
+      const byLabels = await api.request('GET', `${feedbackPath()}?labels=team=support`, { token: ws.token });
+      assert.equal(byLabels.status, 200, JSON.stringify(byLabels.body));
+      assert.deepEqual(byLabels.body, { items: [], pagination: { nextCursor: '' } });
+      assertError(await api.request('GET', `${feedbackPath()}?labels=nopair`, { token: ws.token }), 400, 3, 'labels: "nopair" is not a key=value pair');
+    });
+
     it('returns INVALID_ARGUMENT for a bad rating filter or variation id', async () => {
       assertError(await api.request('GET', `${feedbackPath()}?rating=GOOD`, { token: ws.token }), 400, 3, /^rating: /);
       assertError(await api.request('GET', `${feedbackPath()}?variationId=x`, { token: ws.token }), 400, 3, /^variationId: has an invalid format/);

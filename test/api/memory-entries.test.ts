@@ -341,6 +341,15 @@ describe('memory entries', () => {
       assert.deepEqual(response.body.spec, { key: 'k', description: 'D' });
     });
 
+    it('ignores the read-only top-level content of a MemoryEntryDetail sent back, keeping the body', async () => {
+      const created = await createEntry({ key: 'k', content: 'original', title: 'T' });
+      const read = await api.request('GET', `${entries()}/${created.metadata.id}`, { token: ws.token });
+      const response = await patch(created.metadata.id, { ...read.body, content: 'not applied', spec: { ...read.body.spec, title: 'T2' } });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      assert.equal(response.body.content, 'original');
+      assert.equal(response.body.spec.title, 'T2');
+    });
+
     it('clears the body when spec.content is named but absent', async () => {
       const created = await createEntry({ key: 'k', content: 'original' });
       const response = await patch(created.metadata.id, { updateMask: 'spec.content' });

@@ -213,7 +213,17 @@ describe('GET /v1/workspaces/{workspaceId}/search', () => {
       const response = await search('query=x&types=agents,widgets');
       assert.equal(response.status, 400);
       assert.equal((response.body as unknown as { code: number }).code, 3);
-      assert.equal((response.body as unknown as { message: string }).message, 'types: unknown type "widgets" (one of agents, tools, tool_sets, memory_entries)');
+      assert.equal((response.body as unknown as { message: string }).message, 'types: unknown type "widgets" (one of agents, tools, tool_sets, memory_entries, objectives)');
+    });
+
+    it('accepts every type of api-decisions.md, objectives included (nothing to find there yet)', async () => {
+      await entry('all-types', { content: 'echidna' });
+      const all = await search('query=echidna&types=agents,tools,tool_sets,memory_entries,objectives');
+      assert.equal(all.status, 200, JSON.stringify(all.body));
+      assert.deepEqual(all.body.items.map((item) => item.type), ['memory_entries']);
+      const objectivesOnly = await search('query=echidna&types=objectives');
+      assert.equal(objectivesOnly.status, 200, JSON.stringify(objectivesOnly.body));
+      assert.deepEqual(objectivesOnly.body.items, []);
     });
 
     it('returns INVALID_ARGUMENT for an empty, blank or missing query', async () => {

@@ -81,6 +81,18 @@ describe('tool sets', () => {
       assertError(missing, 404, 5, `tool ${tool.metadata.id} in tool set ${set.metadata.id} not found`);
     });
 
+    it('replays the first answer for a repeat with the same Idempotency-Key', async () => {
+      const set = await createToolSet(api, ws.token, ws.workspaceId);
+      const tool = await createTool(api, ws.token, ws.workspaceId);
+      const add = () => api.request('POST', `${setsPath()}/${set.metadata.id}/tools`, { token: ws.token, body: { toolId: tool.metadata.id }, headers: { 'Idempotency-Key': 'add-lookup' } });
+      const first = await add();
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      const repeat = await add();
+      assert.equal(repeat.status, 200, JSON.stringify(repeat.body));
+      assert.equal(repeat.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(repeat.body.info.tools, [{ id: tool.metadata.id, name: 'lookup' }]);
+    });
+
     it("returns NOT_FOUND for another workspace's tool", async () => {
       const other = await ws.otherWorkspace();
       const set = await createToolSet(api, ws.token, ws.workspaceId);

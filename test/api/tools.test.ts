@@ -114,6 +114,25 @@ describe('tools', () => {
       assert.deepEqual(response.body.spec, { ...HTTP_SPEC, description: 'new', requiresApproval: false });
     });
 
+    it('merges a partial spec.http without a mask, keeping method, headers and timeout', async () => {
+      const tool = (await post(HTTP_SPEC)).body;
+      const response = await api.request('PATCH', `${toolsPath()}/${tool.metadata.id}`, { token: ws.token, body: { spec: { http: { url: 'https://api.example.com/v2/customers' } } } });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      assert.deepEqual(response.body.spec.http, { ...HTTP_SPEC.http, url: 'https://api.example.com/v2/customers' });
+    });
+
+    it('applies mask paths inside spec.http, and requires a whole kind when the mask names spec.http', async () => {
+      const tool = (await post(HTTP_SPEC)).body;
+      const path = `${toolsPath()}/${tool.metadata.id}`;
+      const leaves = await api.request('PATCH', path, { token: ws.token, body: { updateMask: 'spec.http.method,spec.http.timeoutMs', spec: { http: { method: 'POST', url: 'https://ignored.example.com/' } } } });
+      assert.equal(leaves.status, 200, JSON.stringify(leaves.body));
+      assert.deepEqual(leaves.body.spec.http, { ...HTTP_SPEC.http, method: 'POST', timeoutMs: 30000 });
+      const partialWhole = await api.request('PATCH', path, { token: ws.token, body: { updateMask: 'spec.http', spec: { http: { url: 'https://api.example.com/x' } } } });
+      assertError(partialWhole, 400, 3, 'spec.http.method: is required');
+      const mcpLeaf = await api.request('PATCH', path, { token: ws.token, body: { updateMask: 'spec.mcp.toolName,spec.http', spec: { mcp: { toolName: 'x' } } } });
+      assertError(mcpLeaf, 400, 3, 'spec.mcp.serverUrl: is required');
+    });
+
     it('switches kind when the mask names both kinds, and refuses two kinds', async () => {
       const tool = (await post(HTTP_SPEC)).body;
       const mcp = { serverUrl: 'https://mcp.example.com/mcp', toolName: 'lookup' };

@@ -185,6 +185,34 @@ describe('agent variations', () => {
       assert.equal(response.body.spec.weight, 1);
     });
 
+    it('merges a partial toolSelection or progressiveDiscovery without a mask, keeping the fields not sent', async () => {
+      const variation = await createVariation(api, ws.token, ws.workspaceId, agentId, { spec: FULL_SPEC });
+      const response = await api.request('PATCH', `/v1/agents/${agentId}/variations/${variation.metadata.id}`, {
+        token: ws.token, body: { spec: { toolSelection: { autoDiscovery: { maxTools: 9 } }, progressiveDiscovery: { rerankThreshold: 0.5 } } },
+      });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      assert.deepEqual(response.body.spec.toolSelection, { assignedTools: { allowDiscovery: true }, autoDiscovery: { hints: ['crm'], maxTools: 9 } });
+      assert.deepEqual(response.body.spec.progressiveDiscovery, { hints: ['billing'], maxTools: 3, rerankThreshold: 0.5 });
+    });
+
+    it('applies mask paths inside toolSelection and progressiveDiscovery, clearing a named leaf the body leaves out', async () => {
+      const variation = await createVariation(api, ws.token, ws.workspaceId, agentId, { spec: FULL_SPEC });
+      const response = await api.request('PATCH', `/v1/agents/${agentId}/variations/${variation.metadata.id}`, {
+        token: ws.token,
+        body: {
+          updateMask: 'spec.progressiveDiscovery.hints,spec.toolSelection.assignedTools.allowDiscovery,spec.toolSelection.autoDiscovery',
+          spec: { progressiveDiscovery: { hints: ['refunds'], maxTools: 50 }, toolSelection: { autoDiscovery: { hints: ['x'] } } },
+        },
+      });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      assert.deepEqual(response.body.spec.progressiveDiscovery, { hints: ['refunds'], maxTools: 3, rerankThreshold: 0.2 });
+      assert.deepEqual(response.body.spec.toolSelection, { autoDiscovery: { hints: ['x'] } });
+      const whole = await api.request('PATCH', `/v1/agents/${agentId}/variations/${variation.metadata.id}`, {
+        token: ws.token, body: { updateMask: 'spec.progressiveDiscovery', spec: { progressiveDiscovery: { maxTools: 2 } } },
+      });
+      assert.deepEqual(whole.body.spec.progressiveDiscovery, { maxTools: 2 });
+    });
+
     it('returns INVALID_ARGUMENT for an unknown mask path', async () => {
       const variation = await createVariation(api, ws.token, ws.workspaceId, agentId);
       const response = await api.request('PATCH', `/v1/agents/${agentId}/variations/${variation.metadata.id}`, { token: ws.token, body: { updateMask: 'spec.modelConfig.topP' } });

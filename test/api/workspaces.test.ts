@@ -166,6 +166,14 @@ describe('workspace administration', () => {
       assertStatus(await api.request('GET', '/v1/account', { token: await issuer.token('nobody@example.com') }), 401, Code.UNAUTHENTICATED, /no user profile/);
     });
 
+    it('refuses an expired token and a token without an expiry', async () => {
+      const own = await newAccount(api);
+      const profile = await api.services.store.profiles.findById(own.profileId);
+      assert.equal((await api.request('GET', '/v1/account', { token: await issuer.token(profile!.email!) })).status, 200);
+      assertStatus(await api.request('GET', '/v1/account', { token: await issuer.token(profile!.email!, { expiresIn: '-10m' }) }), 401, Code.UNAUTHENTICATED, /^invalid bearer token$/);
+      assertStatus(await api.request('GET', '/v1/account', { token: await issuer.token(profile!.email!, { expiresIn: null }) }), 401, Code.UNAUTHENTICATED, /^invalid bearer token$/);
+    });
+
     it('refuses a non-admin user on admin routes', async () => {
       const own = await newAccount(api);
       const email = `member-${Date.now()}@example.com`;

@@ -8,7 +8,7 @@ export interface TestIssuer {
   issuer: string;
   jwksUrl: string;
   /** An ID token for `email`, signed by the issuer (or by `foreignKey` to fake one). */
-  token(email: string, options?: { foreignKey?: CryptoKey; issuer?: string; emailVerified?: boolean }): Promise<string>;
+  token(email: string, options?: { foreignKey?: CryptoKey; issuer?: string; emailVerified?: boolean; expiresIn?: string | null }): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -25,14 +25,16 @@ export async function startTestIssuer(): Promise<TestIssuer> {
   return {
     issuer,
     jwksUrl: `${base}/jwks.json`,
-    token: (email, options = {}) =>
-      new SignJWT({ email, email_verified: options.emailVerified ?? true })
+    token: (email, options = {}) => {
+      const jwt = new SignJWT({ email, email_verified: options.emailVerified ?? true })
         .setProtectedHeader({ alg: 'RS256', kid: 'test-key' })
         .setIssuer(options.issuer ?? issuer)
         .setSubject(`user-${email}`)
-        .setIssuedAt()
-        .setExpirationTime('5m')
-        .sign(options.foreignKey ?? privateKey),
+        .setIssuedAt();
+      // `expiresIn: null` leaves out `exp`, which a token must never be accepted without.
+      if (options.expiresIn !== null) jwt.setExpirationTime(options.expiresIn ?? '5m');
+      return jwt.sign(options.foreignKey ?? privateKey);
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

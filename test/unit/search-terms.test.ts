@@ -12,10 +12,15 @@ describe('parseSearchTypes', () => {
     assert.deepEqual(parseSearchTypes('tools, agents,tools'), ['tools', 'agents']);
   });
 
+  it('accepts objectives (named by api-decisions.md) and drops it until objectives are indexed', () => {
+    assert.deepEqual(parseSearchTypes('agents,objectives'), ['agents']);
+    assert.deepEqual(parseSearchTypes('objectives'), []);
+  });
+
   it('throws InvalidArgumentError naming types for an unknown type', () => {
-    assert.throws(() => parseSearchTypes('agents,objectives'), (error: InvalidArgumentError) =>
+    assert.throws(() => parseSearchTypes('agents,widgets'), (error: InvalidArgumentError) =>
       error instanceof InvalidArgumentError
-      && error.message === 'types: unknown type "objectives" (one of agents, tools, tool_sets, memory_entries)'
+      && error.message === 'types: unknown type "widgets" (one of agents, tools, tool_sets, memory_entries, objectives)'
       && error.fieldViolations[0].field === 'types');
   });
 });

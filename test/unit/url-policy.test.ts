@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { guardedFetch } from '../../src/network/guarded-fetch';
 import { assertAddressAllowed, checkOutboundUrl, guardedLookup, isPrivateAddress } from '../../src/network/url-policy';
 
@@ -11,6 +11,20 @@ describe('url-policy', () => {
         '::1', '::', 'fe80::1', 'fd00::1', '[::1]', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::10.0.0.1']) {
         assert.equal(isPrivateAddress(address), true, address);
       }
+    });
+
+    it('flags private IPv4 hosts in every IPv6 form that embeds them, and reserved IPv6 ranges', () => {
+      for (const address of [
+        '64:ff9b::7f00:1', '64:ff9b::a9fe:a9fe', '0:0:0:0:0:ffff:7f00:1', '::7f00:1', '::127.0.0.1', '::ffff:0:7f00:1', '::ffff:0:a9fe:a9fe',
+        '2002:7f00:1::', '2002:a9fe:a9fe::1', '64:ff9b:1::1', '2001::1', '2001:db8::1', '100::1', '[64:ff9b::7f00:1]',
+      ]) {
+        assert.equal(isPrivateAddress(address), true, address);
+      }
+      for (const address of ['64:ff9b::808:808', '::ffff:8.8.8.8', '2002:808:808::1', '2606:4700::1111']) assert.equal(isPrivateAddress(address), false, address);
+    });
+
+    it('flags the documentation ranges, which never host a real target', () => {
+      for (const address of ['192.0.2.1', '198.51.100.7', '203.0.113.9']) assert.equal(isPrivateAddress(address), true, address);
     });
 
     it('passes public addresses and names', () => {
@@ -77,6 +91,37 @@ describe('url-policy', () => {
     it('fetches when the private network is allowed', async () => {
       const response = await guardedFetch({ allowPrivateNetwork: true })(`http://localhost:${port}/`);
       assert.equal(await response.text(), 'ok');
+    });
+
+    it('refuses a redirect from a public address to a literal loopback address', async () => {
+      let reached = false;
+      const inner = http.createServer((_request, response) => {
+        reached = true;
+        response.end('internal');
+      });
+      await new Promise<void>((resolve) => inner.listen(0, '127.0.0.1', resolve));
+      const innerPort = (inner.address() as AddressInfo).port;
+      const redirector = http.createServer((_request, response) => response.writeHead(302, { location: `http://127.0.0.1:${innerPort}/secret` }).end());
+      await new Promise<void>((resolve) => redirector.listen(0, '127.0.0.1', resolve));
+      const redirectorPort = (redirector.address() as AddressInfo).port;
+      // Stand-in for the internet: sockets to the public address 93.184.216.34 reach the local redirector.
+      const connect = net.connect;
+      (net as { connect: unknown }).connect = (options: net.NetConnectOpts, ...rest: unknown[]) =>
+        (connect as (...args: unknown[]) => net.Socket)((options as net.TcpNetConnectOpts).host === '93.184.216.34' ? { ...options, host: '127.0.0.1', port: redirectorPort } : options, ...rest);
+      try {
+        await assert.rejects(guardedFetch({ allowPrivateNetwork: false })('http://93.184.216.34/'), (error: Error) => {
+          assert.equal(error.name, 'PermissionDeniedError');
+          assert.match(error.message, /^refused to connect to 127\.0\.0\.1 \(127\.0\.0\.1\)/);
+          return true;
+        });
+        assert.equal(reached, false);
+        const manual = await guardedFetch({ allowPrivateNetwork: false })('http://93.184.216.34/', { redirect: 'manual' });
+        assert.equal(manual.status, 302, 'the stand-in reaches the redirector');
+      } finally {
+        (net as { connect: unknown }).connect = connect;
+        inner.close();
+        redirector.close();
+      }
     });
 
     it('leaves assertAddressAllowed silent for public addresses', () => {

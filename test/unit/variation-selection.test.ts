@@ -74,7 +74,7 @@ describe('selectVariation', () => {
 
     it('throws FailedPreconditionError when every weight is 0', () => {
       assert.throws(() => selectVariation([{ id: 'a', weight: 0 }], { mode: VariationSelectionMode.WEIGHTED, random: Math.random }), {
-        name: 'FailedPreconditionError', message: 'no variation of the agent has a positive weight (WEIGHTED selection)',
+        name: 'FailedPreconditionError', message: 'every variation of the agent has weight 0, which is never selected automatically; choose one by variationId',
       });
     });
 
@@ -86,10 +86,18 @@ describe('selectVariation', () => {
 
   for (const mode of [VariationSelectionMode.RANDOM, VariationSelectionMode.UNSPECIFIED]) {
     describe(mode, () => {
-      it('selects uniformly, ignoring weights (chi-square within bounds over 10,000 draws)', () => {
+      it('selects uniformly among positive weights, ignoring their size (chi-square within bounds over 10,000 draws)', () => {
         const tally = counts(variations, mode, 7);
-        const statistic = chiSquare(variations.map((variation) => tally.get(variation.id)!), [0.25, 0.25, 0.25, 0.25]);
-        assert.ok(statistic < CRITICAL_0_001[3], `chi-square ${statistic} exceeds ${CRITICAL_0_001[3]}`);
+        const positive = variations.filter((variation) => variation.weight > 0);
+        const statistic = chiSquare(positive.map((variation) => tally.get(variation.id)!), [1 / 3, 1 / 3, 1 / 3]);
+        assert.ok(statistic < CRITICAL_0_001[2], `chi-square ${statistic} exceeds ${CRITICAL_0_001[2]}`);
+      });
+
+      it('never auto-selects a weight 0 variation (spec 2.14)', () => {
+        assert.equal(counts(variations, mode, 11).get('zero'), 0);
+        assert.throws(() => selectVariation([{ id: 'zero', weight: 0 }], { mode, random: Math.random }), {
+          name: 'FailedPreconditionError', message: 'every variation of the agent has weight 0, which is never selected automatically; choose one by variationId',
+        });
       });
     });
   }
