@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import { AccountService } from '../src/accounts/account.service';
 import { ApiKeyService } from '../src/accounts/api-key.service';
+import { ServiceSealer } from '../src/crypto/service-sealer';
 import { WorkspaceService } from '../src/accounts/workspace.service';
 import { Authenticator } from '../src/auth/authenticator';
 import { RateLimiter } from '../src/auth/rate-limiter';
@@ -97,6 +98,9 @@ export interface CreateDependenciesOptions {
   clusterStatus?: ClusterStatusSource;
 }
 
+/** The service key that seals account-level secrets (webhook signing secrets). */
+const ACCOUNT_SECRETS_KEY_PURPOSE = 'account-secrets';
+
 async function noRuntime(): Promise<never> {
   throw new UnavailableError('this node runs no actor runtime');
 }
@@ -107,7 +111,8 @@ export function createServices({ dataSource, masterKey, config, clusterStatus }:
   const tokens = new ApiKeyTokens(() => loadServiceKey(dataSource, masterKey, API_KEY_TOKEN_KEY_PURPOSE));
   const workspaces = new WorkspaceService(store);
   const apiKeys = new ApiKeyService(store, tokens);
-  const accounts = new AccountService(store, tokens, workspaces, apiKeys);
+  const accountSecrets = new ServiceSealer(() => loadServiceKey(dataSource, masterKey, ACCOUNT_SECRETS_KEY_PURPOSE));
+  const accounts = new AccountService(store, tokens, workspaces, apiKeys, accountSecrets);
   // Objectives do not exist yet: erasure of their content is a no-op until they do.
   const tenants = new TenantService(createTenantStore(dataSource), objectivesNotYetStored);
   const memoryStore = createMemoryStore(dataSource);

@@ -19,7 +19,7 @@ export function apiKeyRoutes({ apiKeys }: { apiKeys: ApiKeyService }): RouteDefi
     defineRoute({
       method: 'PUT', path: `/v1/api_keys/{id}/${verb}`, operationId: `${verb}ApiKey`, summary: `${verb === 'enable' ? 'Enable' : 'Disable'} an API key`,
       scope: 'api_keys:manage', workspace: 'flat', params: KeyPath, body: NoBody, response: ApiKey,
-      handler: ({ workspace, params }) => apiKeys.setState(workspace, params.id, state),
+      handler: ({ principal, workspace, params }) => apiKeys.setState(principal, workspace, params.id, state),
     });
   const list = (path: string, operationId: string, workspace: 'flat' | 'path') =>
     defineRoute({
@@ -50,7 +50,7 @@ export function apiKeyRoutes({ apiKeys }: { apiKeys: ApiKeyService }): RouteDefi
     defineRoute({
       method: 'DELETE', path: '/v1/api_keys/{id}', operationId: 'deleteApiKey', summary: 'Delete an API key (never the system key)',
       scope: 'api_keys:manage', workspace: 'flat', params: KeyPath, response: Empty,
-      handler: async ({ workspace, params }) => (await apiKeys.delete(workspace, params.id), {}),
+      handler: async ({ principal, workspace, params }) => (await apiKeys.delete(principal, workspace, params.id), {}),
     }),
     defineRoute({
       method: 'PUT', path: '/v1/api_keys/{id}/rotate', operationId: 'rotateApiKey', summary: 'Rotate an API key: a new token, every earlier token invalid',

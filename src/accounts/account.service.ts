@@ -6,6 +6,7 @@ import { InvalidArgumentError, NotFoundError } from '../errors';
 import type { Principal } from '../auth/principal';
 import { FULL_ACCESS } from '../auth/scopes';
 import type { ApiKeyTokens } from '../auth/tokens';
+import type { ServiceSealer } from '../crypto/service-sealer';
 import type { FoundationStore } from '../ports/foundation-store';
 import { toAccountResourceMetadata } from '../resource/metadata';
 import type { Account } from '../schemas/account.schema';
@@ -21,6 +22,20 @@ export function newWebhookSigningSecret(): string {
 
 // Deliberately loose: one @, no spaces, a dot in the domain.
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+const PREVIOUS_SECRET_VALIDITY_MS = 24 * 60 * 60 * 1000;
+
+/** Current and previous signing secrets share one AAD, so rotation moves sealed text as is. */
+function signingSecretAad(accountId: string): string {
+  return `account:${accountId}:webhook-signing-secret`;
+}
+
+/** The secrets that sign an account's webhooks: both sign for 24 h after a rotation. */
+export interface WebhookSigningSecrets {
+  current: string;
+  previous?: string;
+  rotatedAt?: Date;
+}
 
 export interface BootstrapInput {
   accountName: string;
@@ -41,6 +56,7 @@ export class AccountService {
     private readonly tokens: ApiKeyTokens,
     private readonly workspaces: WorkspaceService,
     private readonly apiKeys: ApiKeyService,
+    private readonly sealer: ServiceSealer,
   ) {}
 
   hasAnyAccount(): Promise<boolean> {
@@ -48,23 +64,20 @@ export class AccountService {
   }
 
   /**
-   * The caller's account. The signing secret and the global key are shown to
-   * admin principals only: GET /account is scope-free, so any valid key may
-   * call it, and a narrow key must not learn the account's secrets.
+   * The caller's account. Its spec (billing contact), the signing secret and the
+   * global key are shown to admin principals only: GET /account is scope-free,
+   * so any valid key may call it, and a narrow key must not learn them.
    */
   async get(principal: Principal): Promise<Account> {
     const record = await this.find(principal.accountId);
-    const account: Account = {
-      metadata: toAccountResourceMetadata(record),
-      spec: {
+    const account: Account = { metadata: toAccountResourceMetadata(record), spec: {}, info: {} };
+    if (principal.admin) {
+      account.spec = {
         ...(record.billingEmail ? { billingEmail: record.billingEmail } : {}),
         ...(record.description ? { description: record.description } : {}),
         ...(record.domain ? { domain: record.domain } : {}),
-      },
-      info: {},
-    };
-    if (principal.admin) {
-      account.info.webhookEventsHmacSecret = record.webhookSigningSecret;
+      };
+      account.info.webhookEventsHmacSecret = await this.sealer.open(signingSecretAad(record.id), record.webhookSigningSecret);
       account.info.globalApiKey = await this.apiKeys.getGlobal(principal);
     }
     return account;
@@ -76,7 +89,7 @@ export class AccountService {
     const secret = newWebhookSigningSecret();
     const now = new Date();
     await this.store.accounts.update(record.id, {
-      webhookSigningSecret: secret,
+      webhookSigningSecret: await this.sealer.seal(signingSecretAad(record.id), secret),
       previousWebhookSigningSecret: record.webhookSigningSecret,
       webhookSigningSecretRotatedAt: now,
       updatedAt: now,
@@ -104,7 +117,7 @@ export class AccountService {
         billingEmail: input.email,
         description: null,
         domain: null,
-        webhookSigningSecret: newWebhookSigningSecret(),
+        webhookSigningSecret: await this.sealer.seal(signingSecretAad(accountId), newWebhookSigningSecret()),
         previousWebhookSigningSecret: null,
         webhookSigningSecretRotatedAt: null,
       });
@@ -138,6 +151,22 @@ export class AccountService {
     await this.workspaces.runCreatedHooks(workspace);
     const token = await this.tokens.issue({ apiKeyId: result.keyId, tokenVersion: result.tokenVersion });
     return { accountId: result.accountId, workspaceId: result.workspaceId, profileId: result.profileId, globalApiKey: { id: result.keyId, token } };
+  }
+
+  /**
+   * The secrets that sign the account's webhooks (for webhook delivery): the
+   * previous one only within 24 h of a rotation.
+   */
+  async webhookSigningSecrets(accountId: string, now = new Date()): Promise<WebhookSigningSecrets> {
+    const record = await this.find(accountId);
+    const aad = signingSecretAad(record.id);
+    const secrets: WebhookSigningSecrets = { current: await this.sealer.open(aad, record.webhookSigningSecret) };
+    const rotatedAt = record.webhookSigningSecretRotatedAt;
+    if (record.previousWebhookSigningSecret && rotatedAt && now.getTime() - rotatedAt.getTime() < PREVIOUS_SECRET_VALIDITY_MS) {
+      secrets.previous = await this.sealer.open(aad, record.previousWebhookSigningSecret);
+      secrets.rotatedAt = rotatedAt;
+    }
+    return secrets;
   }
 
   private async find(id: string): Promise<AccountRecord> {

@@ -4,7 +4,7 @@
 import { newId } from '../ids';
 import { NotFoundError, PermissionDeniedError } from '../errors';
 import type { Principal } from '../auth/principal';
-import { assertCanGrant, normalizeScopes } from '../auth/scopes';
+import { assertCanGrant, assertCanManageKeyHolding, normalizeScopes } from '../auth/scopes';
 import type { ApiKeyTokens } from '../auth/tokens';
 import type { WorkspaceRef } from '../auth/workspace-access';
 import type { FoundationStore, ListFilter } from '../ports/foundation-store';
@@ -71,14 +71,20 @@ export class ApiKeyService {
     return this.withInfo(updated ?? record);
   }
 
-  /** Deletes a workspace key; the system key cannot be deleted. */
-  async delete(workspace: WorkspaceRef, id: string): Promise<void> {
+  /**
+   * Deletes a workspace key; the system key cannot be deleted.
+   * @throws PermissionDeniedError when the key holds a permission the caller lacks
+   */
+  async delete(principal: Principal, workspace: WorkspaceRef, id: string): Promise<void> {
     const record = await this.find(workspace, id);
+    assertCanManageKeyHolding(principal.scopes, record.permissions);
     await this.store.apiKeys.delete(record.id);
   }
 
-  async setState(workspace: WorkspaceRef, id: string, state: ApiKeyState): Promise<ApiKey> {
+  /** @throws PermissionDeniedError when the key holds a permission the caller lacks */
+  async setState(principal: Principal, workspace: WorkspaceRef, id: string, state: ApiKeyState): Promise<ApiKey> {
     const record = await this.find(workspace, id);
+    assertCanManageKeyHolding(principal.scopes, record.permissions);
     const updated = await this.store.apiKeys.update(record.id, { state, updatedAt: new Date() });
     return this.withInfo(updated ?? record);
   }

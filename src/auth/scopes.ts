@@ -66,8 +66,20 @@ export function scopeAllows(granted: readonly string[], required: Scope): boolea
  * @throws PermissionDeniedError naming the first permission it does not hold
  */
 export function assertCanGrant(granted: readonly string[], permissions: readonly string[]): void {
-  for (const permission of permissions) {
-    const held = permission === FULL_ACCESS ? granted.includes(FULL_ACCESS) : scopeAllows(granted, permission as Scope);
-    if (!held) throw new PermissionDeniedError(`this credential cannot grant "${permission}", which it does not hold itself`);
-  }
+  const missing = firstNotHeld(granted, permissions);
+  if (missing) throw new PermissionDeniedError(`this credential cannot grant "${missing}", which it does not hold itself`);
+}
+
+/**
+ * Checks that a principal may disable or delete a key holding `permissions`:
+ * a narrow key must not switch off a broader one.
+ * @throws PermissionDeniedError naming the first permission it does not hold
+ */
+export function assertCanManageKeyHolding(granted: readonly string[], permissions: readonly string[]): void {
+  const missing = firstNotHeld(granted, permissions);
+  if (missing) throw new PermissionDeniedError(`this credential cannot manage a key holding "${missing}", which it does not hold itself`);
+}
+
+function firstNotHeld(granted: readonly string[], permissions: readonly string[]): string | undefined {
+  return permissions.find((permission) => !(permission === FULL_ACCESS ? granted.includes(FULL_ACCESS) : scopeAllows(granted, permission as Scope)));
 }

@@ -107,6 +107,18 @@ describe('API keys', () => {
       const peer = await newKey(api, account, account.workspaceId, ['api_keys:read']);
       assert.equal((await api.request('PUT', `/v1/api_keys/${peer.id}/rotate`, { token: narrow.token })).status, 200);
     });
+
+    it('refuses to disable or delete a key broader than the caller', async () => {
+      const narrow = await newKey(api, account, account.workspaceId, ['api_keys:manage']);
+      const broad = await newKey(api, account, account.workspaceId, ['agents:manage']);
+      for (const [method, path] of [['PUT', `/v1/api_keys/${broad.id}/disable`], ['DELETE', `/v1/api_keys/${broad.id}`]] as const) {
+        assertStatus(await api.request(method, path, { token: narrow.token }), 403, Code.PERMISSION_DENIED, /^this credential cannot manage a key holding "agents:manage", which it does not hold itself$/);
+      }
+      assert.equal((await api.request('GET', '/v1/account', { token: broad.token })).status, 200, 'the broad key still works');
+      const peer = await newKey(api, account, account.workspaceId, []);
+      assert.equal((await api.request('PUT', `/v1/api_keys/${peer.id}/disable`, { token: narrow.token })).status, 200);
+      assert.equal((await api.request('DELETE', `/v1/api_keys/${peer.id}`, { token: narrow.token })).status, 200);
+    });
   });
 
   describe('rotation, enable and disable', () => {

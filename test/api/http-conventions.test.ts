@@ -88,6 +88,21 @@ describe('HTTP conventions', () => {
       assert.equal(plain.status, 200);
       assert.equal(plain.body.metadata.id, account.accountId);
       assert.deepEqual(plain.body.info, {});
+      assert.deepEqual(plain.body.spec, {}, 'the billing contact is for admins only');
+      assert.match(admin.body.spec.billingEmail, /@example.com$/);
+    });
+    it('keeps the webhook signing secrets sealed at rest, and both of them for 24 h after a rotation', async () => {
+      const own = await newAccount(api);
+      const first = (await api.request('GET', '/v1/account', { token: own.globalToken })).body.info.webhookEventsHmacSecret;
+      const stored = async () => (await api.dataSource.query('SELECT webhook_signing_secret, previous_webhook_signing_secret FROM accounts WHERE id = $1', [own.accountId]))[0];
+      assert.ok(!JSON.stringify(await stored()).includes(first.slice(3)), 'the signing secret is stored in the clear');
+      const second = (await api.request('POST', '/v1/account/rotate_webhook_signing_key', { token: own.globalToken })).body.webhookEventsHmacSecret;
+      assert.ok(!JSON.stringify(await stored()).includes(second.slice(3)));
+      const now = await api.services.accounts.webhookSigningSecrets(own.accountId);
+      assert.equal(now.current, second);
+      assert.equal(now.previous, first);
+      const later = await api.services.accounts.webhookSigningSecrets(own.accountId, new Date(Date.now() + 25 * 3600 * 1000));
+      assert.deepEqual(later, { current: second });
     });
     it('rotates the webhook signing secret', async () => {
       const before = (await api.request('GET', '/v1/account', { token: account.globalToken })).body.info.webhookEventsHmacSecret;

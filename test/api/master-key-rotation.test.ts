@@ -26,6 +26,7 @@ describe('rotateMasterKey()', () => {
   const servicesWith = (masterKey: Buffer): Services => createServices({ dataSource, masterKey, config: loadConfig({ DATABASE_URL: database.url }) });
   const workspaces: WorkspaceRef[] = [];
   const tokens: string[] = [];
+  const accountIds: string[] = [];
   const wrappedKeys = async (): Promise<Array<{ workspace_id: string; wrapped_key: string }>> =>
     dataSource.query('SELECT workspace_id, wrapped_key FROM workspace_data_keys ORDER BY workspace_id');
   const sealedValues = async (): Promise<string[]> =>
@@ -45,6 +46,7 @@ describe('rotateMasterKey()', () => {
       await services.providerKeys.create(principal, workspace, { metadata: { name: 'openrouter' }, spec: { apiKey: `sk-or-${name}` } });
       workspaces.push(workspace);
       tokens.push(account.globalApiKey.token);
+      accountIds.push(account.accountId);
     }
   });
   after(async () => {
@@ -69,7 +71,7 @@ describe('rotateMasterKey()', () => {
   it('rewraps every data key without re-encrypting values; everything decrypts under the new key, nothing under the old', async () => {
     const values = await sealedValues();
     const before = await wrappedKeys();
-    assert.deepEqual(await rotateMasterKey(dataSource, oldKey, newKey), { rewrapped: 2, alreadyCurrent: 0, serviceKeysRewrapped: 1 });
+    assert.deepEqual(await rotateMasterKey(dataSource, oldKey, newKey), { rewrapped: 2, alreadyCurrent: 0, serviceKeysRewrapped: 2 });
     assert.deepEqual(await sealedValues(), values);
     const after = await wrappedKeys();
     assert.equal(after.length, 2);
@@ -83,6 +85,8 @@ describe('rotateMasterKey()', () => {
     }
     // API key tokens survive: their signing key is a service key, rewrapped too.
     for (const token of tokens) assert.match((await rotated.tokens.verify(token)).apiKeyId, /^apikey_/);
+    // So do the sealed webhook signing secrets.
+    for (const accountId of accountIds) assert.match((await rotated.accounts.webhookSigningSecrets(accountId)).current, /^wh_/);
     const stale = servicesWith(oldKey);
     await assert.rejects(stale.tokens.verify(tokens[0]), (error: unknown) => error instanceof DecryptionError);
     await assert.rejects(stale.secrets.resolveSecretTemplates(workspaces[0].id, '{{secrets.TOKEN}}'), (error: unknown) => error instanceof DecryptionError);
