@@ -108,6 +108,7 @@ async function noRuntime(): Promise<never> {
 /** Builds the services of every area over one data source. */
 export function createServices({ dataSource, masterKey, config, clusterStatus }: Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus'>): Services {
   const store = createFoundationStore(dataSource);
+  const urlPolicy = { allowPrivateNetwork: config.allowPrivateNetwork };
   const tokens = new ApiKeyTokens(() => loadServiceKey(dataSource, masterKey, API_KEY_TOKEN_KEY_PURPOSE));
   const workspaces = new WorkspaceService(store);
   const apiKeys = new ApiKeyService(store, tokens);
@@ -124,12 +125,11 @@ export function createServices({ dataSource, masterKey, config, clusterStatus }:
   const modelsStore = createModelsStore(dataSource);
   const keyring = new WorkspaceKeyring(masterKey, secretsStore.dataKeys);
   const secrets = new WorkspaceSecretService(secretsStore, store, keyring);
-  const providerKeys = new AiProviderKeyService(secretsStore, modelsStore, keyring);
+  const providerKeys = new AiProviderKeyService(secretsStore, modelsStore, keyring, urlPolicy);
   const models = new ModelService(modelsStore);
   workspaces.onWorkspaceCreated(async (workspace) => void (await models.seedWorkspace(workspace)));
   const search = new SearchService(createSearchStore(dataSource));
   const agentsStore = createAgentsStore(dataSource);
-  const urlPolicy = { allowPrivateNetwork: config.allowPrivateNetwork };
   const agents = new AgentService(agentsStore, store);
   const variations = new VariationService(agentsStore, store, models);
   const assignments = new AssignmentService(agentsStore, variations);

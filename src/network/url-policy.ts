@@ -72,6 +72,22 @@ function embeddedIpv4(address: string): string | null {
   return null;
 }
 
+/**
+ * Cloud instance-metadata endpoints (AWS, GCP, Azure, ECS task metadata): they
+ * hand out credentials, so they stay refused even when
+ * AGENTRT_ALLOW_PRIVATE_NETWORK lets tools reach private networks.
+ */
+const METADATA_ENDPOINTS = new Set(['169.254.169.254', '169.254.170.2', 'fd00:ec2::254', 'metadata.google.internal', 'metadata']);
+
+/** True for a cloud metadata endpoint, by name or address (IPv4-in-IPv6 forms included). */
+export function isMetadataEndpoint(hostOrAddress: string): boolean {
+  const bare = hostOrAddress.replace(/^\[|\]$/g, '').replace(/%.*$/, '').replace(/\.$/, '').toLowerCase();
+  if (METADATA_ENDPOINTS.has(bare)) return true;
+  if (isIP(bare) !== 6) return false;
+  const embedded = embeddedIpv4(bare);
+  return (embedded !== null && METADATA_ENDPOINTS.has(embedded)) || ipv6Groups(bare).join(':') === ipv6Groups('fd00:ec2::254').join(':');
+}
+
 /** True for private, loopback, link-local, multicast and reserved addresses. */
 export function isPrivateAddress(address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
@@ -93,7 +109,7 @@ function isLocalHostname(hostname: string): boolean {
  * resolve to private addresses are refused when connecting (guardedLookup).
  * @throws InvalidArgumentError naming `field`
  */
-export function checkOutboundUrl(field: string, raw: string, options: UrlPolicyOptions): URL {
+export function checkOutboundUrl(field: string, raw: string, options: UrlPolicyOptions, credentialsHint = 'use headers with {{secrets.NAME}}'): URL {
   let url: URL;
   try {
     url = new URL(raw);
@@ -101,7 +117,8 @@ export function checkOutboundUrl(field: string, raw: string, options: UrlPolicyO
     throw InvalidArgumentError.forField(field, 'must be an absolute http or https URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw InvalidArgumentError.forField(field, 'must be an absolute http or https URL');
-  if (url.username || url.password) throw InvalidArgumentError.forField(field, 'must not carry credentials; use headers with {{secrets.NAME}}');
+  if (url.username || url.password) throw InvalidArgumentError.forField(field, `must not carry credentials; ${credentialsHint}`);
+  if (isMetadataEndpoint(url.hostname)) throw InvalidArgumentError.forField(field, `${url.hostname} is a cloud metadata endpoint, which is never allowed`);
   if (!options.allowPrivateNetwork && (isPrivateAddress(url.hostname) || isLocalHostname(url.hostname))) {
     throw InvalidArgumentError.forField(field, `${url.hostname} is a private, loopback or link-local address, which is not allowed`);
   }
@@ -113,6 +130,9 @@ export function checkOutboundUrl(field: string, raw: string, options: UrlPolicyO
  * @throws PermissionDeniedError for a refused address
  */
 export function assertAddressAllowed(host: string, address: string, options: UrlPolicyOptions): void {
+  if (isMetadataEndpoint(host) || isMetadataEndpoint(address)) {
+    throw new PermissionDeniedError(`refused to connect to ${host} (${address}): cloud metadata endpoints are never allowed`);
+  }
   if (options.allowPrivateNetwork) return;
   if (isPrivateAddress(address) || isLocalHostname(host)) {
     throw new PermissionDeniedError(`refused to connect to ${host} (${address}): private, loopback and link-local addresses are not allowed`);

@@ -8,6 +8,7 @@ import type { FieldRef } from '../crypto/envelope';
 import type { WorkspaceKeyring } from '../crypto/workspace-keyring';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError, PermissionDeniedError } from '../errors';
 import { newId } from '../ids';
+import { checkOutboundUrl, type UrlPolicyOptions } from '../network/url-policy';
 import { OPENROUTER_PROVIDER } from '../models/catalog';
 import type { ListFilter } from '../ports/foundation-store';
 import type { ModelsStore } from '../ports/models-store';
@@ -57,20 +58,13 @@ function normalizeProvider(provider: AiProvider | undefined): AiProvider {
 }
 
 /**
- * Checks `spec.openrouter.baseUrl`: an absolute http(s) URL without credentials.
+ * Checks `spec.openrouter.baseUrl` with the outbound URL policy: an absolute
+ * http(s) URL without credentials, not a private address unless allowed.
  * The message never repeats the URL (it could hold a credential).
  * @throws InvalidArgumentError naming the field
  */
-export function validateBaseUrl(raw: string): string {
-  const field = 'spec.openrouter.baseUrl';
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw InvalidArgumentError.forField(field, 'must be an absolute http or https URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw InvalidArgumentError.forField(field, 'must be an absolute http or https URL');
-  if (url.username || url.password) throw InvalidArgumentError.forField(field, 'must not contain credentials; put the key in spec.apiKey');
+export function validateBaseUrl(raw: string, policy: UrlPolicyOptions): string {
+  checkOutboundUrl('spec.openrouter.baseUrl', raw, policy, 'put the key in spec.apiKey');
   return raw;
 }
 
@@ -79,6 +73,7 @@ export class AiProviderKeyService {
     private readonly store: SecretsStore,
     private readonly models: ModelsStore,
     private readonly keyring: WorkspaceKeyring,
+    private readonly urlPolicy: UrlPolicyOptions,
   ) {}
 
   async create(principal: Principal, workspace: WorkspaceRef, body: CreateAiProviderKeyBody): Promise<AiProviderKey> {
@@ -127,7 +122,7 @@ export class AiProviderKeyService {
     if (touches(paths, 'spec.provider')) changes.provider = normalizeProvider(body.spec?.provider);
     if (touches(paths, 'spec.openrouter.baseUrl')) {
       const baseUrl = body.spec?.openrouter?.baseUrl;
-      changes.openrouterBaseUrl = baseUrl !== undefined ? validateBaseUrl(baseUrl) : null;
+      changes.openrouterBaseUrl = baseUrl !== undefined ? validateBaseUrl(baseUrl, this.urlPolicy) : null;
     }
     const updated = await this.store.providerKeys.update(record.id, { ...changes, updatedAt: new Date() });
     return this.withInfo(updated ?? record);
@@ -166,7 +161,7 @@ export class AiProviderKeyService {
   ): Promise<AiProviderKeyRecord> {
     const id = newId('aiProviderKey');
     const metadata = newMetadataFields(input.metadata);
-    const baseUrl = input.baseUrl !== undefined ? validateBaseUrl(input.baseUrl) : null;
+    const baseUrl = input.baseUrl !== undefined ? validateBaseUrl(input.baseUrl, this.urlPolicy) : null;
     const now = new Date();
     return this.store.providerKeys.insert({
       id,

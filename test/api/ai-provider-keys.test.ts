@@ -47,7 +47,7 @@ describe('AI provider keys', () => {
   }
 
   before(async () => {
-    api = await startTestApi();
+    api = await startTestApi({ env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' } });
     account = await newAccount(api);
     token = (await newKey(api, account, account.workspaceId, ['secrets:manage', 'workspaces:manage'])).token;
     base = `/v1/workspaces/${account.workspaceId}/ai_provider_keys`;
@@ -81,11 +81,26 @@ describe('AI provider keys', () => {
       assert.deepEqual(key.spec.openrouter, { baseUrl: 'http://127.0.0.1:9999/api/v1' });
     });
 
+    it('refuses a private base URL unless AGENTRT_ALLOW_PRIVATE_NETWORK, and a metadata endpoint always', async () => {
+      const strict = await startTestApi();
+      try {
+        const account = await strict.bootstrap();
+        const path = `/v1/workspaces/${account.workspaceId}/ai_provider_keys`;
+        const send = (baseUrl: string) => strict.request('POST', path, { token: account.globalApiKey.token, body: { metadata: { name: 'local' }, spec: { apiKey: canary(), openrouter: { baseUrl } } } });
+        assertStatus(await send('http://10.0.0.8/api/v1'), 400, Code.INVALID_ARGUMENT, /^spec.openrouter.baseUrl: 10.0.0.8 is a private, loopback or link-local address/);
+        assert.equal((await send('https://models.example.com/api/v1')).status, 200);
+      } finally {
+        await strict.close();
+      }
+      const metadata = await call('POST', base, { body: { metadata: { name: 'metadata' }, spec: { apiKey: canary(), openrouter: { baseUrl: 'http://169.254.169.254/latest' } } } });
+      assertStatus(metadata, 400, Code.INVALID_ARGUMENT, /cloud metadata endpoint, which is never allowed/);
+    });
+
     for (const [baseUrl, description] of [
       ['not a url', 'must be an absolute http or https URL'],
       ['ftp://models.example.com/', 'must be an absolute http or https URL'],
       ['/relative/path', 'must be an absolute http or https URL'],
-      [`https://user:${CANARY}@models.example.com/`, 'must not contain credentials; put the key in spec.apiKey'],
+      [`https://user:${CANARY}@models.example.com/`, 'must not carry credentials; put the key in spec.apiKey'],
     ]) {
       it(`returns INVALID_ARGUMENT for the base URL "${baseUrl.slice(0, 24)}"`, async () => {
         const response = await call('POST', base, { body: { metadata: { name: 'bad-url' }, spec: { apiKey: canary(), openrouter: { baseUrl } } } });

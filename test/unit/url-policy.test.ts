@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { guardedFetch } from '../../src/network/guarded-fetch';
-import { assertAddressAllowed, checkOutboundUrl, guardedLookup, isPrivateAddress } from '../../src/network/url-policy';
+import { assertAddressAllowed, checkOutboundUrl, guardedLookup, isMetadataEndpoint, isPrivateAddress } from '../../src/network/url-policy';
 
 describe('url-policy', () => {
   describe('isPrivateAddress', () => {
@@ -49,6 +49,15 @@ describe('url-policy', () => {
       assert.throws(() => checkOutboundUrl('url', 'http://[::1]/', strict), { message: 'url: [::1] is a private, loopback or link-local address, which is not allowed' });
       assert.throws(() => checkOutboundUrl('url', 'http://api.localhost/', strict), { message: 'url: api.localhost is a private, loopback or link-local address, which is not allowed' });
       assert.equal(checkOutboundUrl('url', 'http://127.0.0.1:8080/', { allowPrivateNetwork: true }).port, '8080');
+    });
+
+    it('refuses cloud metadata endpoints even when private networks are allowed', () => {
+      const open = { allowPrivateNetwork: true };
+      for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[::ffff:169.254.169.254]/', 'http://metadata.google.internal/', 'http://[fd00:ec2::254]/', 'http://169.254.170.2/v2/credentials']) {
+        assert.throws(() => checkOutboundUrl('url', url, open), /cloud metadata endpoint, which is never allowed/, url);
+      }
+      assert.throws(() => assertAddressAllowed('innocent.example.com', '169.254.169.254', open), { code: 'PERMISSION_DENIED' });
+      assert.equal(isMetadataEndpoint('169.254.1.1'), false);
     });
   });
 
