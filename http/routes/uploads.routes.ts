@@ -2,6 +2,7 @@
 // complete on the caller's workspace (workspaces:manage / workspaces:read), and
 // the service's own signed PUT URL for local storage, authorised by its
 // signature instead of a bearer token.
+import { scopeAllows } from '../../src/auth/scopes';
 import type { UploadService } from '../../src/uploads/upload.service';
 import { Empty, PathIds } from '../../src/schemas/common.schema';
 import { CreateUploadBody, SignedUploadQuery, Upload } from '../../src/schemas/uploads.schema';
@@ -18,9 +19,9 @@ export function uploadRoutes({ uploads }: { uploads: UploadService }): RouteDefi
       handler: ({ principal, workspace, body }) => uploads.create(principal, workspace, body),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/uploads/{id}', operationId: 'getUpload', summary: 'Get an upload',
+      method: 'GET', path: '/v1/uploads/{id}', operationId: 'getUpload', summary: 'Get an upload (its uploadUrl only for workspaces:manage)',
       scope: 'workspaces:read', workspace: 'flat', params: UploadPath, response: Upload,
-      handler: ({ workspace, params }) => uploads.get(workspace, params.id),
+      handler: ({ principal, workspace, params }) => uploads.get(workspace, params.id, scopeAllows(principal.scopes, 'workspaces:manage')),
     }),
     defineRoute({
       method: 'POST', path: '/v1/uploads/{id}/complete', operationId: 'completeUpload', summary: 'Check the uploaded size and mark the upload COMPLETE',

@@ -65,8 +65,13 @@ export class UploadService {
     return this.present(record, now);
   }
 
-  async get(workspace: WorkspaceRef, id: string): Promise<Upload> {
-    return this.present(await this.find(workspace, id), new Date());
+  /**
+   * The upload; its PUT URL only for callers who may write uploads (`withUrl`),
+   * since the URL itself is a write credential.
+   */
+  async get(workspace: WorkspaceRef, id: string, withUrl: boolean): Promise<Upload> {
+    const record = await this.find(workspace, id);
+    return withUrl ? this.present(record, new Date()) : toUpload(record);
   }
 
   /**

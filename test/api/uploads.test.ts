@@ -230,11 +230,20 @@ describe('uploads (data folder storage)', () => {
   });
 
   describe('GET /v1/uploads/{id}', () => {
-    it('returns the upload, with its URL while PENDING', async () => {
+    it('returns the upload, with its URL while PENDING to callers who may write uploads', async () => {
+      const upload = await createUpload(api, ws.token, 1);
+      const response = await api.request('GET', `/v1/uploads/${upload.metadata.id}`, { token: await ws.keyWith(['workspaces:manage']) });
+      assert.equal(response.status, 200);
+      assert.deepEqual(response.body, upload);
+    });
+
+    it('keeps the URL, a write credential, from read-only callers', async () => {
       const upload = await createUpload(api, ws.token, 1);
       const response = await api.request('GET', `/v1/uploads/${upload.metadata.id}`, { token: await ws.keyWith(['workspaces:read']) });
       assert.equal(response.status, 200);
-      assert.deepEqual(response.body, upload);
+      assert.equal(response.body.info.status, 'UPLOAD_STATUS_PENDING');
+      assert.equal(response.body.info.uploadUrl, undefined);
+      assert.equal(response.body.metadata.id, upload.metadata.id);
     });
 
     it('omits the URL once it has expired', async () => {
