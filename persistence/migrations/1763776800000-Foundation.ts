@@ -95,6 +95,7 @@ export class Foundation1763776800000 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT now(),
         CONSTRAINT pk_idempotency_records PRIMARY KEY (principal_key, idempotency_key)
       )`);
+    await queryRunner.query(`CREATE INDEX ix_idempotency_records_created ON idempotency_records (created_at)`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

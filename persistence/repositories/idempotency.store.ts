@@ -9,6 +9,23 @@ import { DecryptionError, open, seal, SEALED_VERSION } from '../../src/crypto/en
 import type { IdempotencyRecord, IdempotencyStore } from '../../src/ports/idempotency-store';
 
 const RETENTION = '24 hours';
+/** Every this many claims, a node also deletes a batch of expired records of anyone. */
+const PURGE_EVERY_CLAIMS = 100;
+const PURGE_BATCH = 1000;
+
+/**
+ * Deletes up to PURGE_BATCH expired records, so keys never reused do not
+ * accumulate (a claim only replaces its own expired record).
+ * @returns how many were deleted
+ */
+export async function purgeExpired(dataSource: DataSource): Promise<number> {
+  const deleted: unknown[] = await dataSource.query(
+    `DELETE FROM idempotency_records WHERE ctid IN (
+       SELECT ctid FROM idempotency_records WHERE created_at < now() - interval '${RETENTION}' LIMIT ${PURGE_BATCH})
+     RETURNING 1`,
+  );
+  return deleted.length;
+}
 
 function aad(principalKey: string, key: string): string {
   return `agentrt/${SEALED_VERSION}/idempotency/${principalKey}/${key}`;
@@ -33,8 +50,10 @@ export function createIdempotencyStore(dataSource: DataSource, masterKey: Buffer
       throw error;
     }
   };
+  let claims = 0;
   const store: IdempotencyStore = {
     async claim(principalKey, key, requestHash): Promise<IdempotencyRecord | null> {
+      if (++claims % PURGE_EVERY_CLAIMS === 0) await purgeExpired(dataSource);
       await dataSource.query(`DELETE FROM idempotency_records WHERE principal_key = $1 AND idempotency_key = $2 AND created_at < now() - interval '${RETENTION}'`, [principalKey, key]);
       const inserted: unknown[] = await dataSource.query(
         `INSERT INTO idempotency_records (principal_key, idempotency_key, request_hash) VALUES ($1, $2, $3)

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { MAX_JSON_DEPTH } from '../../http/middleware/json-body';
-import { createIdempotencyStore } from '../../persistence/repositories/idempotency.store';
+import { createIdempotencyStore, purgeExpired } from '../../persistence/repositories/idempotency.store';
 import { startTestApi, type TestApi } from '../support/api';
 import { assertStatus, Code, newAccount, newWorkspace, type TestAccount } from '../support/fixtures';
 
@@ -96,6 +96,17 @@ describe('hostile requests', () => {
       assert.deepEqual((await before.claim(owner, 'k', 'hash'))?.body, { spec: { token: 'secret-token' } });
       const after = createIdempotencyStore(api.dataSource, randomBytes(32));
       assert.equal(await after.claim(owner, 'k', 'hash'), null, 'the unreadable record is claimed afresh');
+    });
+
+    it('purges expired records of keys never used again', async () => {
+      const owner = `purge-${Date.now()}`;
+      const store = createIdempotencyStore(api.dataSource, randomBytes(32));
+      await store.claim(owner, 'old', 'hash');
+      await store.claim(owner, 'fresh', 'hash');
+      await api.dataSource.query("UPDATE idempotency_records SET created_at = now() - interval '25 hours' WHERE principal_key = $1 AND idempotency_key = 'old'", [owner]);
+      assert.ok((await purgeExpired(api.dataSource)) >= 1);
+      const left = await api.dataSource.query('SELECT idempotency_key FROM idempotency_records WHERE principal_key = $1', [owner]);
+      assert.deepEqual(left, [{ idempotency_key: 'fresh' }]);
     });
   });
 });
