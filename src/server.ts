@@ -127,6 +127,9 @@ export async function openServices(config: Config, logger: Logger): Promise<{ da
  */
 export async function startNode(config: Config, options: NodeOptions = {}): Promise<NodeHandle> {
   const logger = options.logger ?? createLogger({ level: config.logLevel });
+  if (config.oidc && !config.oidc.audience) {
+    logger.warn('AGENTRT_OIDC_AUDIENCE is unset: tokens the issuer minted for any other application are accepted too');
+  }
   const masterKey = await loadNodeMasterKey(config, logger);
   const database = await openDatabase(config, logger);
   // Closed newest first: HTTP, then the runtime, then the database.

@@ -72,7 +72,9 @@ export class Authenticator {
         requiredClaims: ['exp'],
       });
       if (typeof payload.email !== 'string' || payload.email === '') throw new Error('token has no email claim');
-      if (payload.email_verified === false) throw new Error('email is not verified');
+      // The email is the link to a profile, so the issuer must vouch for it:
+      // where users can edit their email unverified, it would be a takeover.
+      if (payload.email_verified !== true) throw new Error('email is not verified');
       email = payload.email;
     } catch (error) {
       throw new UnauthenticatedError('invalid bearer token', { cause: error });

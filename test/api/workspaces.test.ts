@@ -163,6 +163,7 @@ describe('workspace administration', () => {
       assertStatus(await api.request('GET', '/v1/account', { token: await issuer.token(profile!.email!, { foreignKey: privateKey }) }), 401, Code.UNAUTHENTICATED);
       assertStatus(await api.request('GET', '/v1/account', { token: await issuer.token(profile!.email!, { issuer: 'https://evil.example' }) }), 401, Code.UNAUTHENTICATED);
       assertStatus(await api.request('GET', '/v1/account', { token: await issuer.token(profile!.email!, { emailVerified: false }) }), 401, Code.UNAUTHENTICATED);
+      assertStatus(await api.request('GET', '/v1/account', { token: await issuer.token(profile!.email!, { emailVerified: null }) }), 401, Code.UNAUTHENTICATED);
       assertStatus(await api.request('GET', '/v1/account', { token: await issuer.token('nobody@example.com') }), 401, Code.UNAUTHENTICATED, /no user profile/);
     });
 

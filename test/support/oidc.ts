@@ -8,7 +8,7 @@ export interface TestIssuer {
   issuer: string;
   jwksUrl: string;
   /** An ID token for `email`, signed by the issuer (or by `foreignKey` to fake one). */
-  token(email: string, options?: { foreignKey?: CryptoKey; issuer?: string; emailVerified?: boolean; expiresIn?: string | null }): Promise<string>;
+  token(email: string, options?: { foreignKey?: CryptoKey; issuer?: string; emailVerified?: boolean | null; expiresIn?: string | null }): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -26,7 +26,8 @@ export async function startTestIssuer(): Promise<TestIssuer> {
     issuer,
     jwksUrl: `${base}/jwks.json`,
     token: (email, options = {}) => {
-      const jwt = new SignJWT({ email, email_verified: options.emailVerified ?? true })
+      // `emailVerified: null` leaves the claim out.
+      const jwt = new SignJWT(options.emailVerified === null ? { email } : { email, email_verified: options.emailVerified ?? true })
         .setProtectedHeader({ alg: 'RS256', kid: 'test-key' })
         .setIssuer(options.issuer ?? issuer)
         .setSubject(`user-${email}`)
