@@ -4,6 +4,7 @@
 import { DataSource } from 'typeorm';
 import { entities } from './entities';
 import { migrations } from './migrations';
+import { routeQueriesThroughOpenTransactions } from './transaction-context';
 
 export interface DataSourceOptions {
   url: string;
@@ -13,9 +14,12 @@ export interface DataSourceOptions {
   applicationName?: string;
 }
 
-/** Creates (but does not connect) the data source for a Postgres URL. */
+/**
+ * Creates (but does not connect) the data source for a Postgres URL. Queries a
+ * flow issues while it holds a transaction run in that transaction.
+ */
 export function createDataSource(options: DataSourceOptions): DataSource {
-  return new DataSource({
+  const dataSource = new DataSource({
     type: 'postgres',
     url: options.url,
     entities,
@@ -26,6 +30,7 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     poolSize: options.poolSize ?? 10,
     applicationName: options.applicationName ?? 'agentrt',
   });
+  return routeQueriesThroughOpenTransactions(dataSource);
 }
 
 // An arbitrary, stable key: "agentrt migrate" as a 32-bit number.

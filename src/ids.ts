@@ -1,6 +1,6 @@
 // Prefixed ULID ids: every server-assigned id is `<prefix>_<ULID>`. The prefix
 // table lives here once; docs/api.md lists it for users.
-import { monotonicFactory, ulid } from 'ulid';
+import { monotonicFactory } from 'ulid';
 
 export const IdPrefix = {
   account: 'acc',
@@ -35,9 +35,13 @@ export type IdKind = keyof typeof IdPrefix;
 
 const ULID_PATTERN = '[0-9A-HJKMNP-TV-Z]{26}';
 
-/** A new id of the given kind, e.g. `newId('agent')` → `agent_01J...`. */
+// Monotonic within this process: ids made in the same millisecond still sort
+// in the order they were made, so "order by id" is creation order.
+const nextUlid = monotonicFactory();
+
+/** A new id of the given kind, e.g. `newId('agent')` → `agent_01J...`; ascending within a node. */
 export function newId(kind: IdKind): string {
-  return `${IdPrefix[kind]}_${ulid()}`;
+  return `${IdPrefix[kind]}_${nextUlid()}`;
 }
 
 /** True when `value` is a well-formed id of the given kind. */
@@ -52,6 +56,5 @@ export function idPattern(kind: IdKind): string {
 
 /** `count` new ids of one kind in strictly ascending order (seeding rows whose list order matters). */
 export function newIds(kind: IdKind, count: number): string[] {
-  const next = monotonicFactory();
-  return Array.from({ length: count }, () => `${IdPrefix[kind]}_${next()}`);
+  return Array.from({ length: count }, () => newId(kind));
 }

@@ -101,9 +101,13 @@ export class AccountService {
   async bootstrap(input: BootstrapInput): Promise<BootstrapResult> {
     if (!input.accountName.trim()) throw InvalidArgumentError.forField('account', 'must not be empty');
     if (!EMAIL.test(input.email)) throw InvalidArgumentError.forField('email', `"${input.email}" is not an email address`);
+    const accountId = newId('account');
+    // Sealed before the transaction: loading the service key uses the pool, and
+    // the embedded database (PGlite) serialises a transaction against every
+    // other connection, so doing it inside would wait on itself.
+    const webhookSigningSecret = await this.sealer.seal(signingSecretAad(accountId), newWebhookSigningSecret());
     const { result, workspace } = await this.store.transaction(async (store) => {
       const now = new Date();
-      const accountId = newId('account');
       const profileId = newId('profile');
       await store.accounts.insert({
         id: accountId,
@@ -117,7 +121,7 @@ export class AccountService {
         billingEmail: input.email,
         description: null,
         domain: null,
-        webhookSigningSecret: await this.sealer.seal(signingSecretAad(accountId), newWebhookSigningSecret()),
+        webhookSigningSecret,
         previousWebhookSigningSecret: null,
         webhookSigningSecretRotatedAt: null,
       });

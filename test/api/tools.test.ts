@@ -77,7 +77,7 @@ describe('tools', () => {
     it('refuses private, loopback and link-local URLs (the private network is not allowed here)', async () => {
       for (const [spec, field, host] of [
         [{ http: { url: 'http://127.0.0.1:9000/x', method: 'GET' } }, 'spec.http.url', '127.0.0.1'],
-        [{ http: { url: 'http://169.254.169.254/latest/meta-data', method: 'GET' } }, 'spec.http.url', '169.254.169.254'],
+        [{ http: { url: 'http://169.254.10.1/latest/meta-data', method: 'GET' } }, 'spec.http.url', '169.254.10.1'],
         [{ http: { url: 'http://localhost/x', method: 'GET' } }, 'spec.http.url', 'localhost'],
         [{ mcp: { serverUrl: 'http://10.0.0.5/mcp', toolName: 'x' } }, 'spec.mcp.serverUrl', '10.0.0.5'],
       ] as const) {

@@ -74,7 +74,11 @@ export async function startServe(env: NodeJS.ProcessEnv): Promise<ServeProcess> 
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
   const logs = () => parseLines(output().stdout);
-  const url = await waitForListening(logs, exited, output);
+  const url = await waitForListening(logs, exited, output).catch((error: unknown) => {
+    // A node that never came up must not outlive the test (it would hold its data folder).
+    child.kill('SIGKILL');
+    throw error;
+  });
   return {
     url,
     child,

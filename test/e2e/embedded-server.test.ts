@@ -149,6 +149,24 @@ describe('agentrt serve (embedded mode)', function () {
       assert.deepEqual(body.items.map((item) => item.metadata.name), ['builtin/scripted']);
     });
 
+    it('applies a bundle with an agent and a variation (one transaction on the embedded database)', async () => {
+      const account = (await get(`${node!.url}/v1/account`, token)).body as { info: { globalApiKey: { info: { workspacesPreview: Array<{ id: string }> } } } };
+      const workspaceId = account.info.globalApiKey.info.workspacesPreview[0].id;
+      const document = {
+        tools: [{ metadata: { name: 'lookup' }, spec: { description: 'Looks up', inputSchema: { type: 'object' }, http: { url: 'https://tools.example.com/lookup', method: 'POST' } } }],
+        agents: [{ metadata: { name: 'helper' }, spec: {}, variations: [{ metadata: { name: 'main' }, spec: { prompt: 'Be brief.', modelConfig: { modelId: 'builtin/scripted' } }, tools: ['lookup'] }] }],
+      };
+      const response = await fetch(`${node!.url}/v1/workspaces/${workspaceId}/bundles/starter`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(document),
+        signal: AbortSignal.timeout(15_000),
+      });
+      const plan = (await response.json()) as { created: Array<{ type: string }> };
+      assert.equal(response.status, 200, JSON.stringify(plan));
+      assert.equal(plan.created.length, 3);
+    });
+
     it('answers GET /healthz', async () => {
       const response = await get(`${node!.url}/healthz`, token);
       assert.equal(response.status, 200);

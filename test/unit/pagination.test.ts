@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { encodeCursor, MAX_PAGE_SIZE, pageRequest, toPage } from '../../src/resource/pagination';
 import { resolveUpdatePaths } from '../../src/resource/update-mask';
+import { newId } from '../../src/ids';
 
 describe('pageRequest', () => {
   it('defaults to 50 ascending and clamps large limits to 1000', () => {
@@ -30,5 +31,13 @@ describe('resolveUpdatePaths', () => {
   });
   it('refuses a path that does not exist', () => {
     assert.throws(() => resolveUpdatePaths({}, 'spec.nope', allowed), /updateMask: "spec.nope" is not an updatable field/);
+  });
+});
+
+describe('newId', () => {
+  it('makes ids that sort in creation order, even within one millisecond', () => {
+    const ids = Array.from({ length: 1000 }, () => newId('tenant'));
+    assert.deepEqual([...ids].sort(), ids);
+    assert.equal(new Set(ids).size, ids.length);
   });
 });
