@@ -17,6 +17,7 @@ export const UploadEntity = new EntitySchema<UploadRecord>({
     storageKey: { type: 'text', name: 'storage_key' },
     expiresAt: { type: 'timestamptz', name: 'expires_at' },
     completedAt: { type: 'timestamptz', name: 'completed_at', nullable: true },
+    contentSha256: { type: 'text', name: 'content_sha256', nullable: true },
     consumedAt: { type: 'timestamptz', name: 'consumed_at', nullable: true },
     consumedBy: { type: 'text', name: 'consumed_by', nullable: true },
   },

@@ -8,6 +8,7 @@ import { MemoryAndUploads1763787600000 } from './1763787600000-MemoryAndUploads'
 import { AgentsAndTools1763791200000 } from './1763791200000-AgentsAndTools';
 import { TenantsSearchBundles1763794800000 } from './1763794800000-TenantsSearchBundles';
 import { ServiceKeys1763798400000 } from './1763798400000-ServiceKeys';
+import { UploadChecksum1763802000000 } from './1763802000000-UploadChecksum';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -17,4 +18,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   AgentsAndTools1763791200000,
   TenantsSearchBundles1763794800000,
   ServiceKeys1763798400000,
+  UploadChecksum1763802000000,
 ];

@@ -21,6 +21,8 @@ export interface UploadRecord extends MetadataRecord {
   /** When the upload URL stops working. */
   expiresAt: Date;
   completedAt: Date | null;
+  /** SHA-256 (hex) of the bytes, taken at completion; consumption checks it. */
+  contentSha256: string | null;
   consumedAt: Date | null;
   /** The id of the resource that consumed the upload (a memory entry). */
   consumedBy: string | null;

@@ -2,6 +2,7 @@
 // upload with a signed PUT URL valid 15 minutes, receive the bytes on the
 // service's own URL (local storage), `complete` after checking the stored size,
 // and consumption by exactly one memory entry (spec section 7 rule 7).
+import { createHash } from 'node:crypto';
 import { newId } from '../ids';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors';
 import type { Principal } from '../auth/principal';
@@ -23,6 +24,11 @@ export interface UploadServiceOptions {
 
 /** Reads the request body, refusing more than `limit` bytes. */
 export type BodyReader = (limit: number) => Promise<Buffer>;
+
+
+function sha256(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
 
 export class UploadService {
   constructor(
@@ -59,6 +65,7 @@ export class UploadService {
       storageKey: `uploads/${workspace.id}/${id}`,
       expiresAt: new Date(now.getTime() + UPLOAD_URL_TTL_MS),
       completedAt: null,
+      contentSha256: null,
       consumedAt: null,
       consumedBy: null,
     });
@@ -85,11 +92,10 @@ export class UploadService {
     if (record.status === UploadStatus.COMPLETE) return this.present(record, new Date());
     const stored = await this.storage.size(record.storageKey);
     if (stored === null) throw new FailedPreconditionError(`upload ${id} has no content yet: PUT the bytes to its uploadUrl first`);
-    if (stored !== record.sizeBytes) {
-      throw new FailedPreconditionError(`upload ${id} holds ${stored} bytes but sizeBytes is ${record.sizeBytes}`);
-    }
+    const bytes = await this.storage.read(record.storageKey);
+    if (bytes.length !== record.sizeBytes) throw new FailedPreconditionError(`upload ${id} holds ${bytes.length} bytes but sizeBytes is ${record.sizeBytes}`);
     const now = new Date();
-    const updated = await this.store.update(record.id, { status: UploadStatus.COMPLETE, completedAt: now, updatedAt: now });
+    const updated = await this.store.update(record.id, { status: UploadStatus.COMPLETE, completedAt: now, updatedAt: now, contentSha256: sha256(bytes) });
     return this.present(updated ?? record, now);
   }
 
@@ -123,7 +129,13 @@ export class UploadService {
     if (record.status !== UploadStatus.COMPLETE) {
       throw new FailedPreconditionError(`${field}: upload ${id} is ${record.status}; only a COMPLETE upload can be used`);
     }
-    return { record, bytes: await this.storage.read(record.storageKey) };
+    const bytes = await this.storage.read(record.storageKey);
+    // A signed URL stays valid until it expires, so bytes can be replaced after
+    // completion; only the bytes that were checked are ever used.
+    if (record.contentSha256 !== null && sha256(bytes) !== record.contentSha256) {
+      throw new FailedPreconditionError(`${field}: upload ${id} changed after it was completed; upload it again`);
+    }
+    return { record, bytes };
   }
 
   /** Removes the bytes of a consumed upload (they now live in the resource that consumed it). */

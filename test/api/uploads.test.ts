@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, writeFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
@@ -212,6 +212,14 @@ describe('uploads (data folder storage)', () => {
       assert.equal(entry.body.content, 'body');
       assert.equal(existsSync(path.join(dataDir, 'objects', 'uploads', ws.workspaceId, uploadId)), false);
       expectError(await api.request('POST', `/v1/uploads/${uploadId}/complete`, { token: ws.token }), 400, 9, `upload ${uploadId} was already consumed`);
+    });
+
+    it('never consumes bytes that changed after completion (a late PUT to a still-valid URL)', async () => {
+      const uploadId = await completedUpload(api, ws.token, Buffer.from('good'));
+      writeFileSync(path.join(dataDir, 'objects', 'uploads', ws.workspaceId, uploadId), 'evil');
+      const layer = await api.request('POST', '/v1/memory_layers', { token: ws.token, body: { metadata: { name: 'late' }, spec: { type: 'MEMORY_LAYER_TYPE_SKILLS' } } });
+      const entry = await api.request('POST', `/v1/memory_layers/${layer.body.metadata.id}/entries`, { token: ws.token, body: { spec: { key: 'k', uploadId } } });
+      expectError(entry, 400, 9, `spec.uploadId: upload ${uploadId} changed after it was completed; upload it again`);
     });
 
     it('returns NOT_FOUND for an upload of another workspace', async () => {
