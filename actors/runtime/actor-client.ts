@@ -2,7 +2,7 @@
 // bus. While a shard is unowned or moving (no responders, a timeout, or a
 // retryable reply) the call retries with jittered exponential backoff, and
 // fails with UnavailableError once the time budget is spent.
-import { ulid } from 'ulid';
+import { newUlid } from '../../src/ids';
 import { UnavailableError } from '../../src/errors';
 import { NoRespondersError, RequestTimeoutError, type Bus } from '../../src/ports/bus';
 import { actorAddress, actorSubject, type ActorAddress } from '../../src/sharding/addressing';
@@ -55,7 +55,7 @@ export class ActorClient {
     const started = process.hrtime.bigint();
     let outcome = 'ok';
     try {
-      return (await this.call(actorAddress(kind, id, this.deps.options.shardCount), 'ask', ulid(), message, false, options)) as Reply;
+      return (await this.call(actorAddress(kind, id, this.deps.options.shardCount), 'ask', newUlid(), message, false, options)) as Reply;
     } catch (error) {
       outcome = error instanceof UnavailableError ? 'unavailable' : 'error';
       throw error;
@@ -69,7 +69,7 @@ export class ActorClient {
    * @throws UnavailableError when no owner accepted it within the time budget.
    */
   async tell(kind: string, id: string, message: unknown, options: CallOptions = {}): Promise<void> {
-    await this.call(actorAddress(kind, id, this.deps.options.shardCount), 'tell', ulid(), message, false, options);
+    await this.call(actorAddress(kind, id, this.deps.options.shardCount), 'tell', newUlid(), message, false, options);
   }
 
   /**
@@ -80,7 +80,7 @@ export class ActorClient {
    */
   async send(kind: string, id: string, message: unknown, options: CallOptions = {}): Promise<string> {
     const address = actorAddress(kind, id, this.deps.options.shardCount);
-    const cid = ulid();
+    const cid = newUlid();
     await this.deps.commands.insert({ id: cid, shard: address.shard, kind, actorId: id, payload: message });
     try {
       await this.call(address, 'tell', cid, message, true, options);

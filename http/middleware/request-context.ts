@@ -3,14 +3,14 @@
 // method, route, status, duration and who called are logged.
 import type Koa from 'koa';
 import type { Logger } from 'pino';
-import { ulid } from 'ulid';
+import { newUlid } from '../../src/ids';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 export function requestContext(logger: Logger): Koa.Middleware {
   return async function requestContext(ctx, next) {
     const incoming = ctx.get('x-request-id');
-    const requestId = REQUEST_ID.test(incoming) ? incoming : ulid();
+    const requestId = REQUEST_ID.test(incoming) ? incoming : newUlid();
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     const started = process.hrtime.bigint();

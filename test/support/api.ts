@@ -51,6 +51,10 @@ export interface TestApiOptions {
   env?: Record<string, string>;
   /** Whether the node is shutting down (GET /readyz). */
   isDraining?: () => boolean;
+  /** Level of the captured logs. @default 'debug' */
+  logLevel?: string;
+  /** Database pool size. @default 5 */
+  poolSize?: number;
 }
 
 /** Starts the API on an ephemeral port over the shared test database. */
@@ -59,8 +63,8 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', AGENTRT_RATE_LIMIT_PER_SECOND: '10000', AGENTRT_RATE_LIMIT_BURST: '10000', ...options.env });
   const logs: string[] = [];
   // The production logger (with its redaction), writing into `logs`.
-  const logger = createLogger({ level: 'debug', destination: new Writable({ write(chunk, _encoding, done) { logs.push(String(chunk)); done(); } }) });
-  const dataSource = createDataSource({ url: database.url, poolSize: 5 });
+  const logger = createLogger({ level: options.logLevel ?? 'debug', destination: new Writable({ write(chunk, _encoding, done) { logs.push(String(chunk)); done(); } }) });
+  const dataSource = createDataSource({ url: database.url, poolSize: options.poolSize ?? 5 });
   await dataSource.initialize();
   const parts = createAppDependencies({
     config, dataSource, masterKey: config.masterKey ?? RUN_MASTER_KEY, logger,
