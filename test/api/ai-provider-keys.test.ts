@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { FailedPreconditionError } from '../../src/errors';
 import { MODEL_CATALOG, OPENROUTER_PROVIDER } from '../../src/models/catalog';
 import { OPENROUTER_BASE_URL } from '../../src/secrets/ai-provider-key.service';
+import { LeakWatch } from '../support/leak-watch';
 import { startTestApi, type ApiResponse, type RequestOptions, type TestApi } from '../support/api';
 import { assertStatus, Code, missingId, newAccount, newKey, newWorkspace, type TestAccount } from '../support/fixtures';
 
@@ -17,19 +18,11 @@ describe('AI provider keys', () => {
   let account: TestAccount;
   let token: string;
   let base: string;
-  const seen: string[] = [];
-  let counter = 0;
+  const watch = new LeakWatch(CANARY);
 
-  async function call(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
-    const response = await api.request(method, path, { token, ...options });
-    seen.push(JSON.stringify({ status: response.status, body: response.body, headers: [...response.headers] }));
-    return response;
-  }
-
-  function canary(): string {
-    counter += 1;
-    return `${CANARY}-${counter}`;
-  }
+  /** Calls the API and keeps the whole response for the leak check. */
+  const call = async (method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> => watch.record(await api.request(method, path, { token, ...options }));
+  const canary = () => watch.canary();
 
   async function createKey(spec: Record<string, unknown> = {}, name = 'openrouter') {
     const response = await call('POST', base, { body: { metadata: { name }, spec: { apiKey: canary(), ...spec } } });
@@ -38,12 +31,7 @@ describe('AI provider keys', () => {
   }
 
   async function credentials(workspaceId: string) {
-    try {
-      return await api.services.providerKeys.resolveProviderCredentials(workspaceId);
-    } catch (error) {
-      seen.push(String((error as Error).message));
-      throw error;
-    }
+    return watch.recordErrors(() => api.services.providerKeys.resolveProviderCredentials(workspaceId));
   }
 
   before(async () => {
@@ -358,9 +346,9 @@ describe('AI provider keys', () => {
 
   describe('provider keys', () => {
     it('never appear in a response, a log line or an error message', () => {
-      assert.ok(counter > 20, 'the suite used canary keys');
+      assert.ok(watch.canariesUsed > 20, 'the suite used canary keys');
       assert.ok(api.logs.length > 20, 'the suite produced log lines');
-      assert.deepEqual([...seen, ...api.logs].filter((text) => text.includes(CANARY)), []);
+      assert.deepEqual(watch.leaks(api.logs), []);
     });
   });
 });

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { FailedPreconditionError } from '../../src/errors';
+import { LeakWatch } from '../support/leak-watch';
 import { startTestApi, type ApiResponse, type RequestOptions, type TestApi } from '../support/api';
 import { assertStatus, Code, missingId, newAccount, newKey, newWorkspace, type TestAccount } from '../support/fixtures';
 
@@ -15,20 +16,11 @@ describe('workspace secrets', () => {
   let api: TestApi;
   let account: TestAccount;
   let token: string;
-  const seen: string[] = [];
-  let counter = 0;
+  const watch = new LeakWatch(CANARY);
 
   /** Calls the API and keeps the whole response for the leak check. */
-  async function call(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
-    const response = await api.request(method, path, { token, ...options });
-    seen.push(JSON.stringify({ status: response.status, body: response.body, headers: [...response.headers] }));
-    return response;
-  }
-
-  function canary(): string {
-    counter += 1;
-    return `${CANARY}_${counter}`;
-  }
+  const call = async (method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> => watch.record(await api.request(method, path, { token, ...options }));
+  const canary = () => watch.canary();
 
   /** Creates a secret; `null` creates it without a value. */
   async function createSecret(name: string, value: string | null = canary(), options: RequestOptions = {}) {
@@ -38,12 +30,7 @@ describe('workspace secrets', () => {
   }
 
   async function resolve(workspaceId: string, text: string, sessionSecrets?: Record<string, string>): Promise<string> {
-    try {
-      return await api.services.secrets.resolveSecretTemplates(workspaceId, text, sessionSecrets);
-    } catch (error) {
-      seen.push(String((error as Error).message));
-      throw error;
-    }
+    return watch.recordErrors(() => api.services.secrets.resolveSecretTemplates(workspaceId, text, sessionSecrets));
   }
 
   before(async () => {
@@ -360,9 +347,9 @@ describe('workspace secrets', () => {
 
   describe('secret values', () => {
     it('never appear in a response, a log line or an error message', () => {
-      assert.ok(counter > 20, 'the suite used canary values');
+      assert.ok(watch.canariesUsed > 20, 'the suite used canary values');
       assert.ok(api.logs.length > 20, 'the suite produced log lines');
-      const leaks = [...seen, ...api.logs].filter((text) => text.includes(CANARY));
+      const leaks = watch.leaks(api.logs);
       assert.deepEqual(leaks, []);
     });
   });
