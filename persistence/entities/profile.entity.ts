@@ -12,5 +12,6 @@ export const ProfileEntity = new EntitySchema<ProfileRecord>({
     email: { type: 'text', nullable: true },
     displayName: { type: 'text', name: 'display_name', nullable: true },
     admin: { type: 'boolean', default: false },
+    oidcSubject: { type: 'text', name: 'oidc_subject', nullable: true },
   },
 });

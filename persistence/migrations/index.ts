@@ -9,6 +9,7 @@ import { AgentsAndTools1763791200000 } from './1763791200000-AgentsAndTools';
 import { TenantsSearchBundles1763794800000 } from './1763794800000-TenantsSearchBundles';
 import { ServiceKeys1763798400000 } from './1763798400000-ServiceKeys';
 import { UploadChecksum1763802000000 } from './1763802000000-UploadChecksum';
+import { ProfileOidcSubject1763805600000 } from './1763805600000-ProfileOidcSubject';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -19,4 +20,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   TenantsSearchBundles1763794800000,
   ServiceKeys1763798400000,
   UploadChecksum1763802000000,
+  ProfileOidcSubject1763805600000,
 ];

@@ -41,6 +41,11 @@ function storeFor(manager: EntityManager, dataSource: DataSource): FoundationSto
     },
     profiles: {
       ...recordTable(manager, ProfileEntity),
+      async bindOidcSubject(id, subject) {
+        await manager.query('UPDATE profiles SET oidc_subject = $2 WHERE id = $1 AND oidc_subject IS NULL', [id, subject]);
+        const rows: Array<{ oidc_subject: string | null }> = await manager.query('SELECT oidc_subject FROM profiles WHERE id = $1', [id]);
+        return rows[0]?.oidc_subject ?? null;
+      },
       async findByIds(ids) {
         const unique = [...new Set(ids.filter((id): id is string => !!id))];
         const rows = unique.length ? await profiles.findBy({ id: In(unique) }) : [];

@@ -138,6 +138,7 @@ export class AccountService {
         email: input.email,
         displayName: null,
         admin: true,
+        oidcSubject: null,
       });
       const workspace = await this.workspaces.insert(store, accountId, profileId, { metadata: { name: input.workspaceName ?? 'default' } });
       await store.members.insert({ id: newId('workspaceMember'), workspaceId: workspace.id, profileId, addedAt: now, removedAt: null });

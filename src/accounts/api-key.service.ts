@@ -179,6 +179,7 @@ export async function insertKey(store: FoundationStore, key: NewKey): Promise<Ap
     email: null,
     displayName: metadata.name,
     admin: false,
+    oidcSubject: null,
   });
   return store.apiKeys.insert({
     id: newId('apiKey'),

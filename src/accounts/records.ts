@@ -43,6 +43,8 @@ export interface ProfileRecord extends MetadataRecord {
   email: string | null;
   displayName: string | null;
   admin: boolean;
+  /** USER profiles: the OIDC `sub` bound at first sign-in (null until then). */
+  oidcSubject: string | null;
 }
 
 export interface WorkspaceMemberRecord {

@@ -151,6 +151,7 @@ export class WorkspaceService {
       email,
       displayName: null,
       admin: false,
+      oidcSubject: null,
     });
   }
 

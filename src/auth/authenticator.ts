@@ -3,7 +3,7 @@
 // OpenID Connect user token verified against the issuer's JWKS.
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { UnauthenticatedError } from '../errors';
-import { ApiKeyState, ProfileType } from '../accounts/records';
+import { ApiKeyState, ProfileType, type ProfileRecord } from '../accounts/records';
 import type { FoundationStore } from '../ports/foundation-store';
 import type { Principal } from './principal';
 import { FULL_ACCESS } from './scopes';
@@ -61,8 +61,20 @@ export class Authenticator {
     };
   }
 
+  /**
+   * Binds the profile to the first OIDC subject that signs in with its email;
+   * afterwards only that subject may use it.
+   * @throws UnauthenticatedError when another subject already holds the profile
+   */
+  private async bindSubject(profile: ProfileRecord, subject: string): Promise<void> {
+    if (profile.oidcSubject === subject) return;
+    const bound = profile.oidcSubject ?? (await this.store.profiles.bindOidcSubject(profile.id, subject));
+    if (bound !== subject) throw new UnauthenticatedError('this email belongs to a profile bound to another identity of the issuer');
+  }
+
   private async userPrincipal(token: string, accountHint?: string): Promise<Principal> {
     let email: string;
+    let subject: string;
     try {
       const { payload } = await jwtVerify(token, this.jwks!, {
         issuer: this.oidc!.issuer,
@@ -75,7 +87,9 @@ export class Authenticator {
       // The email is the link to a profile, so the issuer must vouch for it:
       // where users can edit their email unverified, it would be a takeover.
       if (payload.email_verified !== true) throw new Error('email is not verified');
+      if (typeof payload.sub !== 'string' || payload.sub === '') throw new Error('token has no sub claim');
       email = payload.email;
+      subject = payload.sub;
     } catch (error) {
       throw new UnauthenticatedError('invalid bearer token', { cause: error });
     }
@@ -84,6 +98,7 @@ export class Authenticator {
     if (profiles.length > 1) throw new UnauthenticatedError('this email has profiles in several accounts; send X-Account-Id');
     const profile = profiles[0];
     if (profile.type !== ProfileType.USER) throw new UnauthenticatedError('no user profile has this email');
+    await this.bindSubject(profile, subject);
     return {
       kind: 'USER',
       accountId: profile.accountId,

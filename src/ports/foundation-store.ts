@@ -47,6 +47,8 @@ export interface FoundationStore {
   };
   profiles: RecordTable<ProfileRecord> & {
     findUserByEmail(accountId: string, email: string): Promise<ProfileRecord | null>;
+    /** Binds an unbound profile to an OIDC subject; returns the subject bound afterwards (first wins). */
+    bindOidcSubject(id: string, subject: string): Promise<string | null>;
     /** The profiles of the given ids (nulls and repeats ignored), by id, in one query. */
     findByIds(ids: ReadonlyArray<string | null>): Promise<Map<string, ProfileRecord>>;
     /** USER profiles with this email in any account (OIDC sign-in). */

@@ -175,6 +175,17 @@ describe('workspace administration', () => {
       assertStatus(await api.request('GET', '/v1/account', { token: await issuer.token(profile!.email!, { expiresIn: null }) }), 401, Code.UNAUTHENTICATED, /^invalid bearer token$/);
     });
 
+    it('binds a profile to the first identity that signs in with its email', async () => {
+      const own = await newAccount(api);
+      const email = `bound-${Date.now()}@example.com`;
+      await api.request('POST', `/v1/account/workspaces/${own.workspaceId}/members`, { token: own.globalToken, body: { email } });
+      assert.equal((await api.request('GET', '/v1/profile', { token: await issuer.token(email, { subject: 'alice' }) })).status, 200);
+      assert.equal((await api.request('GET', '/v1/profile', { token: await issuer.token(email, { subject: 'alice' }) })).status, 200);
+      // Someone else later gets this email at the issuer: not the same person.
+      const takeover = await api.request('GET', '/v1/profile', { token: await issuer.token(email, { subject: 'mallory' }) });
+      assertStatus(takeover, 401, Code.UNAUTHENTICATED, /bound to another identity/);
+    });
+
     it('refuses a non-admin user on admin routes', async () => {
       const own = await newAccount(api);
       const email = `member-${Date.now()}@example.com`;

@@ -8,7 +8,7 @@ export interface TestIssuer {
   issuer: string;
   jwksUrl: string;
   /** An ID token for `email`, signed by the issuer (or by `foreignKey` to fake one). */
-  token(email: string, options?: { foreignKey?: CryptoKey; issuer?: string; emailVerified?: boolean | null; expiresIn?: string | null }): Promise<string>;
+  token(email: string, options?: { foreignKey?: CryptoKey; issuer?: string; emailVerified?: boolean | null; subject?: string; expiresIn?: string | null }): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -30,7 +30,7 @@ export async function startTestIssuer(): Promise<TestIssuer> {
       const jwt = new SignJWT(options.emailVerified === null ? { email } : { email, email_verified: options.emailVerified ?? true })
         .setProtectedHeader({ alg: 'RS256', kid: 'test-key' })
         .setIssuer(options.issuer ?? issuer)
-        .setSubject(`user-${email}`)
+        .setSubject(options.subject ?? `user-${email}`)
         .setIssuedAt();
       // `expiresIn: null` leaves out `exp`, which a token must never be accepted without.
       if (options.expiresIn !== null) jwt.setExpirationTime(options.expiresIn ?? '5m');
