@@ -4,7 +4,8 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { PGLiteSocketServer, type PGLiteSocketHandler } from '@electric-sql/pglite-socket';
+import { EmbeddedSessionQueue } from './embedded-session-queue';
 
 /**
  * Pool size to give TypeORM against the embedded database. PGlite runs one
@@ -15,6 +16,13 @@ export const EMBEDDED_POOL_SIZE = 4;
 
 /** Connections the socket server accepts: the pool plus room for an operator's psql. */
 export const EMBEDDED_MAX_CONNECTIONS = 8;
+
+/**
+ * Longest time a connection holding the session (an open transaction) may stay
+ * silent while other connections wait; then it is closed and its transaction
+ * rolled back, so one stuck request cannot stop the node.
+ */
+export const EMBEDDED_HOLD_TIMEOUT_MS = 15_000;
 
 /** Folder of the database files inside the data folder. */
 export const EMBEDDED_PGDATA = 'pgdata';
@@ -40,6 +48,10 @@ export interface EmbeddedPostgresOptions {
   port?: number;
   /** Most connections served at once. @default EMBEDDED_MAX_CONNECTIONS */
   maxConnections?: number;
+  /** See EMBEDDED_HOLD_TIMEOUT_MS. @default EMBEDDED_HOLD_TIMEOUT_MS */
+  holdTimeoutMs?: number;
+  /** Told when a connection that held the session too long was closed (for the log). */
+  onHoldTimeout?(holdTimeoutMs: number): void;
 }
 
 export interface EmbeddedPostgres {
@@ -68,6 +80,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       port: options.port ?? 0,
       maxConnections: options.maxConnections ?? EMBEDDED_MAX_CONNECTIONS,
     });
+    useSessionQueue(server, db, options);
     await server.start();
     return handle(server, db, lockFile);
   } catch (error) {
@@ -75,6 +88,33 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await releaseLock(lockFile);
     throw error;
   }
+}
+
+/**
+ * Replaces the server's message queue (before any connection takes it) with
+ * one that keeps each connection's extended-protocol exchanges together; see
+ * embedded-session-queue.ts. The field is private to pglite-socket (pinned
+ * version): if it ever disappears, start-up fails here rather than queries
+ * failing later under load.
+ */
+function useSessionQueue(server: PGLiteSocketServer, db: PGlite, options: EmbeddedPostgresOptions): void {
+  const internals = server as unknown as { queryQueue?: unknown; handlers?: Set<PGLiteSocketHandler> };
+  if (internals.queryQueue === undefined || !(internals.handlers instanceof Set)) {
+    throw new Error('pglite-socket has no queryQueue or handlers; check embedded-session-queue.ts against its version');
+  }
+  const handlers = internals.handlers;
+  internals.queryQueue = new EmbeddedSessionQueue(db, {
+    holdTimeoutMs: options.holdTimeoutMs ?? EMBEDDED_HOLD_TIMEOUT_MS,
+    terminate(handlerId) {
+      for (const handler of handlers) {
+        if (handler.handlerId !== handlerId) continue;
+        // detach() drops the socket's listeners, so the server would never free this slot itself.
+        handlers.delete(handler);
+        void handler.detach(true);
+      }
+    },
+    onHoldTimeout: (_handlerId, holdTimeoutMs) => options.onHoldTimeout?.(holdTimeoutMs),
+  });
 }
 
 function handle(server: PGLiteSocketServer, db: PGlite, lockFile: string): EmbeddedPostgres {

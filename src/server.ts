@@ -66,7 +66,13 @@ export interface Database {
  * when it is unset, and applies pending migrations under the advisory lock.
  */
 export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
-  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: config.dataDir });
+  const embedded = config.databaseUrl
+    ? undefined
+    : await startEmbeddedPostgres({
+        dataDir: config.dataDir,
+        onHoldTimeout: (holdTimeoutMs) =>
+          logger.error({ holdTimeoutMs }, 'embedded database: a connection held a transaction open while others waited; it was closed and its transaction rolled back'),
+      });
   const url = config.databaseUrl ?? embedded!.url;
   const dataSource = createDataSource({ url, poolSize: embedded ? EMBEDDED_POOL_SIZE : undefined });
   const close = async () => {

@@ -66,7 +66,15 @@ export class MemoryBus implements Bus {
 
   private deliver(targets: Entry[], message: BusMessage): void {
     setImmediate(() => {
-      for (const entry of targets) if (this.entries.has(entry)) entry.handler(message);
+      for (const entry of targets) {
+        if (!this.entries.has(entry)) continue;
+        try {
+          entry.handler(message);
+        } catch (error) {
+          // Like NatsBus: the message is lost, the process and the other subscribers are not.
+          process.emitWarning(`bus handler for ${message.subject} failed: ${(error as Error)?.message ?? String(error)}`);
+        }
+      }
     });
   }
 

@@ -53,7 +53,13 @@ export class NatsBus implements Bus {
   subscribe(pattern: string, handler: (message: BusMessage) => void): BusSubscription {
     const subscription: Subscription = this.connection.subscribe(pattern, {
       callback: (error, msg) => {
-        if (!error) handler(toBusMessage(msg));
+        if (error) return;
+        try {
+          handler(toBusMessage(msg));
+        } catch (failure) {
+          // A throw here would close the client's reader: every subscription of the connection would go silent.
+          process.emitWarning(`bus handler for ${msg.subject} failed: ${(failure as Error)?.message ?? String(failure)}`);
+        }
       },
     });
     return { unsubscribe: () => subscription.unsubscribe() };

@@ -1,7 +1,7 @@
 // Shard leases in process, for embedded mode (PGlite cannot hold real advisory
 // locks: all its connections share one session). Providers of one process share
 // a table per scope, so two runtimes in one process still exclude each other.
-import type { LeaseLoss, LeaseProvider } from '../../src/ports/leases';
+import type { LeaseHolder, LeaseLoss, LeaseProvider } from '../../src/ports/leases';
 
 const tables = new Map<string, Map<number, MemoryLeaseProvider>>();
 
@@ -38,6 +38,10 @@ export class MemoryLeaseProvider implements LeaseProvider {
 
   async release(shards: readonly number[]): Promise<void> {
     for (const shard of shards) if (this.holders.get(shard) === this) this.holders.delete(shard);
+  }
+
+  holder(): LeaseHolder | undefined {
+    return undefined;
   }
 
   onLost(_listener: (loss: LeaseLoss) => void): void {

@@ -3,7 +3,7 @@
 // lease of `leaseTimeoutMs`; a heartbeat keeps it, and a watchdog reports the
 // loss before the server can hand the locks to another node.
 import { Client } from 'pg';
-import type { LeaseLoss, LeaseProvider } from '../../src/ports/leases';
+import type { LeaseHolder, LeaseLoss, LeaseProvider } from '../../src/ports/leases';
 
 /** "art\x01": the advisory lock namespace of shard leases (first key of the two-int form). */
 export const SHARD_LOCK_NAMESPACE = 0x61727401;
@@ -39,10 +39,11 @@ export class PgLeaseProvider implements LeaseProvider {
     const session = ++this.session;
     client.on('error', (error) => this.lose(session, `lease connection failed: ${error.message}`));
     client.on('end', () => this.lose(session, 'lease connection closed'));
+    const connectedAt = Date.now();
     await client.connect();
     await client.query(`SET idle_session_timeout = ${Math.round(this.options.leaseTimeoutMs)}`);
     this.client = client;
-    this.lastHeartbeatAt = Date.now();
+    this.lastHeartbeatAt = connectedAt;
     this.startTimers(session);
   }
 
@@ -55,6 +56,11 @@ export class PgLeaseProvider implements LeaseProvider {
   async release(shards: readonly number[]): Promise<void> {
     if (shards.length === 0) return;
     await this.query('SELECT pg_advisory_unlock($2, s) FROM unnest($1::int[]) AS s', [shards, SHARD_LOCK_NAMESPACE]);
+  }
+
+  holder(): LeaseHolder | undefined {
+    const pid = (this.client as { processID?: number | null } | undefined)?.processID;
+    return pid == null ? undefined : { namespace: SHARD_LOCK_NAMESPACE, sessionPid: pid };
   }
 
   onLost(listener: (loss: LeaseLoss) => void): void {
@@ -91,9 +97,12 @@ export class PgLeaseProvider implements LeaseProvider {
   }
 
   private async heartbeat(session: number): Promise<void> {
+    // Postgres counts idle time from when it ran the query, not from when its answer got back here (a slow return path or
+    // a busy event loop): the enqueue time is a safe lower bound (queries on this connection run one after another).
+    const sentAt = Date.now();
     try {
       await this.query('SELECT 1');
-      if (session === this.session) this.lastHeartbeatAt = Date.now();
+      if (session === this.session) this.lastHeartbeatAt = Math.max(this.lastHeartbeatAt, sentAt);
     } catch (error) {
       this.lose(session, `lease heartbeat failed: ${(error as Error).message}`);
     }

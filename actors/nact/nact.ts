@@ -63,7 +63,7 @@ export type PersistentActorFunction<State, Msg, Extra> = (state: State, message:
 export type ActorFunction<State, Msg> = (state: State, message: Msg, ctx: PlainContext<Msg>) => State | Promise<State>;
 
 /** Options common to our actors. */
-export interface SpawnOptions<State> {
+export interface SpawnOptions<State, Msg = unknown> {
   initialState: State;
   /** Idle time after which nact stops the actor (passivation); undefined: never. */
   shutdownAfterMs?: number;
@@ -71,6 +71,8 @@ export interface SpawnOptions<State> {
   afterStop?: (state: State) => void;
   /** Called with the error when a turn (or recovery) throws; the actor is then stopped. */
   onCrash?: (error: unknown) => void;
+  /** Called after the actor stopped with the messages still in its mailbox, which nact drops: answer them. */
+  onUnhandled?: (messages: Msg[]) => void;
 }
 
 /** Starts an actor system with a persistence engine. */
@@ -79,18 +81,23 @@ export function startSystem(engine: NactPersistenceEngine): SystemRef {
   return nact.start(nact.configurePersistence(engine as unknown as nact.PersistenceEngine));
 }
 
-function crashHandler<State>(options: SpawnOptions<State>) {
+function crashHandler<State, Msg>(options: SpawnOptions<State, Msg>) {
   return (_message: unknown, error: unknown, ctx: { stop: symbol }) => {
     options.onCrash?.(error);
     return ctx.stop;
   };
 }
 
-function nactProps<State>(options: SpawnOptions<State>): Record<string, unknown> {
+function nactProps<State, Msg>(options: SpawnOptions<State, Msg>): Record<string, unknown> {
   return {
     initialState: options.initialState,
     shutdownAfter: options.shutdownAfterMs,
-    afterStop: options.afterStop ? (state: State) => options.afterStop?.(state) : undefined,
+    // nact passes the mailbox as it was when stop() ran (lib/actor.js createContextWithMailbox).
+    afterStop: (state: State, ctx?: { mailbox?: Array<{ message: Msg }> }) => {
+      options.afterStop?.(state);
+      const left = (ctx?.mailbox ?? []).map((entry) => entry.message);
+      if (left.length) options.onUnhandled?.(left);
+    },
     onCrash: crashHandler(options),
   };
 }
@@ -101,7 +108,7 @@ export function spawnPersistent<State, Msg, Extra>(
   f: PersistentActorFunction<State, Msg, Extra>,
   key: string,
   name: string,
-  options: SpawnOptions<State>,
+  options: SpawnOptions<State, Msg>,
 ): ActorRef<Msg> {
   // The d.ts types the context without persist/recovering; the runtime passes both.
   const spawnUntyped = nact.spawnPersistent as unknown as (...args: unknown[]) => ActorRef<Msg>;
@@ -109,7 +116,7 @@ export function spawnPersistent<State, Msg, Extra>(
 }
 
 /** Spawns a plain (in-memory) actor. */
-export function spawnActor<State, Msg>(parent: ActorRef<unknown> | SystemRef, f: ActorFunction<State, Msg>, name: string, options: SpawnOptions<State>): ActorRef<Msg> {
+export function spawnActor<State, Msg>(parent: ActorRef<unknown> | SystemRef, f: ActorFunction<State, Msg>, name: string, options: SpawnOptions<State, Msg>): ActorRef<Msg> {
   const spawnUntyped = nact.spawn as unknown as (...args: unknown[]) => ActorRef<Msg>;
   return spawnUntyped(parent, f, name, nactProps(options));
 }

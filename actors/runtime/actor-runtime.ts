@@ -34,6 +34,13 @@ export interface ActorRuntimeDeps {
   logger?: RuntimeLogger;
   /** Runs last in `stop()` (closes the NATS connection in cluster mode). */
   onStopped?: () => Promise<void>;
+  /**
+   * Bound on the idle time of a journal write transaction, 0 for none.
+   * Default: the lease timeout, so a paused node cannot hold a shard row
+   * against a takeover. The embedded database needs 0: PGlite never answers
+   * again once an idle_in_transaction_session_timeout expires.
+   */
+  journalIdleTimeoutMs?: number;
 }
 
 /** One node of the actor runtime. */
@@ -50,7 +57,7 @@ export class ActorRuntime {
   private constructor(private readonly deps: ActorRuntimeDeps) {
     const logger = deps.logger ?? defaultRuntimeLogger();
     const { dataSource, options } = deps;
-    const journal = new ActorJournalRepository(dataSource, options.leaseTimeoutMs);
+    const journal = new ActorJournalRepository(dataSource, deps.journalIdleTimeoutMs ?? options.leaseTimeoutMs);
     const commands = new ActorCommandRepository(dataSource);
     this.cluster = new ActorClusterRepository(dataSource);
     this.system = startSystem(new JournalPersistenceEngine(journal, (key) => this.host.fenceOf(shardOf(key.slice(key.indexOf(':') + 1), options.shardCount))));

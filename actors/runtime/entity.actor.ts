@@ -5,7 +5,7 @@
 import { ApiError, toApiError } from '../../src/errors';
 import { newId } from '../../src/ids';
 import type { ActorDecision, AnyActorBehavior, FiredReminder } from '../../src/ports/actor-behavior';
-import { isRetryable, ShardFencedError } from '../../src/sharding/sharding.errors';
+import { isRetryable, ShardFencedError, ShardMovedError } from '../../src/sharding/sharding.errors';
 import type { ActorCommandRepository } from '../../persistence/runtime/actor-command.repository';
 import type { ActorJournalRepository, Fence } from '../../persistence/runtime/actor-journal.repository';
 import { runtimeMetrics } from '../metrics';
@@ -51,12 +51,42 @@ export interface EntityDeps {
   journal: ActorJournalRepository;
   commands: ActorCommandRepository;
   snapshotEvery: number;
+  /** How long this activation remembers the replies of the commands it applied (a caller's whole retry budget). */
+  retryWindowMs: number;
   eventSubject: string;
   onPublished: () => void;
   onError: (message: string, error: unknown) => void;
 }
 
 type Ctx = PersistentContext<EntityMessage, PersistExtra>;
+
+/**
+ * Replies of the commands this activation applied within the retry window. The
+ * envelope's `recent` keeps only 64: under load a caller's retry (sent after
+ * its attempt timed out, queued behind many turns) can arrive later than that.
+ */
+class AppliedCommands {
+  private readonly replies = new Map<string, { reply: unknown; at: number }>();
+
+  constructor(private readonly windowMs: number) {}
+
+  find(cid: string): { reply: unknown } | undefined {
+    return this.replies.get(cid);
+  }
+
+  add(cid: string, reply: unknown): void {
+    const now = Date.now();
+    this.replies.set(cid, { reply, at: now });
+    for (const [key, entry] of this.replies) {
+      if (now - entry.at <= this.windowMs) break;
+      this.replies.delete(key);
+    }
+  }
+}
+
+interface Activation extends EntityDeps {
+  applied: AppliedCommands;
+}
 
 /** The envelope of a new actor. */
 export function initialEnvelope(behavior: AnyActorBehavior, id: string): Envelope {
@@ -136,7 +166,7 @@ async function runEffect(deps: EntityDeps, decision: ActorDecision<unknown, unkn
 
 /** Applies a decision: persist when needed, fold, reply, snapshot, side effect. */
 async function applyDecision(
-  deps: EntityDeps,
+  deps: Activation,
   envelope: Envelope,
   ctx: Ctx,
   decision: ActorDecision<unknown, unknown>,
@@ -156,6 +186,7 @@ async function applyDecision(
     throw error;
   }
   const next = fold(deps, envelope, entry);
+  deps.applied.add(input.cid, entry.reply);
   input.reply?.({ ok: true, value: decision.reply });
   if (decision.publish?.length) deps.onPublished();
   await runEffect(deps, decision);
@@ -166,16 +197,16 @@ async function applyDecision(
  * A durable command whose decision failed is marked processed (an entry with no
  * events), unless the error says to retry: otherwise it would be re-delivered forever.
  */
-async function consumeFailedCommand(deps: EntityDeps, envelope: Envelope, ctx: Ctx, message: Extract<EntityMessage, { type: 'command' }>, error: unknown): Promise<Envelope> {
+async function consumeFailedCommand(deps: Activation, envelope: Envelope, ctx: Ctx, message: Extract<EntityMessage, { type: 'command' }>, error: unknown): Promise<Envelope> {
   if (!message.durable || isRetryable(error)) return envelope;
   deps.onError(`durable command ${message.cid} of ${deps.key} failed and is dropped`, error);
   return applyDecision(deps, envelope, ctx, {}, { cid: message.cid, mustPersist: true, processed: [message.cid] });
 }
 
-async function handleCommand(deps: EntityDeps, envelope: Envelope, ctx: Ctx, message: Extract<EntityMessage, { type: 'command' }>): Promise<Envelope> {
-  const previous = envelope.recent.find(([cid]) => cid === message.cid);
+async function handleCommand(deps: Activation, envelope: Envelope, ctx: Ctx, message: Extract<EntityMessage, { type: 'command' }>): Promise<Envelope> {
+  const previous = envelope.recent.find(([cid]) => cid === message.cid) ?? deps.applied.find(message.cid);
   if (previous) {
-    message.reply?.({ ok: true, value: previous[1] });
+    message.reply?.({ ok: true, value: Array.isArray(previous) ? previous[1] : previous.reply });
     return envelope;
   }
   let decision: ActorDecision<unknown, unknown>;
@@ -189,9 +220,9 @@ async function handleCommand(deps: EntityDeps, envelope: Envelope, ctx: Ctx, mes
   return applyDecision(deps, envelope, ctx, decision, { cid: message.cid, mustPersist: message.durable, processed, reply: message.reply });
 }
 
-async function handleReminder(deps: EntityDeps, envelope: Envelope, ctx: Ctx, reminder: FiredReminder): Promise<Envelope> {
+async function handleReminder(deps: Activation, envelope: Envelope, ctx: Ctx, reminder: FiredReminder): Promise<Envelope> {
   const cid = `reminder:${reminder.name}:${reminder.dueAt.getTime()}`;
-  if (envelope.recent.some(([id]) => id === cid)) return envelope;
+  if (envelope.recent.some(([id]) => id === cid) || deps.applied.find(cid)) return envelope;
   const decide = deps.behavior.onReminder;
   let decision: ActorDecision<unknown, unknown> = {};
   try {
@@ -204,7 +235,7 @@ async function handleReminder(deps: EntityDeps, envelope: Envelope, ctx: Ctx, re
   return applyDecision(deps, envelope, ctx, decision, { cid, mustPersist: true, processed: [], fired: reminder });
 }
 
-async function handlePending(deps: EntityDeps, envelope: Envelope, ctx: Ctx): Promise<Envelope> {
+async function handlePending(deps: Activation, envelope: Envelope, ctx: Ctx): Promise<Envelope> {
   let current = envelope;
   for (const command of await deps.commands.listPending(deps.behavior.kind, deps.id, deps.fence.shard)) {
     current = await handleCommand(deps, current, ctx, { type: 'command', cid: command.id, command: command.payload, durable: true });
@@ -223,7 +254,7 @@ async function handleBarrier(deps: EntityDeps, envelope: Envelope, done: (error?
   }
 }
 
-async function handle(deps: EntityDeps, envelope: Envelope, message: EntityMessage, ctx: Ctx): Promise<Envelope> {
+async function handle(deps: Activation, envelope: Envelope, message: EntityMessage, ctx: Ctx): Promise<Envelope> {
   runtimeMetrics.mailboxDepth.dec();
   switch (message.type) {
     case 'command':
@@ -246,12 +277,31 @@ async function handle(deps: EntityDeps, envelope: Envelope, message: EntityMessa
 }
 
 /**
+ * Answers a message that no turn will handle (its actor or router stopped):
+ * an ask gets a retryable "moved" reply, so its caller retries at once and
+ * reaches the next activation; pollers and drains are told it is done.
+ */
+export function abandonMessage(message: EntityMessage, shard: number): void {
+  switch (message.type) {
+    case 'command':
+      message.reply?.({ ok: false, error: new ShardMovedError(shard) });
+      return;
+    case 'barrier':
+      message.done(new Error('actor stopped before its handoff snapshot'));
+      return;
+    default:
+      message.done();
+  }
+}
+
+/**
  * The nact function of an entity. While recovering, the message is a journal
  * entry and is only folded; otherwise it is an EntityMessage.
  */
 export function entityFunction(deps: EntityDeps): PersistentActorFunction<Envelope, EntityMessage, PersistExtra> {
+  const activation: Activation = { ...deps, applied: new AppliedCommands(deps.retryWindowMs) };
   return (envelope, message, ctx) => {
     if (ctx.recovering) return fold(deps, envelope, message as unknown as EntryPayload);
-    return handle(deps, envelope, message, ctx);
+    return handle(activation, envelope, message, ctx);
   };
 }

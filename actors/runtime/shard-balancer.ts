@@ -109,10 +109,18 @@ export class ShardBalancer {
     const candidates = [...free.slice(0, Math.max(need, 0)), ...recorded];
     const generation = this.leaseGeneration;
     const keep = await leases.tryAcquire(candidates);
-    for (const shard of keep) {
-      const epoch = await this.deps.cluster.claimShard(shard, options.nodeId);
-      if (generation !== this.leaseGeneration) return 0;
-      host.open(shard, epoch);
+    const unclaimed = new Set(keep);
+    try {
+      for (const shard of keep) {
+        // The claim checks the lock in the same statement: after a lease loss not yet noticed, it gets no epoch.
+        const epoch = await this.deps.cluster.claimShard(shard, options.nodeId, leases.holder());
+        if (generation !== this.leaseGeneration) return 0;
+        if (epoch !== null) host.open(shard, epoch);
+        unclaimed.delete(shard);
+      }
+    } finally {
+      // Advisory locks are re-entrant: a shard locked but not opened would be locked twice by the next round, and a handoff's one unlock would keep it.
+      if (unclaimed.size && generation === this.leaseGeneration) await leases.release([...unclaimed]).catch(() => undefined);
     }
     if (keep.length) this.deps.logger.info({ node: options.nodeId, acquired: keep.length, owned: this.deps.host.owned().length }, 'shards acquired');
     if (keep.length) this.deps.logger.debug({ node: options.nodeId, shards: keep }, 'shards acquired (numbers)');

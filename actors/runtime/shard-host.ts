@@ -13,9 +13,9 @@ import type { ActorJournalRepository, Fence } from '../../persistence/runtime/ac
 import { runtimeMetrics } from '../metrics';
 import { dispatch, spawnActor, spawnPersistent, stopActor, type ActorRef, type SystemRef } from '../nact/nact';
 import type { RuntimeOptions } from '../runtime-options';
-import { entityFunction, initialEnvelope, type EntityMessage, type EntityReply } from './entity.actor';
+import { abandonMessage, entityFunction, initialEnvelope, type EntityMessage, type EntityReply } from './entity.actor';
 import type { RuntimeLogger } from './runtime-logger';
-import { routerFunction, sendToEntity, type RouterMessage } from './shard-router.actor';
+import { abandonRouterMessage, routerFunction, sendToEntity, type RouterMessage } from './shard-router.actor';
 import { errorReply, type WireReply, type WireRequest } from './wire';
 
 interface ShardSlot {
@@ -70,7 +70,10 @@ export class ShardHost {
     if (this.slots.has(shard)) throw new Error(`shard ${shard} already open`);
     const spawn = (parent: ActorRef<RouterMessage>, kind: string, id: string, name: string) => this.spawnEntity(parent, kind, id, name, shard, epoch);
     const onError = (error: unknown) => this.deps.logger.error({ err: error, shard }, 'actor activation failed');
-    const router = spawnActor(this.deps.system, routerFunction(spawn, onError), `shard-${shard}-${epoch}`, { initialState: null });
+    const router = spawnActor(this.deps.system, routerFunction(spawn, onError), `shard-${shard}-${epoch}`, {
+      initialState: null,
+      onUnhandled: (messages) => this.answerUnhandled(messages, (message) => abandonRouterMessage(message, shard)),
+    });
     const subscription = this.deps.bus.subscribe(shardSubject(this.deps.options.subjectPrefix, shard), (message) => this.onBusMessage(shard, message));
     this.slots.set(shard, { shard, epoch, router, subscription, accepting: true });
     runtimeMetrics.ownedShards.set(this.slots.size);
@@ -146,6 +149,7 @@ export class ShardHost {
       journal: this.deps.journal,
       commands: this.deps.commands,
       snapshotEvery: this.deps.options.snapshotEvery,
+      retryWindowMs: this.deps.options.askTimeoutMs,
       eventSubject: `${this.deps.options.subjectPrefix}.events.${kind}.${id}`,
       onPublished: this.deps.onPublished,
       onError: (message: string, error: unknown) => this.deps.logger.error({ err: error, key }, message),
@@ -155,6 +159,10 @@ export class ShardHost {
       shutdownAfterMs: this.deps.options.passivateAfterMs,
       afterStop: () => this.entityStopped(kind),
       onCrash: (error) => this.deps.logger.warn({ err: error, key }, 'actor stopped after a failed turn'),
+      onUnhandled: (messages) => {
+        runtimeMetrics.mailboxDepth.dec(messages.length);
+        this.answerUnhandled(messages, (message) => abandonMessage(message, shard));
+      },
     });
     this.active++;
     runtimeMetrics.activeActors.inc();
@@ -162,6 +170,17 @@ export class ShardHost {
     // Commands stored while the actor was not active come first.
     sendToEntity(child, { type: 'pending', done: () => undefined });
     return child;
+  }
+
+  // Runs on nact's afterStop (a setImmediate): a throw here would crash the process.
+  private answerUnhandled<M>(messages: M[], answer: (message: M) => void): void {
+    for (const message of messages) {
+      try {
+        answer(message);
+      } catch (error) {
+        this.deps.logger.warn({ err: error }, 'could not answer a message left by a stopped actor');
+      }
+    }
   }
 
   private entityStopped(kind: string): void {

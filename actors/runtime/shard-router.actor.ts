@@ -6,7 +6,7 @@ import { toApiError } from '../../src/errors';
 import type { ActorFunction, ActorRef, PlainContext } from '../nact/nact';
 import { dispatch } from '../nact/nact';
 import { runtimeMetrics } from '../metrics';
-import type { EntityMessage } from './entity.actor';
+import { abandonMessage, type EntityMessage } from './entity.actor';
 
 /** Messages the router accepts. */
 export type RouterMessage =
@@ -46,6 +46,12 @@ function route(spawn: EntitySpawner, message: Extract<RouterMessage, { type: 'de
   const name = entityName(message.kind, message.id);
   const existing = ctx.children.get(name) as ActorRef<EntityMessage> | undefined;
   sendToEntity(existing ?? spawn(ctx.self, message.kind, message.id, name), message.message);
+}
+
+/** Answers a message left in a stopped router's mailbox (see abandonMessage). */
+export function abandonRouterMessage(message: RouterMessage, shard: number): void {
+  if (message.type === 'drain') message.done([new Error(`router of shard ${shard} stopped before the drain`)]);
+  else abandonMessage(message.message, shard);
 }
 
 /**

@@ -56,7 +56,9 @@ export async function startActorRuntime(setup: StartActorRuntimeOptions): Promis
   if (setup.natsUrl && !setup.databaseUrl) throw new ConfigError('NATS_URL needs DATABASE_URL: shard leases are Postgres advisory locks');
   const ports = setup.natsUrl ? await clusterPorts(setup.natsUrl, setup.databaseUrl!, options) : embeddedPorts(setup.databaseUrl ?? 'embedded');
   try {
-    return await ActorRuntime.start({ dataSource: setup.dataSource, behaviors: setup.behaviors, options, logger: setup.logger, ...ports });
+    // No databaseUrl: the embedded PGlite, one node (no takeover to protect), which freezes when an idle timeout expires.
+    const journalIdleTimeoutMs = setup.databaseUrl ? undefined : 0;
+    return await ActorRuntime.start({ dataSource: setup.dataSource, behaviors: setup.behaviors, options, logger: setup.logger, journalIdleTimeoutMs, ...ports });
   } catch (error) {
     await ports.bus.close().catch(() => undefined);
     await ports.onStopped?.().catch(() => undefined);

@@ -2,6 +2,7 @@
 // shard's owner and fencing epoch. Liveness uses the database clock only.
 import type { DataSource } from 'typeorm';
 import { FailedPreconditionError } from '../../src/errors';
+import type { LeaseHolder } from '../../src/ports/leases';
 import { returnedRows } from './pg-results';
 
 /** One member as the operator view shows it. */
@@ -105,14 +106,22 @@ export class ActorClusterRepository {
   /**
    * Records `nodeId` as the owner and bumps the fencing epoch. Call only while
    * holding the shard's lease; it waits for in-flight fenced writes of the
-   * previous owner to finish.
-   * @returns the new epoch.
+   * previous owner to finish. With a `holder`, the same statement checks that
+   * the holder's session still has the shard's lock: a session that lost its
+   * lease (and whose shard another node may have claimed since) gets no epoch.
+   * @returns the new epoch, or null when `holder` no longer holds the lease.
    */
-  async claimShard(shard: number, nodeId: string): Promise<number> {
+  async claimShard(shard: number, nodeId: string, holder?: LeaseHolder): Promise<number | null> {
     const rows = returnedRows<{ epoch: string }>(
-      await this.dataSource.query('UPDATE actor_shards SET epoch = epoch + 1, owner_node_id = $2, acquired_at = now() WHERE shard = $1 RETURNING epoch', [shard, nodeId]),
+      await this.dataSource.query(
+        `UPDATE actor_shards SET epoch = epoch + 1, owner_node_id = $2, acquired_at = now()
+         WHERE shard = $1 AND ($3::int IS NULL OR EXISTS (
+           SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = $3 AND classid = $4::bigint::oid AND objid = $1::bigint::oid AND objsubid = 2))
+         RETURNING epoch`,
+        [shard, nodeId, holder?.sessionPid ?? null, holder?.namespace ?? null],
+      ),
     );
-    return Number(rows[0].epoch);
+    return rows.length ? Number(rows[0].epoch) : null;
   }
 
   /** Clears the owner after a graceful handoff, unless someone claimed the shard since. */

@@ -3,8 +3,8 @@
 // waits for it), then writes the journal entry, outbox rows, reminders and
 // processed commands together. The journal's unique key is the last fence.
 import type { DataSource, EntityManager } from 'typeorm';
-import { JournalConflictError, ShardFencedError } from '../../src/sharding/sharding.errors';
-import { isUniqueViolation } from './pg-results';
+import { JournalConflictError, ShardFencedError, WriteInterruptedError } from '../../src/sharding/sharding.errors';
+import { isConnectionFailure, isUniqueViolation } from './pg-results';
 
 /** One journal entry as the runtime reads it. */
 export interface JournalEntry {
@@ -105,6 +105,7 @@ export class ActorJournalRepository {
    * Appends one entry with its outbox rows, reminders and processed commands, atomically.
    * @throws ShardFencedError when `fence` is stale.
    * @throws JournalConflictError when the sequence number already exists (a duplicate activation wrote it).
+   * @throws WriteInterruptedError when the connection broke (the entry may or may not be written).
    */
   async appendFenced(entry: JournalAppend, fence: Fence): Promise<void> {
     try {
@@ -116,6 +117,7 @@ export class ActorJournalRepository {
         await markCommandsProcessed(tx, entry.processedCommandIds);
       });
     } catch (error) {
+      if (isConnectionFailure(error)) throw new WriteInterruptedError(entry.key, { cause: error });
       if (!isUniqueViolation(error, JOURNAL_UNIQUE)) throw error;
       throw new JournalConflictError(entry.key, entry.sequenceNr, { cause: error });
     }

@@ -42,7 +42,11 @@ export interface Bus {
   request(subject: string, data: string, timeoutMs: number): Promise<string>;
   /** Fire-and-forget publication; delivered to current subscribers, lost when there are none. */
   publish(subject: string, data: string): void;
-  /** Subscribes with a subject pattern; the handler runs once per message, in arrival order. */
+  /**
+   * Subscribes with a subject pattern; the handler runs once per message, in
+   * arrival order. A handler that throws loses that message only (reported as
+   * a process warning); the subscription and the bus keep working.
+   */
   subscribe(pattern: string, handler: (message: BusMessage) => void): BusSubscription;
   /** Flushes pending publications and closes; later calls fail. */
   close(): Promise<void>;

@@ -8,6 +8,16 @@ export interface LeaseLoss {
 }
 
 /**
+ * Identifies the session holding the leases to the database, so that a claim
+ * can check in the same statement that the lease is still held (a Postgres
+ * advisory lock `(namespace, shard)` granted to backend `sessionPid`).
+ */
+export interface LeaseHolder {
+  namespace: number;
+  sessionPid: number;
+}
+
+/**
  * Exclusive shard leases. A lease lasts while the provider's session is alive;
  * the provider heartbeats it and reports a loss *before* the lease timeout
  * passes, so the holder can stop using it before anyone else may acquire it.
@@ -24,6 +34,11 @@ export interface LeaseProvider {
   release(shards: readonly number[]): Promise<void>;
   /** Registers the callback run once when the session is lost; all leases are gone then. */
   onLost(listener: (loss: LeaseLoss) => void): void;
+  /**
+   * The current session, for claims that must fail once its leases are lost;
+   * undefined when leases are not database locks (in process, never lost).
+   */
+  holder(): LeaseHolder | undefined;
   /** True while the session is healthy. */
   readonly healthy: boolean;
   /** Releases everything and closes the session. */

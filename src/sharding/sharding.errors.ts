@@ -29,6 +29,19 @@ export class JournalConflictError extends AbortedError {
   }
 }
 
+/**
+ * A state write lost its database connection: it may or may not have
+ * committed. Retrying the same command id is safe (a committed turn answers
+ * the retry from its recorded reply), so the caller retries.
+ */
+export class WriteInterruptedError extends UnavailableError {
+  readonly retryable = true;
+  constructor(key: string, options: { cause?: unknown } = {}) {
+    super(`the write of ${key} lost its database connection; retry`, options);
+    this.name = 'WriteInterruptedError';
+  }
+}
+
 /** True for the errors above: the caller should retry and will reach the current owner. */
 export function isRetryable(error: unknown): boolean {
   return (error as { retryable?: unknown })?.retryable === true;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { startActorRuntime, type ActorRuntime } from '../../actors';
 import { createDataSource, runMigrationsLocked } from '../../persistence/data-source';
 import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres, type EmbeddedPostgres } from '../../persistence/embedded-postgres';
@@ -51,5 +51,53 @@ describe('actor runtime on the embedded database', function () {
   it('fires reminders', async () => {
     await runtime.ask('counter', 'embedded-reminder', { type: 'remind', name: 'soon', inMs: 100 });
     await eventually(async () => (await runtime.ask<CounterReply>('counter', 'embedded-reminder', { type: 'get' })).reminded.includes('soon'), 'reminder fired');
+  });
+});
+
+// PGlite spins forever, blocking the whole process, once an
+// idle_in_transaction_session_timeout expires in its session (a node starved
+// of CPU, or suspended, in the middle of a journal write). The runtime must
+// not set one on the embedded database.
+describe('actor runtime on the embedded database, journal writes', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+  let embedded: EmbeddedPostgres;
+  let dataSource: DataSource;
+  let runtime: ActorRuntime;
+  const idleTimeouts: unknown[] = [];
+
+  before(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'agentrt-embedded-idle-'));
+    embedded = await startEmbeddedPostgres({ dataDir });
+    dataSource = createDataSource({ url: embedded.url, poolSize: EMBEDDED_POOL_SIZE });
+    await dataSource.initialize();
+    await runMigrationsLocked(dataSource);
+    // Records the idle timeout every journal transaction sets with its fence check.
+    const transaction = dataSource.transaction.bind(dataSource) as (work: (tx: EntityManager) => Promise<unknown>) => Promise<unknown>;
+    Object.assign(dataSource, {
+      transaction: (work: (tx: EntityManager) => Promise<unknown>) =>
+        transaction((tx) => {
+          const query = tx.query.bind(tx);
+          tx.query = (sql: string, parameters?: unknown[]) => {
+            if (sql.includes('idle_in_transaction_session_timeout')) idleTimeouts.push(parameters?.[1]);
+            return query(sql, parameters);
+          };
+          return work(tx);
+        }),
+    });
+    runtime = await startActorRuntime({ dataSource, behaviors: [counterBehavior], options: { shardCount: 4, leaseTimeoutMs: 1_000 }, logger: silentLogger });
+  });
+
+  after(async () => {
+    await runtime?.stop();
+    await dataSource?.destroy();
+    await embedded?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('sets no idle-in-transaction timeout, which would freeze PGlite when it expires', async () => {
+    assert.equal((await runtime.ask<CounterReply>('counter', 'idle', { type: 'add', by: 1 })).value, 1);
+    assert.ok(idleTimeouts.length > 0, 'the journal write went through the fence check');
+    assert.deepEqual(new Set(idleTimeouts), new Set(['0']));
   });
 });

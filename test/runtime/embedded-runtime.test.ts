@@ -32,7 +32,7 @@ describe('actor runtime (embedded mode)', () => {
   let runtime: ActorRuntime;
   let publisher: FlakyPublisher;
 
-  async function startRuntime(): Promise<ActorRuntime> {
+  async function startRuntime(overrides: Partial<RuntimeOptions> = {}): Promise<ActorRuntime> {
     publisher = new FlakyPublisher();
     return ActorRuntime.start({
       dataSource,
@@ -40,7 +40,7 @@ describe('actor runtime (embedded mode)', () => {
       leases: new MemoryLeaseProvider(database.url),
       publisher,
       behaviors: [counterBehavior],
-      options: { ...defaultRuntimeOptions(), ...OPTIONS },
+      options: { ...defaultRuntimeOptions(), ...OPTIONS, ...overrides },
       logger: silentLogger,
     });
   }
@@ -136,6 +136,39 @@ describe('actor runtime (embedded mode)', () => {
     assert.deepEqual(ids, publisher.inner.published().map((event) => event.id));
   });
 
+  it('applies a retried ask once even when more than 64 turns ran between its attempts', async () => {
+    await runtime.stop();
+    runtime = await startRuntime({ askAttemptTimeoutMs: 150 });
+    await ask('overloaded', { type: 'add', by: 1 });
+    // The first attempt's turn outlasts the attempt timeout; 100 other turns queue before the retry.
+    const slow = runtime.ask<CounterReply>('counter', 'overloaded', { type: 'slowAdd', by: 1000, delayMs: 300 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await Promise.all(Array.from({ length: 100 }, () => runtime.tell('counter', 'overloaded', { type: 'add', by: 1 })));
+    await slow;
+    await eventually(async () => (await dataSource.query("SELECT count(*)::int AS n FROM actor_journal WHERE persistence_key = 'counter:overloaded'"))[0].n >= 102, 'every turn persisted');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(await value('overloaded'), 1 + 1000 + 100);
+  });
+
+  it('lets an ask whose write lost its database connection retry, and applies it once', async () => {
+    // The first journal insert of this actor blocks, and its connection is then terminated.
+    await dataSource.query(`CREATE SEQUENCE interrupt_once;
+      CREATE FUNCTION interrupt_journal() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.persistence_key = 'counter:interrupted' AND nextval('interrupt_once') = 1 THEN PERFORM pg_sleep(30); END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER interrupt_journal BEFORE INSERT ON actor_journal FOR EACH ROW EXECUTE FUNCTION interrupt_journal();`);
+    try {
+      const reply = ask('interrupted', { type: 'add', by: 1 });
+      await eventually(async () => (await dataSource.query("SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE wait_event = 'PgSleep'")).length === 1, 'write interrupted');
+      assert.equal((await reply).value, 1);
+      assert.equal(await value('interrupted'), 1);
+    } finally {
+      await dataSource.query('DROP TRIGGER interrupt_journal ON actor_journal; DROP FUNCTION interrupt_journal(); DROP SEQUENCE interrupt_once;');
+    }
+  });
+
   it('returns the behaviour error to the asker without losing the actor', async () => {
     await ask('failing', { type: 'add', by: 1 });
     await assert.rejects(ask('failing', { type: 'fail' }), (error: ApiError) => error.code === 'INTERNAL' && error.message === 'internal error');
@@ -158,6 +191,19 @@ describe('actor runtime (embedded mode)', () => {
     await runtime.stop();
     runtime = await startRuntime();
     assert.equal(await value('handoff'), 200);
+  });
+
+  it('finishes a handoff at once when an actor stops with a drain barrier in its mailbox', async () => {
+    await ask('fenced-drain', { type: 'add', by: 1 });
+    // A turn in progress whose write will be refused: another node claimed the shard meanwhile.
+    const slow = runtime.ask('counter', 'fenced-drain', { type: 'slowAdd', by: 1, delayMs: 200 }, { timeoutMs: 1000 }).catch((error: Error) => error);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await dataSource.query('UPDATE actor_shards SET epoch = epoch + 1 WHERE shard = $1', [shardOf('fenced-drain', 16)]);
+    const started = Date.now();
+    await runtime.stop();
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed < 3000, `stop waited ${elapsed} ms for a barrier the stopped actor never answered`);
+    assert.ok((await slow) instanceof Error);
   });
 
   it('refuses to start with another shard count', async () => {

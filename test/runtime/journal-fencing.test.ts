@@ -39,15 +39,20 @@ describe('ActorJournalRepository fencing', () => {
     await cluster.ensureShardCount(8);
   });
 
+  /** Claims without a lease holder (no lock check): always answers an epoch. */
+  async function claim(shard: number, nodeId: string): Promise<number> {
+    return (await cluster.claimShard(shard, nodeId))!;
+  }
+
   after(async () => {
     await dataSource.destroy();
     await database.drop();
   });
 
   it('refuses a journal write and a snapshot under a stale epoch', async () => {
-    const old = await cluster.claimShard(3, 'node_a');
+    const old = await claim(3, 'node_a');
     await journal.appendFenced(entry('counter:f1', 1), { shard: 3, epoch: old });
-    const current = await cluster.claimShard(3, 'node_b');
+    const current = await claim(3, 'node_b');
     assert.equal(current, old + 1);
     await assert.rejects(journal.appendFenced(entry('counter:f1', 2), { shard: 3, epoch: old }), (error: ShardFencedError) => {
       return error instanceof ShardFencedError && error.code === 'ABORTED' && error.message === `shard 3 was taken over: epoch ${old} is stale`;
@@ -58,7 +63,7 @@ describe('ActorJournalRepository fencing', () => {
   });
 
   it('refuses a second writer of the same sequence number', async () => {
-    const epoch = await cluster.claimShard(4, 'node_a');
+    const epoch = await claim(4, 'node_a');
     await journal.appendFenced(entry('counter:f2', 1), { shard: 4, epoch });
     await assert.rejects(journal.appendFenced(entry('counter:f2', 1), { shard: 4, epoch }), (error: JournalConflictError) => {
       return error instanceof JournalConflictError && error.message === 'journal counter:f2 already has entry 1: another activation wrote it';
@@ -66,7 +71,7 @@ describe('ActorJournalRepository fencing', () => {
   });
 
   it('keeps only the newest snapshot', async () => {
-    const epoch = await cluster.claimShard(5, 'node_a');
+    const epoch = await claim(5, 'node_a');
     await journal.saveSnapshotFenced({ key: 'counter:f3', sequenceNr: 10, payload: { at: 10 } }, { shard: 5, epoch });
     await journal.saveSnapshotFenced({ key: 'counter:f3', sequenceNr: 4, payload: { at: 4 } }, { shard: 5, epoch });
     const snapshot = await journal.findSnapshot('counter:f3');
@@ -74,7 +79,7 @@ describe('ActorJournalRepository fencing', () => {
   });
 
   it('makes a takeover wait for an in-flight fenced write', async () => {
-    const epoch = await cluster.claimShard(6, 'node_a');
+    const epoch = await claim(6, 'node_a');
     const order: string[] = [];
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -84,7 +89,7 @@ describe('ActorJournalRepository fencing', () => {
       order.push('write committed');
     });
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const takeover = cluster.claimShard(6, 'node_b').then(() => order.push('epoch bumped'));
+    const takeover = claim(6, 'node_b').then(() => order.push('epoch bumped'));
     await new Promise((resolve) => setTimeout(resolve, 100));
     release();
     await Promise.all([write, takeover]);

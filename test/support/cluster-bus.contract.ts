@@ -1,5 +1,6 @@
 // The Bus contract, shared by MemoryBus and NatsBus: request/reply, no
-// responders, timeouts, wildcards, unsubscribe and per-sender ordering.
+// responders, timeouts, wildcards, unsubscribe, contained handler failures and
+// per-sender ordering.
 import assert from 'node:assert/strict';
 import { ulid } from 'ulid';
 import { NoRespondersError, RequestTimeoutError, type Bus } from '../../src/ports/bus';
@@ -46,6 +47,17 @@ export function busContract(create: () => Promise<Bus>): void {
     assert.equal(await bus.request(`${prefix}.gone`, '', 1000), 'here');
     subscription.unsubscribe();
     await assert.rejects(bus.request(`${prefix}.gone`, '', 1000), NoRespondersError);
+  });
+
+  it('keeps delivering to every subscription after a handler throws', async () => {
+    bus.subscribe(`${prefix}.faulty`, (message) => {
+      if (message.data === 'boom') throw new Error('handler failed');
+      message.respond(`ok:${message.data}`);
+    });
+    bus.subscribe(`${prefix}.healthy`, (message) => message.respond('healthy'));
+    await assert.rejects(bus.request(`${prefix}.faulty`, 'boom', 200), RequestTimeoutError);
+    assert.equal(await bus.request(`${prefix}.faulty`, 'fine', 1000), 'ok:fine');
+    assert.equal(await bus.request(`${prefix}.healthy`, '', 1000), 'healthy');
   });
 
   it('delivers publications of one sender in order', async () => {
