@@ -110,6 +110,17 @@ describe('actor runtime (embedded mode)', () => {
     assert.equal(rows.length, 0);
   });
 
+  it('retries a failing reminder with a doubling delay instead of at every poll', async () => {
+    const before = counterEffects.failedReminders;
+    await ask('failing-reminder', { type: 'remind', name: 'failing', inMs: 0 });
+    // Polls every 50 ms: 30 attempts in 1.5 s without backoff; with it, at 50, 100, 200, 400, 800 ms.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const attempts = counterEffects.failedReminders - before;
+    assert.ok(attempts >= 2 && attempts <= 7, `${attempts} attempts in 1.5 s`);
+    const rows = await dataSource.query("SELECT * FROM actor_reminders WHERE actor_id = 'failing-reminder'");
+    assert.equal(rows.length, 1, 'the failing reminder is kept for later');
+  });
+
   it('applies a durable command once, and reads pending commands on activation', async () => {
     await runtime.send('counter', 'durable', { type: 'add', by: 5 });
     await eventually(async () => (await value('durable')) === 5, 'sent command applied');

@@ -25,7 +25,7 @@ export interface CounterReply {
 }
 
 /** Counts afterCommit runs in this process (they must not run again on replay). */
-export const counterEffects = { runs: 0 };
+export const counterEffects = { runs: 0, failedReminders: 0 };
 
 /** Turns that started while another turn of the same actor was running in this process. */
 export const counterOverlaps = { count: 0 };
@@ -80,6 +80,10 @@ export const counterBehavior: ActorBehavior<CounterState, CounterCommand, Counte
     return { ...state, reminded: [...state.reminded, event.name] };
   },
   onReminder(state, reminder) {
+    if (reminder.name.startsWith('failing')) {
+      counterEffects.failedReminders++;
+      throw new Error(`reminder ${reminder.name} always fails`);
+    }
     return { events: [{ type: 'reminded', name: reminder.name }] };
   },
 };
