@@ -9,8 +9,7 @@ import {
   Profile,
   ResourceMetadata,
   Strict,
-  UpdateMask,
-  UpdateMetadata,
+  UpdateBody,
 } from './common.schema';
 
 export const WorkspaceStatusSchema = Type.Union([
@@ -83,11 +82,7 @@ export const CreateWorkspaceBody = Strict({
 });
 export type CreateWorkspaceBody = Static<typeof CreateWorkspaceBody>;
 
-export const UpdateWorkspaceBody = Strict({
-  metadata: Type.Optional(UpdateMetadata),
-  spec: Type.Optional(Strict({ description: Type.Optional(Description) })),
-  updateMask: Type.Optional(UpdateMask),
-});
+export const UpdateWorkspaceBody = UpdateBody(Strict({ description: Type.Optional(Description) }));
 export type UpdateWorkspaceBody = Static<typeof UpdateWorkspaceBody>;
 
 export const AddMemberBody = Strict({
@@ -104,9 +99,5 @@ export const CreateApiKeyBody = Strict({
 });
 export type CreateApiKeyBody = Static<typeof CreateApiKeyBody>;
 
-export const UpdateApiKeyBody = Strict({
-  metadata: Type.Optional(UpdateMetadata),
-  spec: Type.Optional(Strict({ description: Type.Optional(Description), permissions: Type.Optional(Permissions) })),
-  updateMask: Type.Optional(UpdateMask),
-});
+export const UpdateApiKeyBody = UpdateBody(Strict({ description: Type.Optional(Description), permissions: Type.Optional(Permissions) }));
 export type UpdateApiKeyBody = Static<typeof UpdateApiKeyBody>;

@@ -10,8 +10,7 @@ import {
   Profile,
   ResourceMetadata,
   Strict,
-  UpdateMask,
-  UpdateMetadata,
+  UpdateBody,
 } from './common.schema';
 
 const INT32_MAX = 2_147_483_647;
@@ -59,7 +58,7 @@ export type Agent = Static<typeof Agent>;
 
 export const CreateAgentBody = Strict({ metadata: CreateMetadata, spec: Type.Optional(AgentSpecInput) });
 export type CreateAgentBody = Static<typeof CreateAgentBody>;
-export const UpdateAgentBody = Strict({ metadata: Type.Optional(UpdateMetadata), spec: Type.Optional(AgentSpecInput), updateMask: Type.Optional(UpdateMask) });
+export const UpdateAgentBody = UpdateBody(AgentSpecInput);
 export type UpdateAgentBody = Static<typeof UpdateAgentBody>;
 
 /** Variation spec (spec 2.14) with the ranges of section 8. */
@@ -149,7 +148,7 @@ export type AgentVariation = Static<typeof AgentVariation>;
 
 export const CreateVariationBody = Strict({ metadata: CreateMetadata, spec: Type.Optional(VariationSpecInput) });
 export type CreateVariationBody = Static<typeof CreateVariationBody>;
-export const UpdateVariationBody = Strict({ metadata: Type.Optional(UpdateMetadata), spec: Type.Optional(VariationSpecInput), updateMask: Type.Optional(UpdateMask) });
+export const UpdateVariationBody = UpdateBody(VariationSpecInput);
 export type UpdateVariationBody = Static<typeof UpdateVariationBody>;
 
 const ShortId = Type.String({ minLength: 1, maxLength: 64 });

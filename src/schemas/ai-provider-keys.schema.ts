@@ -1,7 +1,7 @@
 // Wire shapes of AI provider keys (spec 2.9, 4.5). `spec.apiKey` is write-only:
 // accepted on create and update, returned empty.
 import { Type, type Static } from '@sinclair/typebox';
-import { CreateMetadata, ResourceMetadata, Strict, UpdateMask, UpdateMetadata } from './common.schema';
+import { CreateMetadata, ResourceMetadata, Strict, UpdateBody } from './common.schema';
 
 export const AiProviderSchema = Type.Union([Type.Literal('AI_PROVIDER_UNSPECIFIED'), Type.Literal('AI_PROVIDER_OPENROUTER')]);
 
@@ -33,9 +33,5 @@ export const CreateAiProviderKeyBody = Strict({
 });
 export type CreateAiProviderKeyBody = Static<typeof CreateAiProviderKeyBody>;
 
-export const UpdateAiProviderKeyBody = Strict({
-  metadata: Type.Optional(UpdateMetadata),
-  spec: Type.Optional(Strict({ apiKey: Type.Optional(ApiKeyValue), provider: Type.Optional(AiProviderSchema), openrouter: Type.Optional(OpenRouterSettings) })),
-  updateMask: Type.Optional(UpdateMask),
-});
+export const UpdateAiProviderKeyBody = UpdateBody(Strict({ apiKey: Type.Optional(ApiKeyValue), provider: Type.Optional(AiProviderSchema), openrouter: Type.Optional(OpenRouterSettings) }));
 export type UpdateAiProviderKeyBody = Static<typeof UpdateAiProviderKeyBody>;

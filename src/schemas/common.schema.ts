@@ -69,6 +69,14 @@ export const UpdateMetadata = Strict({
   labels: Type.Optional(Labels),
 });
 export type UpdateMetadata = Static<typeof UpdateMetadata>;
+/**
+ * The PATCH body of a `{metadata, spec, info}` resource (api-decisions.md):
+ * optional metadata and spec, and the `updateMask` naming what applies.
+ */
+export function UpdateBody<T extends TSchema>(spec: T) {
+  return Strict({ metadata: Type.Optional(UpdateMetadata), spec: Type.Optional(spec), updateMask: Type.Optional(UpdateMask) });
+}
+
 export const CreateOperationMetadata = Strict({ externalId: Type.Optional(ExternalId), labels: Type.Optional(Labels) });
 
 export const UpdateMask = Type.String({ description: 'Comma-separated field paths relative to the body' });

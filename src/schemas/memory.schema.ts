@@ -11,8 +11,7 @@ import {
   Profile,
   ResourceMetadata,
   Strict,
-  UpdateMask,
-  UpdateMetadata,
+  UpdateBody,
 } from './common.schema';
 import { idPattern } from '../ids';
 
@@ -46,11 +45,7 @@ export const CreateMemoryLayerBody = Strict({
 });
 export type CreateMemoryLayerBody = Static<typeof CreateMemoryLayerBody>;
 
-export const UpdateMemoryLayerBody = Strict({
-  metadata: Type.Optional(UpdateMetadata),
-  spec: Type.Optional(Strict({ type: Type.Optional(MemoryLayerTypeSchema), description: Type.Optional(Description) })),
-  updateMask: Type.Optional(UpdateMask),
-});
+export const UpdateMemoryLayerBody = UpdateBody(Strict({ type: Type.Optional(MemoryLayerTypeSchema), description: Type.Optional(Description) }));
 export type UpdateMemoryLayerBody = Static<typeof UpdateMemoryLayerBody>;
 
 export const MemoryEntrySpec = Type.Object({
@@ -99,17 +94,13 @@ export const CreateMemoryEntryBody = Strict({
 });
 export type CreateMemoryEntryBody = Static<typeof CreateMemoryEntryBody>;
 
-export const UpdateMemoryEntryBody = Strict({
-  metadata: Type.Optional(UpdateMetadata),
-  spec: Type.Optional(
-    Strict({
-      key: Type.Optional(Type.String()),
-      content: Type.Optional(Type.String()),
-      uploadId: Type.Optional(UploadId),
-      title: Type.Optional(EntryTitle),
-      description: Type.Optional(EntryDescription),
-    }),
-  ),
-  updateMask: Type.Optional(UpdateMask),
-});
+export const UpdateMemoryEntryBody = UpdateBody(
+  Strict({
+    key: Type.Optional(Type.String()),
+    content: Type.Optional(Type.String()),
+    uploadId: Type.Optional(UploadId),
+    title: Type.Optional(EntryTitle),
+    description: Type.Optional(EntryDescription),
+  }),
+);
 export type UpdateMemoryEntryBody = Static<typeof UpdateMemoryEntryBody>;

@@ -1,7 +1,7 @@
 // Wire shapes of workspace secrets (spec 2.8, 4.4). `spec.value` is write-only:
 // accepted on create and update, never present in a response.
 import { Type, type Static } from '@sinclair/typebox';
-import { CreateMetadata, DateTime, Profile, ResourceMetadata, Strict, UpdateMask, UpdateMetadata } from './common.schema';
+import { CreateMetadata, DateTime, Profile, ResourceMetadata, Strict, UpdateBody } from './common.schema';
 
 /** Longest secret value accepted, in characters. */
 export const SECRET_VALUE_MAX = 65536;
@@ -21,9 +21,5 @@ export const CreateWorkspaceSecretBody = Strict({
 });
 export type CreateWorkspaceSecretBody = Static<typeof CreateWorkspaceSecretBody>;
 
-export const UpdateWorkspaceSecretBody = Strict({
-  metadata: Type.Optional(UpdateMetadata),
-  spec: Type.Optional(Strict({ value: Type.Optional(SecretValue) })),
-  updateMask: Type.Optional(UpdateMask),
-});
+export const UpdateWorkspaceSecretBody = UpdateBody(Strict({ value: Type.Optional(SecretValue) }));
 export type UpdateWorkspaceSecretBody = Static<typeof UpdateWorkspaceSecretBody>;

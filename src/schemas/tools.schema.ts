@@ -1,6 +1,15 @@
 // Wire shapes of tools and tool sets (api-decisions.md "Tools and tool sets").
 import { Type, type Static } from '@sinclair/typebox';
-import { BareMetadata, CreateMetadata, DateTime, Description, Profile, ResourceMetadata, Strict, UpdateMask, UpdateMetadata } from './common.schema';
+import {
+  BareMetadata,
+  CreateMetadata,
+  DateTime,
+  Description,
+  Profile,
+  ResourceMetadata,
+  Strict,
+  UpdateBody,
+} from './common.schema';
 
 const URL_MAX = 2048;
 export const TOOL_TIMEOUT_MAX_MS = 300_000;
@@ -59,7 +68,7 @@ export const ToolSpecUpdateInput = Strict({
 });
 export type ToolSpecUpdateInput = Static<typeof ToolSpecUpdateInput>;
 
-export const UpdateToolBody = Strict({ metadata: Type.Optional(UpdateMetadata), spec: Type.Optional(ToolSpecUpdateInput), updateMask: Type.Optional(UpdateMask) });
+export const UpdateToolBody = UpdateBody(ToolSpecUpdateInput);
 export type UpdateToolBody = Static<typeof UpdateToolBody>;
 
 export const ToolSetSpecInput = Strict({
@@ -83,7 +92,7 @@ export type ToolSet = Static<typeof ToolSet>;
 
 export const CreateToolSetBody = Strict({ metadata: CreateMetadata, spec: Type.Optional(ToolSetSpecInput) });
 export type CreateToolSetBody = Static<typeof CreateToolSetBody>;
-export const UpdateToolSetBody = Strict({ metadata: Type.Optional(UpdateMetadata), spec: Type.Optional(ToolSetSpecInput), updateMask: Type.Optional(UpdateMask) });
+export const UpdateToolSetBody = UpdateBody(ToolSetSpecInput);
 export type UpdateToolSetBody = Static<typeof UpdateToolSetBody>;
 
 export const AddToolBody = Strict({ toolId: Type.String({ minLength: 1, maxLength: 64 }) });
