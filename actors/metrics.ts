@@ -30,5 +30,11 @@ export const runtimeMetrics = {
   ownedShards: once('agentrt_actor_owned_shards', () => new Gauge({ name: 'agentrt_actor_owned_shards', help: 'Shards owned by this node' })),
   fencedWrites: once('agentrt_actor_fenced_writes_total', () => new Counter({ name: 'agentrt_actor_fenced_writes_total', help: 'State writes refused because the shard epoch moved on' })),
   leaseLosses: once('agentrt_actor_lease_losses_total', () => new Counter({ name: 'agentrt_actor_lease_losses_total', help: 'Lease sessions lost (self-fencing)' })),
-  effectFailures: once('agentrt_actor_effect_failures_total', () => new Counter({ name: 'agentrt_actor_effect_failures_total', help: 'afterCommit side effects that threw', labelNames: ['kind'] })),
+  effectFailures: once('agentrt_actor_effect_failures_total', () => new Counter({ name: 'agentrt_actor_effect_failures_total', help: 'Effect runs that failed (an error, a deadline)', labelNames: ['kind'] })),
+  effectsRunning: once('agentrt_actor_effects_running', () => new Gauge({ name: 'agentrt_actor_effects_running', help: 'Effect runs in progress on this node' })),
+  staleEffectResults: once(
+    'agentrt_actor_stale_effect_results_total',
+    () => new Counter({ name: 'agentrt_actor_stale_effect_results_total', help: 'Effect results refused because the shard moved on while the effect ran' }),
+  ),
+  recoveries: once('agentrt_actor_recoveries_total', () => new Counter({ name: 'agentrt_actor_recoveries_total', help: 'Actors with unfinished work activated after a shard was acquired' })),
 };

@@ -33,6 +33,10 @@ export interface RuntimeOptions {
   subjectPrefix: string;
   /** JetStream stream receiving the outbox events. @default AGENTRT_EVENTS */
   eventStream: string;
+  /** Actors with unfinished work activated at once after shards are acquired. @default 32 */
+  recoveryConcurrency: number;
+  /** Connections of the runtime's own pool (turns, reads, pollers). @default 8 */
+  databasePoolSize: number;
 }
 
 /** The defaults, with a fresh node id. */
@@ -52,6 +56,8 @@ export function defaultRuntimeOptions(): RuntimeOptions {
     handoffTimeoutMs: 10_000,
     subjectPrefix: 'agentrt',
     eventStream: 'AGENTRT_EVENTS',
+    recoveryConcurrency: 32,
+    databasePoolSize: 8,
   };
 }
 
@@ -67,6 +73,8 @@ const INTEGER_VARIABLES: Array<[keyof RuntimeOptions, string, number]> = [
   ['reminderPollMs', 'AGENTRT_REMINDER_POLL_MS', 10],
   ['outboxPollMs', 'AGENTRT_OUTBOX_POLL_MS', 10],
   ['handoffTimeoutMs', 'AGENTRT_HANDOFF_TIMEOUT_MS', 1],
+  ['recoveryConcurrency', 'AGENTRT_RECOVERY_CONCURRENCY', 1],
+  ['databasePoolSize', 'AGENTRT_RUNTIME_POOL_SIZE', 1],
 ];
 
 function readInteger(env: NodeJS.ProcessEnv, name: string, min: number): number | undefined {

@@ -56,3 +56,11 @@ export function routeQueriesThroughOpenTransactions(dataSource: DataSource): Dat
   });
   return dataSource;
 }
+
+/**
+ * True while the calling async flow holds an open transaction of a routed
+ * data source. The actor runtime refuses calls from there (see ActorClient).
+ */
+export function isInsideTransaction(): boolean {
+  return activeTransaction() !== undefined;
+}

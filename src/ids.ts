@@ -1,7 +1,7 @@
 // Prefixed ULID ids: every server-assigned id is `<prefix>_<ULID>`. The prefix
 // table lives here once; docs/api.md lists it for users.
 import { randomFillSync } from 'node:crypto';
-import { monotonicFactory, ulid } from 'ulid';
+import { monotonicFactory } from 'ulid';
 
 export const IdPrefix = {
   account: 'acc',
@@ -52,9 +52,13 @@ function pooledRandom(): number {
 // in the order they were made, so "order by id" is creation order.
 const nextUlid = monotonicFactory(pooledRandom);
 
-/** A bare ULID (request ids, command ids): 26 Crockford base32 characters. */
+/**
+ * A bare ULID (request ids, command ids, effect ids): 26 Crockford base32
+ * characters, ascending within this process even inside one millisecond (a
+ * turn's sends and effects keep their order when sorted by id).
+ */
 export function newUlid(): string {
-  return ulid(undefined, pooledRandom);
+  return nextUlid();
 }
 
 /** A new id of the given kind, e.g. `newId('agent')` → `agent_01J...`; ascending within a node. */

@@ -116,7 +116,7 @@ export async function openServices(config: Config, logger: Logger): Promise<{ da
   try {
     const deps = createAppDependencies({
       config, dataSource: database.dataSource, masterKey, logger,
-      clusterStatus: () => readClusterStatus(database.dataSource, runtimeOptionsFromEnv().shardCount),
+      clusterStatus: () => readClusterStatus(database.dataSource, runtimeOptionsFromEnv()),
     });
     return { database, deps };
   } catch (error) {
@@ -147,7 +147,7 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
       natsUrl: config.natsUrl,
       // The actor kinds (objective, schedule, webhook endpoint) are listed
       // here as they are written; with none the runtime still owns its shards.
-      behaviors: [],
+      kinds: [],
       options: options.runtimeOptions,
       logger: logger.child({ component: 'actors' }),
     });

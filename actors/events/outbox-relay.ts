@@ -1,22 +1,29 @@
 // The outbox relay of one node: publishes the unpublished events of the shards
-// it owns, oldest first, and marks them published. A publish failure stops the
-// pass and is retried later: JetStream being down delays events, never loses
-// them. Woken by every write, and by a timer.
+// it owns and marks them published. Each actor's events leave one at a time in
+// the order the actor wrote them; different actors publish side by side. An
+// actor whose event fails to publish is set aside for a while (its later
+// events wait, keeping its order) while the others go on: one bad subject
+// never stalls the rest. JetStream being down delays events, never loses them.
+import type { StreamDeclaration } from '../../src/ports/actor-behavior';
 import type { EventPublisher } from '../../src/ports/event-publisher';
-import type { ActorOutboxRepository } from '../../persistence/runtime/actor-outbox.repository';
+import type { ActorOutboxRepository, OutboxEvent } from '../../persistence/runtime/actor-outbox.repository';
 import { runtimeMetrics } from '../metrics';
 import type { RuntimeLogger } from '../runtime/runtime-logger';
 
 export interface OutboxRelayDeps {
   outbox: ActorOutboxRepository;
   publisher: EventPublisher;
+  /** Streams to create before the first publication. */
+  streams: StreamDeclaration[];
   /** The shards whose events this node publishes (the ones it owns). */
   shards: () => number[];
   pollMs: number;
   logger: RuntimeLogger;
 }
 
-const BATCH = 200;
+const BATCH = 500;
+/** How long an actor whose publication failed is left out before it is tried again. */
+const FAILED_ACTOR_PAUSE_MS = 2000;
 
 /** Publishes outbox rows through an EventPublisher. */
 export class OutboxRelay {
@@ -25,6 +32,8 @@ export class OutboxRelay {
   private again = false;
   private prepared = false;
   private lastFailureLogAt = 0;
+  /** Actors (persistence keys) whose last publication failed, until when they are left out. */
+  private readonly pausedActors = new Map<string, number>();
 
   constructor(private readonly deps: OutboxRelayDeps) {}
 
@@ -62,7 +71,7 @@ export class OutboxRelay {
 
   private async pass(): Promise<void> {
     try {
-      if (!this.prepared) await this.deps.publisher.prepare();
+      if (!this.prepared) await this.deps.publisher.prepare(this.deps.streams);
       this.prepared = true;
       while (await this.publishBatch());
     } catch (error) {
@@ -71,19 +80,40 @@ export class OutboxRelay {
     await this.updateLag();
   }
 
+  private excludedActors(): string[] {
+    const now = Date.now();
+    for (const [key, until] of this.pausedActors) if (until <= now) this.pausedActors.delete(key);
+    return [...this.pausedActors.keys()];
+  }
+
+  /** @returns true when a full batch was published and more may wait. */
   private async publishBatch(): Promise<boolean> {
-    const rows = await this.deps.outbox.listUnpublished(this.deps.shards(), BATCH);
-    const published: string[] = [];
-    try {
-      for (const row of rows) {
-        await this.deps.publisher.publish({ id: row.id, subject: row.subject, data: JSON.stringify(row.payload) });
-        published.push(row.id);
-      }
-    } finally {
-      await this.deps.outbox.markPublished(published);
-      runtimeMetrics.outboxPublished.inc(published.length);
+    const rows = await this.deps.outbox.listUnpublished(this.deps.shards(), BATCH, this.excludedActors());
+    const byActor = new Map<string, OutboxEvent[]>();
+    for (const row of rows) {
+      const key = row.actorKey ?? row.id;
+      byActor.set(key, [...(byActor.get(key) ?? []), row]);
     }
-    return rows.length === BATCH;
+    const published: string[] = [];
+    let failed = false;
+    await Promise.all(
+      [...byActor].map(async ([key, events]) => {
+        for (const event of events) {
+          try {
+            await this.deps.publisher.publish({ id: event.id, subject: event.subject, data: JSON.stringify(event.payload), headers: event.headers });
+            published.push(event.id);
+          } catch (error) {
+            failed = true;
+            this.pausedActors.set(key, Date.now() + FAILED_ACTOR_PAUSE_MS);
+            this.logFailure(error);
+            return;
+          }
+        }
+      }),
+    );
+    await this.deps.outbox.markPublished(published);
+    runtimeMetrics.outboxPublished.inc(published.length);
+    return rows.length === BATCH && (published.length > 0 || !failed);
   }
 
   private async updateLag(): Promise<void> {

@@ -1,5 +1,5 @@
-// Our typed facade over nact 7.6.2 (pinned; its d.ts lacks ctx.persist,
-// ctx.recovering and the persistence engine base). Nothing outside actors/
+// Our typed facade over nact 7.6.2 (pinned): mailboxes, one message at a
+// time, idle stop (passivation), supervision. Nothing outside actors/
 // imports nact, and inside actors/ only this file does.
 import * as nact from 'nact';
 
@@ -7,49 +7,6 @@ import * as nact from 'nact';
 export type ActorRef<Msg> = nact.Ref<Msg>;
 /** The root of an actor system. */
 export type SystemRef = nact.ActorSystemRef;
-
-/** An event as nact hands it to and reads it from a persistence engine. */
-export interface NactEvent {
-  data: unknown;
-  sequenceNumber: number;
-  key: string;
-  createdAt: number;
-  isDeleted: boolean;
-  tags: string[];
-}
-
-/** A snapshot as nact hands it to and reads it from a persistence engine. */
-export interface NactSnapshot {
-  data: unknown;
-  sequenceNumber: number;
-  key: string;
-  createdAt: number;
-}
-
-/** The result of `events`: nact calls `.reduce` on it synchronously (lib/persistence/persistent-actor.js). */
-export interface NactEventStream {
-  reduce<U>(reducer: (previous: U, event: NactEvent, index: number) => U, initial: U): Promise<U>;
-}
-
-/**
- * The persistence engine contract of nact 7.6.2, typed. `persist` receives the
- * extra arguments given to `ctx.persist(event, tags, ...extra)`.
- */
-export interface NactPersistenceEngine<Extra = unknown> {
-  events(key: string, offset: number): NactEventStream;
-  latestSnapshot(key: string): Promise<NactSnapshot | undefined>;
-  takeSnapshot(snapshot: NactSnapshot): Promise<void>;
-  persist(event: NactEvent, extra?: Extra): Promise<void>;
-}
-
-/** The context of a persistent actor's turn (nact passes more; these are what we use). */
-export interface PersistentContext<Msg, Extra> {
-  self: ActorRef<Msg>;
-  name: string;
-  /** True while nact replays journal events through the actor function. */
-  recovering?: boolean;
-  persist(event: unknown, tags: string[], extra: Extra): Promise<void>;
-}
 
 /** The context of a plain actor's turn. */
 export interface PlainContext<Msg> {
@@ -59,7 +16,6 @@ export interface PlainContext<Msg> {
   children: Map<string, ActorRef<unknown>>;
 }
 
-export type PersistentActorFunction<State, Msg, Extra> = (state: State, message: Msg, ctx: PersistentContext<Msg, Extra>) => State | Promise<State>;
 export type ActorFunction<State, Msg> = (state: State, message: Msg, ctx: PlainContext<Msg>) => State | Promise<State>;
 
 /** Options common to our actors. */
@@ -75,10 +31,12 @@ export interface SpawnOptions<State, Msg = unknown> {
   onUnhandled?: (messages: Msg[]) => void;
 }
 
-/** Starts an actor system with a persistence engine. */
-export function startSystem(engine: NactPersistenceEngine): SystemRef {
-  // nact's PersistenceEngine type lacks the extra-argument `persist` and the sync `events` stream.
-  return nact.start(nact.configurePersistence(engine as unknown as nact.PersistenceEngine));
+/**
+ * Starts an actor system. Persistence is ours (entity.actor.ts recovers and
+ * writes through the TurnWriter), so nact's persistence plugin is not used.
+ */
+export function startSystem(): SystemRef {
+  return nact.start();
 }
 
 function crashHandler<State, Msg>(options: SpawnOptions<State, Msg>) {
@@ -100,19 +58,6 @@ function nactProps<State, Msg>(options: SpawnOptions<State, Msg>): Record<string
     },
     onCrash: crashHandler(options),
   };
-}
-
-/** Spawns an event-sourced actor: recovery replays `key`'s snapshot and journal through `f` with `ctx.recovering`. */
-export function spawnPersistent<State, Msg, Extra>(
-  parent: ActorRef<unknown> | SystemRef,
-  f: PersistentActorFunction<State, Msg, Extra>,
-  key: string,
-  name: string,
-  options: SpawnOptions<State, Msg>,
-): ActorRef<Msg> {
-  // The d.ts types the context without persist/recovering; the runtime passes both.
-  const spawnUntyped = nact.spawnPersistent as unknown as (...args: unknown[]) => ActorRef<Msg>;
-  return spawnUntyped(parent, f, key, name, nactProps(options));
 }
 
 /** Spawns a plain (in-memory) actor. */

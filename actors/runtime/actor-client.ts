@@ -3,7 +3,7 @@
 // retryable reply) the call retries with jittered exponential backoff, and
 // fails with UnavailableError once the time budget is spent.
 import { newUlid } from '../../src/ids';
-import { UnavailableError } from '../../src/errors';
+import { InternalError, InvalidArgumentError, UnavailableError } from '../../src/errors';
 import { NoRespondersError, RequestTimeoutError, type Bus } from '../../src/ports/bus';
 import { actorAddress, actorSubject, type ActorAddress } from '../../src/sharding/addressing';
 import type { ActorCommandRepository } from '../../persistence/runtime/actor-command.repository';
@@ -16,6 +16,22 @@ import { replyError, type WireReply, type WireRequest } from './wire';
 export interface CallOptions {
   /** Total retry budget. @default RuntimeOptions.askTimeoutMs */
   timeoutMs?: number;
+  /**
+   * The command id, from the caller: a caller that retries after an
+   * UNAVAILABLE (e.g. an HTTP client resending with the same
+   * `Idempotency-Key`) passes the same id, and a command already applied is
+   * answered with its recorded reply instead of being applied again.
+   * `[A-Za-z0-9_:.-]{1,200}`. @default a new id
+   */
+  commandId?: string;
+}
+
+const COMMAND_ID = /^[A-Za-z0-9_:.-]{1,200}$/;
+
+function commandIdOf(options: CallOptions): string {
+  if (options.commandId === undefined) return newUlid();
+  if (!COMMAND_ID.test(options.commandId)) throw InvalidArgumentError.forField('commandId', 'must match [A-Za-z0-9_:.-]{1,200}');
+  return options.commandId;
 }
 
 export interface ActorClientDeps {
@@ -23,6 +39,13 @@ export interface ActorClientDeps {
   commands: ActorCommandRepository;
   options: RuntimeOptions;
   logger: RuntimeLogger;
+  /**
+   * True when the calling flow holds a request transaction. A call from there
+   * is refused: the actor's turn commits on its own, so the caller's rollback
+   * could not undo it, and on the embedded database (one session) the turn
+   * would wait for the caller's transaction, which waits for the turn.
+   */
+  insideTransaction?: () => boolean;
 }
 
 const BACKOFF_BASE_MS = 20;
@@ -55,7 +78,8 @@ export class ActorClient {
     const started = process.hrtime.bigint();
     let outcome = 'ok';
     try {
-      return (await this.call(actorAddress(kind, id, this.deps.options.shardCount), 'ask', newUlid(), message, false, options)) as Reply;
+      this.refuseInsideTransaction(kind, id);
+      return (await this.call(actorAddress(kind, id, this.deps.options.shardCount), 'ask', commandIdOf(options), message, false, options)) as Reply;
     } catch (error) {
       outcome = error instanceof UnavailableError ? 'unavailable' : 'error';
       throw error;
@@ -69,7 +93,8 @@ export class ActorClient {
    * @throws UnavailableError when no owner accepted it within the time budget.
    */
   async tell(kind: string, id: string, message: unknown, options: CallOptions = {}): Promise<void> {
-    await this.call(actorAddress(kind, id, this.deps.options.shardCount), 'tell', newUlid(), message, false, options);
+    this.refuseInsideTransaction(kind, id);
+    await this.call(actorAddress(kind, id, this.deps.options.shardCount), 'tell', commandIdOf(options), message, false, options);
   }
 
   /**
@@ -79,16 +104,31 @@ export class ActorClient {
    * @returns the command id.
    */
   async send(kind: string, id: string, message: unknown, options: CallOptions = {}): Promise<string> {
+    this.refuseInsideTransaction(kind, id);
     const address = actorAddress(kind, id, this.deps.options.shardCount);
-    const cid = newUlid();
+    const cid = commandIdOf(options);
     await this.deps.commands.insert({ id: cid, shard: address.shard, kind, actorId: id, payload: message });
+    await this.notifyStored(kind, id, options);
+    return cid;
+  }
+
+  /**
+   * Tells an actor that stored commands wait for it (written by `send` or by
+   * another actor's turn). Best effort: if it fails the owner's poll finds them.
+   */
+  async notifyStored(kind: string, id: string, options: CallOptions = {}): Promise<void> {
     try {
-      await this.call(address, 'tell', cid, message, true, options);
+      await this.call(actorAddress(kind, id, this.deps.options.shardCount), 'tell', newUlid(), null, true, options);
     } catch (error) {
       if (!(error instanceof UnavailableError)) throw error;
-      this.deps.logger.warn({ kind, id, cid }, 'durable command stored but not delivered now; the owner will pick it up');
+      this.deps.logger.warn({ kind, id }, 'durable command stored but not delivered now; the owner will pick it up');
     }
-    return cid;
+  }
+
+  private refuseInsideTransaction(kind: string, id: string): void {
+    if (this.deps.insideTransaction?.()) {
+      throw new InternalError(`actor ${kind}/${id} called inside a request transaction: commit first, then call the actor`);
+    }
   }
 
   private async call(address: ActorAddress, type: WireRequest['type'], cid: string, body: unknown, durable: boolean, options: CallOptions): Promise<unknown> {

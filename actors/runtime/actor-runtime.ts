@@ -1,8 +1,8 @@
 // The actor runtime of one node, assembled from its ports: a bus, shard
 // leases and an event publisher (NATS/Postgres or in-process), over the
-// Postgres journal. The public calls are ask/tell/send, clusterStatus and stop.
-import type { DataSource } from 'typeorm';
-import type { AnyActorBehavior } from '../../src/ports/actor-behavior';
+// runtime's own Postgres pool. The public calls are ask/tell/send,
+// clusterStatus and stop.
+import type { ActorKind } from '../../src/ports/actor-behavior';
 import type { Bus } from '../../src/ports/bus';
 import type { EventPublisher } from '../../src/ports/event-publisher';
 import type { LeaseProvider } from '../../src/ports/leases';
@@ -11,13 +11,14 @@ import { ActorCommandRepository } from '../../persistence/runtime/actor-command.
 import { ActorJournalRepository } from '../../persistence/runtime/actor-journal.repository';
 import { ActorOutboxRepository } from '../../persistence/runtime/actor-outbox.repository';
 import { ActorReminderRepository } from '../../persistence/runtime/actor-reminder.repository';
-import { shardOf } from '../../src/sharding/fnv1a32';
+import { ActorWorkRepository } from '../../persistence/runtime/actor-work.repository';
+import type { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
+import { TurnWriter } from '../../persistence/runtime/turn-writer';
 import { OutboxRelay } from '../events/outbox-relay';
 import { startSystem, stopActor, type SystemRef } from '../nact/nact';
 import type { RuntimeOptions } from '../runtime-options';
 import { ActorClient, type CallOptions } from './actor-client';
 import { readClusterStatus, type ClusterStatus } from './cluster-status';
-import { JournalPersistenceEngine } from './journal-engine';
 import { ReminderPoller } from './reminder-poller';
 import { defaultRuntimeLogger, type RuntimeLogger } from './runtime-logger';
 import { ShardBalancer } from './shard-balancer';
@@ -25,13 +26,16 @@ import { ShardHost } from './shard-host';
 
 /** What a runtime is built from. */
 export interface ActorRuntimeDeps {
-  dataSource: DataSource;
+  /** The runtime's own pool: no request transaction reaches it. Closed by `stop()`. */
+  database: RuntimeDatabase;
   bus: Bus;
   leases: LeaseProvider;
   publisher: EventPublisher;
-  behaviors: AnyActorBehavior[];
+  kinds: ActorKind[];
   options: RuntimeOptions;
   logger?: RuntimeLogger;
+  /** True while the calling flow holds a request transaction (actor calls are refused there). */
+  insideTransaction?: () => boolean;
   /** Runs last in `stop()` (closes the NATS connection in cluster mode). */
   onStopped?: () => Promise<void>;
   /**
@@ -56,22 +60,41 @@ export class ActorRuntime {
 
   private constructor(private readonly deps: ActorRuntimeDeps) {
     const logger = deps.logger ?? defaultRuntimeLogger();
-    const { dataSource, options } = deps;
-    const journal = new ActorJournalRepository(dataSource, deps.journalIdleTimeoutMs ?? options.leaseTimeoutMs);
-    const commands = new ActorCommandRepository(dataSource);
-    this.cluster = new ActorClusterRepository(dataSource);
-    this.system = startSystem(new JournalPersistenceEngine(journal, (key) => this.host.fenceOf(shardOf(key.slice(key.indexOf(':') + 1), options.shardCount))));
-    const behaviors = new Map(deps.behaviors.map((behavior) => [behavior.kind, behavior]));
-    this.relay = new OutboxRelay({ outbox: new ActorOutboxRepository(dataSource), publisher: deps.publisher, shards: () => this.host.owned(), pollMs: options.outboxPollMs, logger });
-    this.host = new ShardHost({ system: this.system, bus: deps.bus, behaviors, journal, commands, options, logger, onPublished: () => this.relay.nudge() });
+    const { database, options } = deps;
+    const idleTimeoutMs = deps.journalIdleTimeoutMs ?? options.leaseTimeoutMs;
+    const kinds = new Map(deps.kinds.map((kind) => [kind.behavior.kind, kind]));
+    const projectors = new Map(deps.kinds.filter((kind) => kind.projector).map((kind) => [kind.behavior.kind, kind.projector!]));
+    const commands = new ActorCommandRepository(database, idleTimeoutMs);
+    this.cluster = new ActorClusterRepository(database);
+    this.system = startSystem();
+    const streams = [{ name: options.eventStream, subjects: [`${options.subjectPrefix}.events.>`] }, ...deps.kinds.flatMap((kind) => kind.streams ?? [])];
+    this.relay = new OutboxRelay({ outbox: new ActorOutboxRepository(database), publisher: deps.publisher, streams, shards: () => this.host.owned(), pollMs: options.outboxPollMs, logger });
+    this.client = new ActorClient({ bus: deps.bus, commands, options, logger, insideTransaction: deps.insideTransaction });
+    this.host = new ShardHost({
+      system: this.system,
+      bus: deps.bus,
+      kinds,
+      journal: new ActorJournalRepository(database, idleTimeoutMs),
+      commands,
+      reminders: new ActorReminderRepository(database),
+      work: new ActorWorkRepository(database),
+      writer: new TurnWriter(database, { idleTimeoutMs, projectors }),
+      options,
+      logger,
+      onPublished: () => this.relay.nudge(),
+      onSent: (sends) => {
+        for (const send of sends) void this.client.notifyStored(send.kind, send.actorId).catch(() => undefined);
+      },
+      onShardLost: (shard) => void this.balancer.shardLost(shard),
+    });
     this.balancer = new ShardBalancer({ cluster: this.cluster, leases: deps.leases, host: this.host, options, logger });
-    this.poller = new ReminderPoller({ reminders: new ActorReminderRepository(dataSource), commands, host: this.host, pollMs: options.reminderPollMs, logger });
-    this.client = new ActorClient({ bus: deps.bus, commands, options, logger });
+    this.poller = new ReminderPoller({ reminders: new ActorReminderRepository(database), commands, host: this.host, kinds: [...kinds.keys()], pollMs: options.reminderPollMs, logger });
   }
 
   /**
    * Starts a node: checks the shard count, joins the membership, takes its
-   * first shards, then starts the outbox relay and the reminder poller.
+   * first shards (activating their actors with unfinished work), then starts
+   * the outbox relay and the reminder poller.
    * @throws FailedPreconditionError when the cluster runs another shard count.
    */
   static async start(deps: ActorRuntimeDeps): Promise<ActorRuntime> {
@@ -113,6 +136,11 @@ export class ActorRuntime {
     return this.host.activeActors();
   }
 
+  /** Effect runs in progress on this node now. */
+  runningEffects(): number {
+    return this.host.runningEffects();
+  }
+
   /** Runs a balancing round now (tests and operators; the loop runs it anyway). */
   rebalance(): Promise<void> {
     return this.balancer.round();
@@ -123,15 +151,16 @@ export class ActorRuntime {
     return this.relay.flush();
   }
 
-  /** The membership table as the operator view. */
+  /** The live members and their shards (the operator view). */
   clusterStatus(): Promise<ClusterStatus> {
-    return readClusterStatus(this.deps.dataSource, this.deps.options.shardCount);
+    return readClusterStatus(this.deps.database, this.deps.options);
   }
 
   /**
-   * Graceful stop (SIGTERM): stops polling, hands every shard off (no message
-   * accepted is lost: mailboxes drain and actors snapshot), releases the
-   * leases, leaves the membership and closes the bus. Idempotent.
+   * Graceful stop (SIGTERM): stops polling, hands every shard off (effects
+   * aborted for the next owner to resume, mailboxes drained, actors
+   * snapshotted), releases the leases, leaves the membership and closes the
+   * bus and the pool. Idempotent.
    */
   stop(): Promise<void> {
     this.stopping ??= this.shutdown();
@@ -146,6 +175,7 @@ export class ActorRuntime {
     stopActor(this.system);
     await this.deps.bus.close();
     await this.deps.publisher.close();
+    await this.deps.database.close();
     await this.deps.onStopped?.();
   }
 }

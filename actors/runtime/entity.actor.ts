@@ -1,25 +1,37 @@
-// One sharded, event-sourced actor: runs a behaviour's decide/evolve inside a
-// nact persistent actor. A turn persists first (journal, outbox, reminders and
-// processed commands in one fenced transaction), then replies, then runs the
-// side effect. Replay (ctx.recovering) only folds events: no effect runs twice.
+// One sharded, event-sourced actor: runs a behaviour's decisions one input at
+// a time inside a nact actor. A turn is short: decide, write everything the
+// decision produced in one fenced transaction (TurnWriter), fold, reply, then
+// hand new effects to the EffectRunner, which runs them outside the turn so
+// the mailbox keeps taking messages. Effect results come back as durable
+// commands. On activation the actor recovers its state (snapshot + journal
+// tail), applies its pending durable commands in write order, and hands the
+// effects it had started but whose runs were lost back to the behaviour.
 import { ApiError, toApiError } from '../../src/errors';
-import { newId } from '../../src/ids';
-import type { ActorDecision, AnyActorBehavior, FiredReminder } from '../../src/ports/actor-behavior';
-import { isRetryable, ShardFencedError, ShardMovedError } from '../../src/sharding/sharding.errors';
-import type { ActorCommandRepository } from '../../persistence/runtime/actor-command.repository';
-import type { ActorJournalRepository, Fence } from '../../persistence/runtime/actor-journal.repository';
+import { newId, newUlid } from '../../src/ids';
+import type { ActorContext, ActorDecision, ActorKind, AnyActorBehavior, EffectOutcome, FiredReminder, RunningEffect } from '../../src/ports/actor-behavior';
+import { shardOf } from '../../src/sharding/fnv1a32';
+import { DuplicateCommandError, isRetryable, ShardFencedError, ShardMovedError } from '../../src/sharding/sharding.errors';
+import type { ActorCommandRepository, PendingCommand } from '../../persistence/runtime/actor-command.repository';
+import type { ActorJournalRepository } from '../../persistence/runtime/actor-journal.repository';
+import type { ActorReminderRepository } from '../../persistence/runtime/actor-reminder.repository';
+import type { CommandInsert, Fence, OutboxInsert, TurnWrite, TurnWriter } from '../../persistence/runtime/turn-writer';
 import { runtimeMetrics } from '../metrics';
-import type { PersistentActorFunction, PersistentContext } from '../nact/nact';
-import type { PersistExtra } from './journal-engine';
+import type { ActorFunction } from '../nact/nact';
+import type { EffectRunner } from './effect-runner';
+import type { RuntimeLogger } from './runtime-logger';
 
 /** The outcome of a command, as handed back to the asker. */
 export type EntityReply = { ok: true; value: unknown } | { ok: false; error: ApiError };
 
 /** Messages an entity accepts. */
 export type EntityMessage =
-  | { type: 'command'; cid: string; command: unknown; durable: boolean; reply?: (reply: EntityReply) => void }
-  | { type: 'reminder'; reminder: FiredReminder; done: () => void }
-  | { type: 'pending'; done: () => void }
+  /** An ask or a tell (not stored): applied once per command id. */
+  | { type: 'command'; cid: string; command: unknown; reply?: (reply: EntityReply) => void }
+  /** A stored command arrived (or may have): apply the pending ones in write order. */
+  | { type: 'stored'; done?: () => void }
+  | { type: 'reminder'; reminder: FiredReminder & { attempts: number }; done: () => void }
+  /** Activate (recovery after a takeover, a poll that found pending work). */
+  | { type: 'wake'; done: () => void }
   | { type: 'barrier'; done: (error?: unknown) => void };
 
 /** The persisted shape of an entity: the behaviour's state plus the runtime's bookkeeping. */
@@ -31,39 +43,62 @@ export interface Envelope {
   snapshotSeq: number;
   /** Replies of the latest commands by id: a retried command is answered, not applied again. */
   recent: Array<[string, unknown]>;
+  /** Sequence number of the last event this actor published (gapless). */
+  eventSeq: number;
+  /** Effects started and not finished, by id. */
+  effects: Record<string, RunningEffect>;
+  /** Reminders set and not fired or cancelled: name → due time (ms). */
+  reminders: Record<string, number>;
 }
 
-/** One journal entry: the events of one turn with the command id and reply. */
+/** One journal entry: what a turn decided, including the runtime's bookkeeping. */
 export interface EntryPayload {
   cid: string | null;
   events: unknown[];
   reply: unknown;
+  eventSeq?: number;
+  effectsStarted?: RunningEffect[];
+  effectsEnded?: string[];
+  remindersSet?: Record<string, number>;
+  remindersCancelled?: string[];
+  reminderFired?: string;
 }
 
 const RECENT_REPLIES = 64;
+/** Marks a stored command carrying an effect's outcome. */
+const EFFECT_OUTCOME = 'effectOutcome';
+const MAX_REMINDER_RETRY_MS = 5 * 60_000;
 
 /** Everything an entity needs, fixed for one activation. */
 export interface EntityDeps {
-  behavior: AnyActorBehavior;
+  kind: ActorKind;
   id: string;
   key: string;
   fence: Fence;
   journal: ActorJournalRepository;
   commands: ActorCommandRepository;
+  reminders: ActorReminderRepository;
+  writer: TurnWriter;
+  effects: EffectRunner;
   snapshotEvery: number;
   /** How long this activation remembers the replies of the commands it applied (a caller's whole retry budget). */
   retryWindowMs: number;
+  shardCount: number;
   eventSubject: string;
+  reminderPollMs: number;
+  logger: RuntimeLogger;
+  /** The turn wrote outbox rows (wakes the relay). */
   onPublished: () => void;
-  onError: (message: string, error: unknown) => void;
+  /** The turn wrote durable commands for other actors (deliver them now). */
+  onSent: (sends: CommandInsert[]) => void;
+  /** A write was refused by the fence: this node lost the shard. */
+  onFenced: (shard: number) => void;
 }
 
-type Ctx = PersistentContext<EntityMessage, PersistExtra>;
-
 /**
- * Replies of the commands this activation applied within the retry window. The
- * envelope's `recent` keeps only 64: under load a caller's retry (sent after
- * its attempt timed out, queued behind many turns) can arrive later than that.
+ * Replies of the commands this activation applied within the retry window:
+ * under load a caller's retry can come later than the 64 replies the envelope
+ * keeps (the journal's command id index still catches it, at a higher cost).
  */
 class AppliedCommands {
   private readonly replies = new Map<string, { reply: unknown; at: number }>();
@@ -85,167 +120,305 @@ class AppliedCommands {
 }
 
 interface Activation extends EntityDeps {
+  behavior: AnyActorBehavior;
   applied: AppliedCommands;
+}
+
+type Decision = ActorDecision<unknown, unknown>;
+
+/** What a turn applies besides the decision. */
+interface TurnInput {
+  cid: string | null;
+  /** Write an entry even when the decision writes nothing (durable inputs: their consumption must be recorded). */
+  persist: boolean;
+  processed: string[];
+  fired?: FiredReminder;
+  /** Effects this input finishes. */
+  ended?: string[];
+  reply?: (reply: EntityReply) => void;
 }
 
 /** The envelope of a new actor. */
 export function initialEnvelope(behavior: AnyActorBehavior, id: string): Envelope {
-  return { state: behavior.initialState(id), seq: 0, snapshotSeq: 0, recent: [] };
+  return { state: behavior.initialState(id), seq: 0, snapshotSeq: 0, recent: [], eventSeq: 0, effects: {}, reminders: {} };
 }
 
-function fold(deps: EntityDeps, envelope: Envelope, entry: EntryPayload): Envelope {
-  const state = entry.events.reduce((current: unknown, event) => deps.behavior.evolve(current, event), envelope.state);
+function withoutKeys<T>(record: Record<string, T>, keys: string[] | undefined): Record<string, T> {
+  if (!keys?.length) return record;
+  const copy = { ...record };
+  for (const key of keys) delete copy[key];
+  return copy;
+}
+
+function fold(behavior: AnyActorBehavior, envelope: Envelope, entry: EntryPayload, sequenceNr: number): Envelope {
+  const state = entry.events.reduce((current: unknown, event) => behavior.evolve(current, event), envelope.state);
   const recent = entry.cid ? [...envelope.recent, [entry.cid, entry.reply] as [string, unknown]].slice(-RECENT_REPLIES) : envelope.recent;
-  return { ...envelope, state, seq: envelope.seq + 1, recent };
+  const effects = { ...withoutKeys(envelope.effects, entry.effectsEnded), ...Object.fromEntries((entry.effectsStarted ?? []).map((effect) => [effect.id, effect])) };
+  let reminders = withoutKeys(envelope.reminders, entry.remindersCancelled);
+  if (entry.reminderFired !== undefined) reminders = withoutKeys(reminders, [entry.reminderFired]);
+  if (entry.remindersSet) reminders = { ...reminders, ...entry.remindersSet };
+  return { ...envelope, state, seq: sequenceNr, recent, eventSeq: entry.eventSeq ?? envelope.eventSeq, effects, reminders };
 }
 
-function context(deps: EntityDeps) {
-  return { kind: deps.behavior.kind, id: deps.id, now: new Date() };
+/** A snapshot written by an earlier version of the runtime lacks the newer bookkeeping. */
+function normalize(payload: unknown): Envelope {
+  const envelope = payload as Partial<Envelope> & Pick<Envelope, 'state' | 'seq'>;
+  return { snapshotSeq: envelope.seq, recent: [], eventSeq: 0, effects: {}, reminders: {}, ...envelope };
 }
 
-function outboxRows(deps: EntityDeps, decision: ActorDecision<unknown, unknown>) {
-  return (decision.publish ?? []).map((event) => {
-    const id = newId('event');
-    const payload = { id, type: event.type, kind: deps.behavior.kind, actorId: deps.id, data: event.data, occurredAt: new Date().toISOString() };
-    return { id, subject: deps.eventSubject, payload };
+function context(act: Activation): ActorContext {
+  return { kind: act.behavior.kind, id: act.id, now: new Date() };
+}
+
+function recordedReply(act: Activation, envelope: Envelope, cid: string): { reply: unknown } | undefined {
+  const recent = envelope.recent.find(([id]) => id === cid);
+  return recent ? { reply: recent[1] } : act.applied.find(cid);
+}
+
+function outboxRows(act: Activation, decision: Decision, firstSeq: number): OutboxInsert[] {
+  return (decision.publish ?? []).map((event, index) => {
+    const id = event.id ?? newId('event');
+    const actorSeq = firstSeq + index;
+    const payload = event.payload ?? { id, type: event.type, kind: act.behavior.kind, actorId: act.id, sequence: actorSeq, data: event.data, occurredAt: new Date().toISOString() };
+    return { id, subject: event.subject ?? act.eventSubject, payload, actorSeq, headers: { 'Agentrt-Actor-Key': act.key, 'Agentrt-Actor-Sequence': String(actorSeq) } };
   });
 }
 
-function persistExtra(deps: EntityDeps, decision: ActorDecision<unknown, unknown>, processed: string[], fired?: FiredReminder): PersistExtra {
-  return {
-    fence: deps.fence,
-    append: {
-      kind: deps.behavior.kind,
-      actorId: deps.id,
-      outbox: outboxRows(deps, decision),
-      remindersSet: (decision.reminders?.set ?? []).map((reminder) => ({ name: reminder.name, dueAt: reminder.dueAt, payload: reminder.payload ?? null })),
-      remindersCancelled: decision.reminders?.cancel ?? [],
-      reminderFired: fired ? { name: fired.name, dueAt: fired.dueAt } : undefined,
-      processedCommandIds: processed,
-    },
-  };
+function startedEffects(envelope: Envelope, decision: Decision): RunningEffect[] {
+  return (decision.effects?.start ?? []).map((request) => {
+    const id = request.id ?? newUlid();
+    const prior = envelope.effects[id];
+    return { id, name: request.name, input: request.input ?? null, timeoutMs: request.timeoutMs, attempt: prior ? prior.attempt + 1 : 1 };
+  });
 }
 
-/** Persists one turn, or rethrows (after counting fenced writes) so that nact stops the actor. */
-async function persistTurn(deps: EntityDeps, ctx: Ctx, entry: EntryPayload, extra: PersistExtra): Promise<void> {
+/** Builds the write of one turn and the journal entry it carries. */
+function buildTurn(act: Activation, envelope: Envelope, decision: Decision, input: TurnInput) {
+  const started = startedEffects(envelope, decision);
+  const aborted = (decision.effects?.abort ?? []).filter((id) => envelope.effects[id] && !started.some((effect) => effect.id === id));
+  const ended = [...new Set([...(input.ended ?? []), ...aborted])].filter((id) => envelope.effects[id]);
+  const before = Object.keys(envelope.effects).length;
+  const after = Object.keys(withoutKeys(envelope.effects, ended)).filter((id) => !started.some((effect) => effect.id === id)).length + started.length;
+  const outbox = outboxRows(act, decision, envelope.eventSeq + 1);
+  const sends: CommandInsert[] = (decision.send ?? []).map((send) => ({ id: newUlid(), shard: shardOf(send.id, act.shardCount), kind: send.kind, actorId: send.id, payload: send.command }));
+  const remindersSet = decision.reminders?.set ?? [];
+  const entry: EntryPayload = {
+    cid: input.cid,
+    events: decision.events ?? [],
+    reply: decision.reply ?? null,
+    ...(outbox.length ? { eventSeq: envelope.eventSeq + outbox.length } : {}),
+    ...(started.length ? { effectsStarted: started } : {}),
+    ...(ended.length ? { effectsEnded: ended } : {}),
+    ...(remindersSet.length ? { remindersSet: Object.fromEntries(remindersSet.map((reminder) => [reminder.name, reminder.dueAt.getTime()])) } : {}),
+    ...(decision.reminders?.cancel?.length ? { remindersCancelled: decision.reminders.cancel } : {}),
+    ...(input.fired ? { reminderFired: input.fired.name } : {}),
+  };
+  const write: TurnWrite = {
+    fence: act.fence,
+    kind: act.behavior.kind,
+    actorId: act.id,
+    key: act.key,
+    entry: { sequenceNr: envelope.seq + 1, commandId: input.cid, payload: entry },
+    outbox,
+    remindersSet: remindersSet.map((reminder) => ({ name: reminder.name, dueAt: reminder.dueAt, payload: reminder.payload ?? null })),
+    remindersCancelled: decision.reminders?.cancel ?? [],
+    reminderFired: input.fired ? { name: input.fired.name, dueAt: input.fired.dueAt } : undefined,
+    processedCommandIds: input.processed,
+    sends,
+    work: before === 0 && after > 0 ? 'enter' : before > 0 && after === 0 ? 'leave' : undefined,
+    changes: decision.project ?? [],
+  };
+  const writes =
+    input.persist ||
+    entry.events.length > 0 ||
+    outbox.length > 0 ||
+    decision.reminders !== undefined ||
+    started.length > 0 ||
+    ended.length > 0 ||
+    sends.length > 0 ||
+    write.changes.length > 0;
+  return { write, entry, started, aborted, sends, writes };
+}
+
+/**
+ * Runs one turn: writes what the decision produced (when it produced
+ * anything), folds it, replies, then starts and aborts effects, delivers the
+ * sends and wakes the relay. A refused write is answered and rethrown, so nact
+ * stops the actor (a duplicate command is answered from its record instead).
+ */
+async function turn(act: Activation, envelope: Envelope, decision: Decision, input: TurnInput): Promise<Envelope> {
+  const { write, entry, started, aborted, sends, writes } = buildTurn(act, envelope, decision, input);
+  if (!writes) {
+    input.reply?.({ ok: true, value: decision.reply ?? null });
+    return envelope;
+  }
   try {
-    await ctx.persist(entry, [], extra);
+    await act.writer.write(write);
   } catch (error) {
-    if (error instanceof ShardFencedError) runtimeMetrics.fencedWrites.inc();
+    if (error instanceof DuplicateCommandError) {
+      if (input.processed.length) await act.commands.markProcessed(input.processed);
+      input.reply?.({ ok: true, value: error.reply });
+      return envelope;
+    }
+    input.reply?.({ ok: false, error: toApiError(error) });
+    if (error instanceof ShardFencedError) {
+      runtimeMetrics.fencedWrites.inc();
+      act.onFenced(act.fence.shard);
+    }
     throw error;
   }
+  const next = fold(act.behavior, envelope, entry, envelope.seq + 1);
+  if (input.cid) act.applied.add(input.cid, entry.reply);
+  input.reply?.({ ok: true, value: entry.reply });
+  for (const id of aborted) act.effects.abandon(act.key, id);
+  for (const effect of started) act.effects.start({ kind: act.behavior.kind, actorId: act.id, key: act.key, fence: act.fence, effect });
+  if (sends.length) act.onSent(sends);
+  if (write.outbox.length) act.onPublished();
+  return periodicSnapshot(act, next);
 }
 
-async function snapshot(deps: EntityDeps, envelope: Envelope): Promise<Envelope> {
+async function snapshot(act: Activation, envelope: Envelope): Promise<Envelope> {
   if (envelope.seq === envelope.snapshotSeq) return envelope;
   const next = { ...envelope, snapshotSeq: envelope.seq };
-  await deps.journal.saveSnapshotFenced({ key: deps.key, sequenceNr: next.seq, payload: next }, deps.fence);
+  await act.journal.saveSnapshotFenced({ key: act.key, sequenceNr: next.seq, payload: next }, act.fence);
   return next;
 }
 
 /** The periodic snapshot is an optimisation: a failure is logged and retried after the next entry. */
-async function periodicSnapshot(deps: EntityDeps, envelope: Envelope): Promise<Envelope> {
-  if (envelope.seq - envelope.snapshotSeq < deps.snapshotEvery) return envelope;
+async function periodicSnapshot(act: Activation, envelope: Envelope): Promise<Envelope> {
+  if (envelope.seq - envelope.snapshotSeq < act.snapshotEvery) return envelope;
   try {
-    return await snapshot(deps, envelope);
+    return await snapshot(act, envelope);
   } catch (error) {
-    deps.onError(`snapshot of ${deps.key} failed`, error);
+    act.logger.warn({ err: error, key: act.key }, 'snapshot failed');
     return envelope;
   }
 }
 
-async function runEffect(deps: EntityDeps, decision: ActorDecision<unknown, unknown>): Promise<void> {
-  if (!decision.afterCommit) return;
+/** Runs a behaviour callback; an error is logged (a bug or a refusal worth seeing) and returned. */
+async function decideSafely(act: Activation, what: string, run: () => Decision | Promise<Decision>): Promise<{ decision: Decision } | { error: unknown }> {
   try {
-    await decision.afterCommit();
+    return { decision: await run() };
   } catch (error) {
-    runtimeMetrics.effectFailures.inc({ kind: deps.behavior.kind });
-    deps.onError(`afterCommit of ${deps.key} failed`, error);
+    const status = toApiError(error);
+    const fields = { err: error, key: act.key, code: status.code };
+    if (status.code === 'INTERNAL') act.logger.error(fields, `${what} of ${act.behavior.kind} failed`);
+    else act.logger.info(fields, `${what} of ${act.behavior.kind} refused`);
+    return { error };
   }
 }
 
-/** Applies a decision: persist when needed, fold, reply, snapshot, side effect. */
-async function applyDecision(
-  deps: Activation,
-  envelope: Envelope,
-  ctx: Ctx,
-  decision: ActorDecision<unknown, unknown>,
-  input: { cid: string; mustPersist: boolean; processed: string[]; fired?: FiredReminder; reply?: (reply: EntityReply) => void },
-): Promise<Envelope> {
-  const events = decision.events ?? [];
-  const writes = events.length > 0 || (decision.publish?.length ?? 0) > 0 || decision.reminders !== undefined;
-  if (!writes && !input.mustPersist) {
-    input.reply?.({ ok: true, value: decision.reply });
+async function handleCommand(act: Activation, envelope: Envelope, message: Extract<EntityMessage, { type: 'command' }>): Promise<Envelope> {
+  const previous = recordedReply(act, envelope, message.cid);
+  if (previous) {
+    message.reply?.({ ok: true, value: previous.reply });
     return envelope;
   }
-  const entry: EntryPayload = { cid: input.cid, events, reply: decision.reply ?? null };
-  try {
-    await persistTurn(deps, ctx, entry, persistExtra(deps, decision, input.processed, input.fired));
-  } catch (error) {
-    input.reply?.({ ok: false, error: toApiError(error) });
-    throw error;
+  const outcome = await decideSafely(act, 'decide', () => act.behavior.decide(envelope.state, message.command, context(act)));
+  if ('error' in outcome) {
+    message.reply?.({ ok: false, error: toApiError(outcome.error) });
+    return envelope;
   }
-  const next = fold(deps, envelope, entry);
-  deps.applied.add(input.cid, entry.reply);
-  input.reply?.({ ok: true, value: decision.reply });
-  if (decision.publish?.length) deps.onPublished();
-  await runEffect(deps, decision);
-  return periodicSnapshot(deps, next);
+  return turn(act, envelope, outcome.decision, { cid: message.cid, persist: false, processed: [], reply: message.reply });
+}
+
+function effectOutcomeOf(command: PendingCommand): EffectOutcome | undefined {
+  const payload = command.payload as Record<string, unknown> | null;
+  return command.id.startsWith('fx:') && payload && typeof payload === 'object' ? (payload[EFFECT_OUTCOME] as EffectOutcome) : undefined;
+}
+
+/** The stored command carrying an effect's outcome. */
+export function effectOutcomeCommand(key: string, outcome: EffectOutcome): { id: string; payload: unknown } {
+  return { id: `fx:${key}:${outcome.id}:${outcome.attempt}`, payload: { [EFFECT_OUTCOME]: outcome } };
+}
+
+/** Applies an effect's outcome once: a result of a run the actor no longer waits for is only marked processed. */
+async function applyEffectOutcome(act: Activation, envelope: Envelope, command: PendingCommand, outcome: EffectOutcome): Promise<Envelope> {
+  const running = envelope.effects[outcome.id];
+  if (!running || running.attempt !== outcome.attempt) {
+    await act.commands.markProcessed([command.id]);
+    return envelope;
+  }
+  const handler = act.behavior.onEffectResult;
+  const result = handler ? await decideSafely(act, 'onEffectResult', () => handler.call(act.behavior, envelope.state, outcome, context(act))) : { decision: {} };
+  if ('error' in result && isRetryable(result.error)) return envelope;
+  return turn(act, envelope, 'decision' in result ? result.decision : {}, { cid: command.id, persist: true, processed: [command.id], ended: [outcome.id] });
 }
 
 /**
- * A durable command whose decision failed is marked processed (an entry with no
- * events), unless the error says to retry: otherwise it would be re-delivered forever.
+ * Applies one stored command. @returns stop=true when it must be retried later
+ * (a retryable failure): the commands after it wait, to keep send order.
  */
-async function consumeFailedCommand(deps: Activation, envelope: Envelope, ctx: Ctx, message: Extract<EntityMessage, { type: 'command' }>, error: unknown): Promise<Envelope> {
-  if (!message.durable || isRetryable(error)) return envelope;
-  deps.onError(`durable command ${message.cid} of ${deps.key} failed and is dropped`, error);
-  return applyDecision(deps, envelope, ctx, {}, { cid: message.cid, mustPersist: true, processed: [message.cid] });
+async function applyStored(act: Activation, envelope: Envelope, command: PendingCommand): Promise<{ envelope: Envelope; stop: boolean }> {
+  if (recordedReply(act, envelope, command.id)) {
+    // Applied before but delivered again: only its processed mark was missing.
+    await act.commands.markProcessed([command.id]);
+    return { envelope, stop: false };
+  }
+  const outcome = effectOutcomeOf(command);
+  if (outcome) return { envelope: await applyEffectOutcome(act, envelope, command, outcome), stop: false };
+  const result = await decideSafely(act, 'decide', () => act.behavior.decide(envelope.state, command.payload, context(act)));
+  if ('error' in result) {
+    if (isRetryable(result.error)) return { envelope, stop: true };
+    act.logger.warn({ key: act.key, cid: command.id }, 'durable command refused by its actor; consumed');
+  }
+  const decision = 'decision' in result ? result.decision : {};
+  return { envelope: await turn(act, envelope, decision, { cid: command.id, persist: true, processed: [command.id] }), stop: false };
 }
 
-async function handleCommand(deps: Activation, envelope: Envelope, ctx: Ctx, message: Extract<EntityMessage, { type: 'command' }>): Promise<Envelope> {
-  const previous = envelope.recent.find(([cid]) => cid === message.cid) ?? deps.applied.find(message.cid);
-  if (previous) {
-    message.reply?.({ ok: true, value: Array.isArray(previous) ? previous[1] : previous.reply });
-    return envelope;
-  }
-  let decision: ActorDecision<unknown, unknown>;
-  try {
-    decision = await deps.behavior.decide(envelope.state, message.command, context(deps));
-  } catch (error) {
-    message.reply?.({ ok: false, error: toApiError(error) });
-    return consumeFailedCommand(deps, envelope, ctx, message, error);
-  }
-  const processed = message.durable ? [message.cid] : [];
-  return applyDecision(deps, envelope, ctx, decision, { cid: message.cid, mustPersist: message.durable, processed, reply: message.reply });
-}
-
-async function handleReminder(deps: Activation, envelope: Envelope, ctx: Ctx, reminder: FiredReminder): Promise<Envelope> {
-  const cid = `reminder:${reminder.name}:${reminder.dueAt.getTime()}`;
-  if (envelope.recent.some(([id]) => id === cid) || deps.applied.find(cid)) return envelope;
-  const decide = deps.behavior.onReminder;
-  let decision: ActorDecision<unknown, unknown> = {};
-  try {
-    if (decide) decision = await decide.call(deps.behavior, envelope.state, reminder, context(deps));
-  } catch (error) {
-    // The reminder stays in Postgres and fires again at the next poll.
-    deps.onError(`reminder ${reminder.name} of ${deps.key} failed`, error);
-    return envelope;
-  }
-  return applyDecision(deps, envelope, ctx, decision, { cid, mustPersist: true, processed: [], fired: reminder });
-}
-
-async function handlePending(deps: Activation, envelope: Envelope, ctx: Ctx): Promise<Envelope> {
+async function applyPending(act: Activation, envelope: Envelope): Promise<Envelope> {
   let current = envelope;
-  for (const command of await deps.commands.listPending(deps.behavior.kind, deps.id, deps.fence.shard)) {
-    current = await handleCommand(deps, current, ctx, { type: 'command', cid: command.id, command: command.payload, durable: true });
+  for (const command of await act.commands.listPending(act.behavior.kind, act.id, act.fence.shard)) {
+    const applied = await applyStored(act, current, command);
+    current = applied.envelope;
+    if (applied.stop) break;
   }
   return current;
 }
 
-async function handleBarrier(deps: EntityDeps, envelope: Envelope, done: (error?: unknown) => void): Promise<Envelope> {
+async function handleReminder(act: Activation, envelope: Envelope, reminder: FiredReminder & { attempts: number }): Promise<Envelope> {
+  // Cancelled or moved by a turn queued before this delivery: the delivery is stale.
+  if (envelope.reminders[reminder.name] !== reminder.dueAt.getTime()) return envelope;
+  const cid = `reminder:${reminder.name}:${reminder.dueAt.getTime()}`;
+  if (recordedReply(act, envelope, cid)) return envelope;
+  const handler = act.behavior.onReminder;
+  const fired: FiredReminder = { name: reminder.name, dueAt: reminder.dueAt, payload: reminder.payload };
+  const result = handler ? await decideSafely(act, 'onReminder', () => handler.call(act.behavior, envelope.state, fired, context(act))) : { decision: {} };
+  if ('error' in result) {
+    const retryAfterMs = Math.min(MAX_REMINDER_RETRY_MS, act.reminderPollMs * 2 ** (reminder.attempts + 1));
+    await act.reminders.recordFailure({ kind: act.behavior.kind, actorId: act.id, name: reminder.name, dueAt: reminder.dueAt }, retryAfterMs);
+    return envelope;
+  }
+  return turn(act, envelope, result.decision, { cid, persist: true, processed: [], fired });
+}
+
+/** Hands each effect whose run was lost back to the behaviour (default: run it again with the same id). */
+async function resumeInterrupted(act: Activation, envelope: Envelope): Promise<Envelope> {
+  let current = envelope;
+  for (const effect of Object.values(envelope.effects)) {
+    if (act.effects.isRunning(act.key, effect.id) || current.effects[effect.id]?.attempt !== effect.attempt) continue;
+    const handler = act.behavior.onEffectInterrupted;
+    const restart: Decision = { effects: { start: [{ id: effect.id, name: effect.name, input: effect.input, timeoutMs: effect.timeoutMs }] } };
+    const result = handler ? await decideSafely(act, 'onEffectInterrupted', () => handler.call(act.behavior, current.state, effect, context(act))) : { decision: restart };
+    if ('error' in result && isRetryable(result.error)) continue;
+    const decision = 'decision' in result ? result.decision : {};
+    current = await turn(act, current, decision, { cid: `interrupted:${effect.id}:${effect.attempt}`, persist: true, processed: [], ended: [effect.id] });
+  }
+  return current;
+}
+
+/** Recovery: snapshot and journal tail, then the stored commands, then the effects whose runs were lost. */
+async function activate(act: Activation): Promise<Envelope> {
+  const snapshotEntry = await act.journal.findSnapshot(act.key);
+  let envelope = snapshotEntry ? normalize(snapshotEntry.payload) : initialEnvelope(act.behavior, act.id);
+  for (const entry of await act.journal.listAfter(act.key, envelope.seq)) envelope = fold(act.behavior, envelope, entry.payload as EntryPayload, entry.sequenceNr);
+  envelope = await applyPending(act, envelope);
+  return resumeInterrupted(act, envelope);
+}
+
+async function handleBarrier(act: Activation, envelope: Envelope, done: (error?: unknown) => void): Promise<Envelope> {
   try {
-    const next = await snapshot(deps, envelope);
+    const next = await snapshot(act, envelope);
     done();
     return next;
   } catch (error) {
@@ -254,25 +427,27 @@ async function handleBarrier(deps: EntityDeps, envelope: Envelope, done: (error?
   }
 }
 
-async function handle(deps: Activation, envelope: Envelope, message: EntityMessage, ctx: Ctx): Promise<Envelope> {
-  runtimeMetrics.mailboxDepth.dec();
+async function handle(act: Activation, envelope: Envelope, message: EntityMessage): Promise<Envelope> {
   switch (message.type) {
     case 'command':
-      return handleCommand(deps, envelope, ctx, message);
+      return handleCommand(act, envelope, message);
+    case 'stored':
+      try {
+        return await applyPending(act, envelope);
+      } finally {
+        message.done?.();
+      }
     case 'reminder':
       try {
-        return await handleReminder(deps, envelope, ctx, message.reminder);
+        return await handleReminder(act, envelope, message.reminder);
       } finally {
         message.done();
       }
-    case 'pending':
-      try {
-        return await handlePending(deps, envelope, ctx);
-      } finally {
-        message.done();
-      }
+    case 'wake':
+      message.done();
+      return envelope;
     case 'barrier':
-      return handleBarrier(deps, envelope, message.done);
+      return handleBarrier(act, envelope, message.done);
   }
 }
 
@@ -289,19 +464,30 @@ export function abandonMessage(message: EntityMessage, shard: number): void {
     case 'barrier':
       message.done(new Error('actor stopped before its handoff snapshot'));
       return;
+    case 'stored':
+      message.done?.();
+      return;
     default:
       message.done();
   }
 }
 
 /**
- * The nact function of an entity. While recovering, the message is a journal
- * entry and is only folded; otherwise it is an EntityMessage.
+ * The nact function of an entity. Its state is null until the first message
+ * recovers it; a failure then (the database is down) answers the message and
+ * stops the actor, and the next message activates it again.
  */
-export function entityFunction(deps: EntityDeps): PersistentActorFunction<Envelope, EntityMessage, PersistExtra> {
-  const activation: Activation = { ...deps, applied: new AppliedCommands(deps.retryWindowMs) };
-  return (envelope, message, ctx) => {
-    if (ctx.recovering) return fold(deps, envelope, message as unknown as EntryPayload);
-    return handle(activation, envelope, message, ctx);
+export function entityFunction(deps: EntityDeps): ActorFunction<Envelope | null, EntityMessage> {
+  const act: Activation = { ...deps, behavior: deps.kind.behavior, applied: new AppliedCommands(deps.retryWindowMs) };
+  return async (state, message) => {
+    runtimeMetrics.mailboxDepth.dec();
+    let envelope = state;
+    try {
+      envelope ??= await activate(act);
+    } catch (error) {
+      abandonMessage(message, deps.fence.shard);
+      throw error;
+    }
+    return handle(act, envelope, message);
   };
 }

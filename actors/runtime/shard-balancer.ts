@@ -62,6 +62,15 @@ export class ShardBalancer {
     await this.deps.leases.close();
   }
 
+  /**
+   * A write found the shard's fence moved (another node claimed it): the host
+   * has dropped the shard; let go of its lease too, if this session still
+   * holds it, so the membership shows the truth at the next heartbeat.
+   */
+  async shardLost(shard: number): Promise<void> {
+    await this.deps.leases.release([shard]).catch(() => undefined);
+  }
+
   // Skips a tick rather than queueing rounds behind a slow one.
   private schedule(): void {
     if (this.busy || this.stopped) return;

@@ -1,21 +1,28 @@
 // The shards this node owns right now: for each, a router actor, a bus
-// subscription and the fencing epoch of the lease. Opens a shard after its
-// lease is claimed, hands it off gracefully (stop taking messages, drain
-// mailboxes, snapshot) or abandons it at once when the lease is lost.
-import { toApiError } from '../../src/errors';
-import type { AnyActorBehavior } from '../../src/ports/actor-behavior';
+// subscription and the fencing epoch of the lease. Opening a shard activates
+// every actor of it with unfinished work (effects in flight, commands pending,
+// reminders due), with bounded concurrency. A shard is handed off gracefully
+// (stop taking messages, abandon its effects, drain mailboxes, snapshot) or
+// dropped at once when the lease is lost or a write finds the fence moved.
+// The host also runs the actors' effects and records their outcomes.
+import { InvalidArgumentError, toApiError } from '../../src/errors';
+import type { ActorKind, EffectOutcome } from '../../src/ports/actor-behavior';
 import type { Bus, BusMessage, BusSubscription } from '../../src/ports/bus';
 import { actorAddress, persistenceKey, shardSubject } from '../../src/sharding/addressing';
-import { isRetryable, ShardMovedError } from '../../src/sharding/sharding.errors';
-import { InvalidArgumentError } from '../../src/errors';
+import { isRetryable, ShardFencedError, ShardMovedError } from '../../src/sharding/sharding.errors';
 import type { ActorCommandRepository } from '../../persistence/runtime/actor-command.repository';
-import type { ActorJournalRepository, Fence } from '../../persistence/runtime/actor-journal.repository';
+import type { ActorJournalRepository } from '../../persistence/runtime/actor-journal.repository';
+import type { ActorReminderRepository } from '../../persistence/runtime/actor-reminder.repository';
+import type { ActorWorkRepository } from '../../persistence/runtime/actor-work.repository';
+import type { CommandInsert, Fence, TurnWriter } from '../../persistence/runtime/turn-writer';
 import { runtimeMetrics } from '../metrics';
-import { dispatch, spawnActor, spawnPersistent, stopActor, type ActorRef, type SystemRef } from '../nact/nact';
+import { dispatch, spawnActor, stopActor, type ActorRef, type SystemRef } from '../nact/nact';
 import type { RuntimeOptions } from '../runtime-options';
-import { abandonMessage, entityFunction, initialEnvelope, type EntityMessage, type EntityReply } from './entity.actor';
+import { EffectRunner, type EffectRun } from './effect-runner';
+import { abandonMessage, effectOutcomeCommand, entityFunction, type EntityMessage, type EntityReply } from './entity.actor';
+import { RecoveryQueue } from './recovery-queue';
 import type { RuntimeLogger } from './runtime-logger';
-import { abandonRouterMessage, routerFunction, sendToEntity, type RouterMessage } from './shard-router.actor';
+import { abandonRouterMessage, routerFunction, type RouterMessage } from './shard-router.actor';
 import { errorReply, type WireReply, type WireRequest } from './wire';
 
 interface ShardSlot {
@@ -29,14 +36,23 @@ interface ShardSlot {
 export interface ShardHostDeps {
   system: SystemRef;
   bus: Bus;
-  behaviors: ReadonlyMap<string, AnyActorBehavior>;
+  kinds: ReadonlyMap<string, ActorKind>;
   journal: ActorJournalRepository;
   commands: ActorCommandRepository;
+  reminders: ActorReminderRepository;
+  work: ActorWorkRepository;
+  writer: TurnWriter;
   options: RuntimeOptions;
   logger: RuntimeLogger;
   /** Called when an entity wrote outbox events (wakes the relay). */
   onPublished: () => void;
+  /** Called with the durable commands a turn sent to other actors, after commit. */
+  onSent: (sends: CommandInsert[]) => void;
+  /** Called after a shard was dropped because a write found its fence moved (release the lease). */
+  onShardLost: (shard: number) => void;
 }
+
+const RESULT_RETRY_MS = 1000;
 
 function wireReply(reply: EntityReply): WireReply {
   return reply.ok ? reply : errorReply(reply.error, isRetryable(reply.error));
@@ -45,9 +61,14 @@ function wireReply(reply: EntityReply): WireReply {
 /** Owned shards and their actors on this node. */
 export class ShardHost {
   private readonly slots = new Map<number, ShardSlot>();
+  private readonly effects: EffectRunner;
+  private readonly recoveries: RecoveryQueue;
   private active = 0;
 
-  constructor(private readonly deps: ShardHostDeps) {}
+  constructor(private readonly deps: ShardHostDeps) {
+    this.effects = new EffectRunner({ kinds: deps.kinds, onOutcome: (run, outcome) => void this.recordOutcome(run, outcome) });
+    this.recoveries = new RecoveryQueue(deps.options.recoveryConcurrency);
+  }
 
   /** Shards currently owned, ascending. */
   owned(): number[] {
@@ -65,7 +86,17 @@ export class ShardHost {
     return this.active;
   }
 
-  /** Starts serving a shard whose lease is held with `epoch`. */
+  /** Effect runs in progress on this node. */
+  runningEffects(): number {
+    return this.effects.running();
+  }
+
+  /** Recoveries queued or in progress. */
+  pendingRecoveries(): number {
+    return this.recoveries.size();
+  }
+
+  /** Starts serving a shard whose lease is held with `epoch`, and activates its actors with unfinished work. */
   open(shard: number, epoch: number): void {
     if (this.slots.has(shard)) throw new Error(`shard ${shard} already open`);
     const spawn = (parent: ActorRef<RouterMessage>, kind: string, id: string, name: string) => this.spawnEntity(parent, kind, id, name, shard, epoch);
@@ -77,28 +108,32 @@ export class ShardHost {
     const subscription = this.deps.bus.subscribe(shardSubject(this.deps.options.subjectPrefix, shard), (message) => this.onBusMessage(shard, message));
     this.slots.set(shard, { shard, epoch, router, subscription, accepting: true });
     runtimeMetrics.ownedShards.set(this.slots.size);
+    void this.resumeShard(shard, epoch);
   }
 
   /**
    * Hands a shard off: stops taking messages (callers get a retryable "moved"
-   * reply at once), drains every mailbox (each actor handles what it accepted),
-   * snapshots, unsubscribes and stops the actors. The caller then releases the lease.
+   * reply at once), abandons its effects (the next owner resumes them), drains
+   * every mailbox, snapshots, unsubscribes and stops the actors. The caller
+   * then releases the lease.
    */
   async handoff(shard: number): Promise<void> {
     const slot = this.slots.get(shard);
     if (!slot) return;
     slot.accepting = false;
+    this.effects.abandonShard(shard);
     const errors = await this.drain(slot);
     if (errors.length) this.deps.logger.warn({ shard, errors: errors.map(String) }, 'handoff snapshot failed for some actors');
     slot.subscription.unsubscribe();
     this.close(slot);
   }
 
-  /** Drops a shard at once (lease lost): no snapshot, actors stop now. */
+  /** Drops a shard at once (lease lost, fence moved): no snapshot, effects abandoned, actors stop now. */
   abandon(shard: number): void {
     const slot = this.slots.get(shard);
     if (!slot) return;
     slot.accepting = false;
+    this.effects.abandonShard(shard);
     slot.subscription.unsubscribe();
     this.close(slot);
   }
@@ -114,9 +149,56 @@ export class ShardHost {
    */
   deliver(kind: string, id: string, shard: number, message: EntityMessage): boolean {
     const slot = this.slots.get(shard);
-    if (!slot?.accepting || !this.deps.behaviors.has(kind)) return false;
+    if (!slot?.accepting || !this.deps.kinds.has(kind)) return false;
     dispatch(slot.router, { type: 'deliver', kind, id, message });
     return true;
+  }
+
+  /** Activates the shard's actors with unfinished work, a bounded number at a time. */
+  private async resumeShard(shard: number, epoch: number): Promise<void> {
+    let actors: Array<{ kind: string; actorId: string }>;
+    try {
+      actors = await this.deps.work.listActorsWithWork(shard, [...this.deps.kinds.keys()]);
+    } catch (error) {
+      // The pollers still find pending commands and due reminders; effects in flight wait for the next message or owner.
+      this.deps.logger.warn({ err: error, shard }, 'could not read the actors to resume');
+      return;
+    }
+    for (const actor of actors) {
+      this.recoveries.push(
+        () =>
+          new Promise<void>((resolve) => {
+            if (this.slots.get(shard)?.epoch !== epoch) return resolve();
+            runtimeMetrics.recoveries.inc();
+            if (!this.deliver(actor.kind, actor.actorId, shard, { type: 'wake', done: resolve })) resolve();
+          }),
+      );
+    }
+  }
+
+  /**
+   * Records an effect's outcome as a durable command under the fence of its
+   * run, then wakes the actor. A stale fence means another node owns the
+   * actor now: the outcome is refused (that node runs the effect again).
+   */
+  private async recordOutcome(run: EffectRun, outcome: EffectOutcome): Promise<void> {
+    const command = effectOutcomeCommand(run.key, outcome);
+    for (;;) {
+      try {
+        await this.deps.commands.insertFenced({ id: command.id, shard: run.fence.shard, kind: run.kind, actorId: run.actorId, payload: command.payload }, run.fence);
+        this.deliver(run.kind, run.actorId, run.fence.shard, { type: 'stored' });
+        return;
+      } catch (error) {
+        if (error instanceof ShardFencedError) {
+          runtimeMetrics.staleEffectResults.inc();
+          this.deps.logger.warn({ key: run.key, effect: outcome.id, shard: run.fence.shard }, 'effect result refused: the shard moved on while it ran');
+          return;
+        }
+        if (this.slots.get(run.fence.shard)?.epoch !== run.fence.epoch) return;
+        this.deps.logger.warn({ err: error, key: run.key, effect: outcome.id }, 'could not record an effect result; retrying');
+        await new Promise((resolve) => setTimeout(resolve, RESULT_RETRY_MS));
+      }
+    }
   }
 
   private drain(slot: ShardSlot): Promise<unknown[]> {
@@ -138,37 +220,54 @@ export class ShardHost {
     runtimeMetrics.ownedShards.set(this.slots.size);
   }
 
+  private shardFenced(shard: number): void {
+    if (!this.slots.has(shard)) return;
+    this.deps.logger.warn({ shard }, 'a write found the shard taken over: dropping it');
+    this.abandon(shard);
+    this.deps.onShardLost(shard);
+  }
+
   private spawnEntity(router: ActorRef<RouterMessage>, kind: string, id: string, name: string, shard: number, epoch: number): ActorRef<EntityMessage> {
-    const behavior = this.deps.behaviors.get(kind)!;
+    const actorKind = this.deps.kinds.get(kind)!;
     const key = persistenceKey(kind, id);
-    const deps = {
-      behavior,
-      id,
-      key,
-      fence: { shard, epoch },
-      journal: this.deps.journal,
-      commands: this.deps.commands,
-      snapshotEvery: this.deps.options.snapshotEvery,
-      retryWindowMs: this.deps.options.askTimeoutMs,
-      eventSubject: `${this.deps.options.subjectPrefix}.events.${kind}.${id}`,
-      onPublished: this.deps.onPublished,
-      onError: (message: string, error: unknown) => this.deps.logger.error({ err: error, key }, message),
-    };
-    const child = spawnPersistent(router, entityFunction(deps), key, name, {
-      initialState: initialEnvelope(behavior, id),
-      shutdownAfterMs: this.deps.options.passivateAfterMs,
-      afterStop: () => this.entityStopped(kind),
-      onCrash: (error) => this.deps.logger.warn({ err: error, key }, 'actor stopped after a failed turn'),
-      onUnhandled: (messages) => {
-        runtimeMetrics.mailboxDepth.dec(messages.length);
-        this.answerUnhandled(messages, (message) => abandonMessage(message, shard));
+    const { options } = this.deps;
+    const child = spawnActor(
+      router,
+      entityFunction({
+        kind: actorKind,
+        id,
+        key,
+        fence: { shard, epoch },
+        journal: this.deps.journal,
+        commands: this.deps.commands,
+        reminders: this.deps.reminders,
+        writer: this.deps.writer,
+        effects: this.effects,
+        snapshotEvery: options.snapshotEvery,
+        retryWindowMs: options.askTimeoutMs,
+        shardCount: options.shardCount,
+        eventSubject: `${options.subjectPrefix}.events.${kind}.${id}`,
+        reminderPollMs: options.reminderPollMs,
+        logger: this.deps.logger,
+        onPublished: this.deps.onPublished,
+        onSent: this.deps.onSent,
+        onFenced: (lost) => this.shardFenced(lost),
+      }),
+      name,
+      {
+        initialState: null,
+        shutdownAfterMs: options.passivateAfterMs,
+        afterStop: () => this.entityStopped(kind),
+        onCrash: (error) => this.deps.logger.warn({ err: error, key }, 'actor stopped after a failed turn'),
+        onUnhandled: (messages) => {
+          runtimeMetrics.mailboxDepth.dec(messages.length);
+          this.answerUnhandled(messages, (message) => abandonMessage(message, shard));
+        },
       },
-    });
+    );
     this.active++;
     runtimeMetrics.activeActors.inc();
     runtimeMetrics.activations.inc({ kind });
-    // Commands stored while the actor was not active come first.
-    sendToEntity(child, { type: 'pending', done: () => undefined });
     return child;
   }
 
@@ -198,7 +297,7 @@ export class ShardHost {
       message.respond(JSON.stringify(errorReply(toApiError(error instanceof SyntaxError ? new InvalidArgumentError('malformed request') : error), false)));
       return;
     }
-    if (!this.deps.behaviors.has(request.kind)) {
+    if (!this.deps.kinds.has(request.kind)) {
       message.respond(JSON.stringify(errorReply(InvalidArgumentError.forField('kind', `unknown actor kind ${request.kind}`), false)));
       return;
     }
@@ -207,14 +306,10 @@ export class ShardHost {
 
   private accept(shard: number, request: WireRequest, message: BusMessage): void {
     const respond = (reply: EntityReply) => message.respond(JSON.stringify(wireReply(reply)));
-    const command: EntityMessage = {
-      type: 'command',
-      cid: request.cid,
-      command: request.body,
-      durable: request.durable,
-      reply: request.type === 'ask' ? respond : undefined,
-    };
-    if (!this.deliver(request.kind, request.id, shard, command)) {
+    const entityMessage: EntityMessage = request.durable
+      ? { type: 'stored' }
+      : { type: 'command', cid: request.cid, command: request.body, reply: request.type === 'ask' ? respond : undefined };
+    if (!this.deliver(request.kind, request.id, shard, entityMessage)) {
       respond({ ok: false, error: new ShardMovedError(shard) });
       return;
     }

@@ -43,6 +43,7 @@ function drain(children: Array<ActorRef<unknown>>, done: (errors: unknown[]) => 
 }
 
 function route(spawn: EntitySpawner, message: Extract<RouterMessage, { type: 'deliver' }>, ctx: PlainContext<RouterMessage>): void {
+  // The entity recovers on its first message, whatever it is.
   const name = entityName(message.kind, message.id);
   const existing = ctx.children.get(name) as ActorRef<EntityMessage> | undefined;
   sendToEntity(existing ?? spawn(ctx.self, message.kind, message.id, name), message.message);

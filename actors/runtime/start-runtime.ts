@@ -4,7 +4,9 @@
 import { connect } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { ConfigError } from '../../src/config';
-import type { AnyActorBehavior } from '../../src/ports/actor-behavior';
+import type { ActorKind } from '../../src/ports/actor-behavior';
+import { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
+import { isInsideTransaction } from '../../persistence/transaction-context';
 import { MemoryBus } from '../bus/memory-bus';
 import { NatsBus } from '../bus/nats-bus';
 import { JetStreamPublisher } from '../events/jetstream-publisher';
@@ -17,20 +19,27 @@ import type { RuntimeLogger } from './runtime-logger';
 
 /** How the server starts the runtime. */
 export interface StartActorRuntimeOptions {
-  /** The node's initialized (and migrated) data source. */
+  /** The node's initialized (and migrated) data source: the runtime opens its own pool to the same database. */
   dataSource: DataSource;
-  /** Postgres URL for the lease connection; required with `natsUrl`. */
+  /** Postgres URL for the lease connection; required with `natsUrl`. @default the data source's URL (embedded) */
   databaseUrl?: string;
   /** NATS URL; unset selects embedded mode. */
   natsUrl?: string;
   /** The actor kinds this node hosts. */
-  behaviors: AnyActorBehavior[];
+  kinds: ActorKind[];
   /** Runtime options (see runtimeOptionsFromEnv). */
   options?: Partial<RuntimeOptions>;
   logger?: RuntimeLogger;
 }
 
 type Ports = Pick<ActorRuntimeDeps, 'bus' | 'leases' | 'publisher' | 'onStopped'>;
+
+/** The URL the data source connects to (every data source of ours is created from one). */
+function dataSourceUrl(dataSource: DataSource): string {
+  const url = (dataSource.options as { url?: string }).url;
+  if (!url) throw new ConfigError('the actor runtime needs a data source created from a URL');
+  return url;
+}
 
 async function clusterPorts(natsUrl: string, databaseUrl: string, options: RuntimeOptions): Promise<Ports> {
   const connection = await connect({ servers: natsUrl, name: options.nodeId });
@@ -55,13 +64,15 @@ export async function startActorRuntime(setup: StartActorRuntimeOptions): Promis
   const options = { ...defaultRuntimeOptions(), ...setup.options };
   if (setup.natsUrl && !setup.databaseUrl) throw new ConfigError('NATS_URL needs DATABASE_URL: shard leases are Postgres advisory locks');
   const ports = setup.natsUrl ? await clusterPorts(setup.natsUrl, setup.databaseUrl!, options) : embeddedPorts(setup.databaseUrl ?? 'embedded');
+  const database = new RuntimeDatabase({ url: setup.databaseUrl ?? dataSourceUrl(setup.dataSource), poolSize: options.databasePoolSize, applicationName: `agentrt-runtime-${options.nodeId}` });
   try {
     // No databaseUrl: the embedded PGlite, one node (no takeover to protect), which freezes when an idle timeout expires.
     const journalIdleTimeoutMs = setup.databaseUrl ? undefined : 0;
-    return await ActorRuntime.start({ dataSource: setup.dataSource, behaviors: setup.behaviors, options, logger: setup.logger, journalIdleTimeoutMs, ...ports });
+    return await ActorRuntime.start({ database, kinds: setup.kinds, options, logger: setup.logger, journalIdleTimeoutMs, insideTransaction: isInsideTransaction, ...ports });
   } catch (error) {
     await ports.bus.close().catch(() => undefined);
     await ports.onStopped?.().catch(() => undefined);
+    await database.close().catch(() => undefined);
     throw error;
   }
 }

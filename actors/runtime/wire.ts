@@ -1,6 +1,6 @@
 // The bus protocol between callers and shard owners: JSON requests naming the
 // actor and a command id, JSON replies carrying a value or a Status-like error
-// with a retry flag.
+// (code, message, details, the cause's message) with a retry flag.
 import { ApiError, type StatusCode } from '../../src/errors';
 
 /** A request on `<prefix>.shard.<n>.<kind>.<id>`. */
@@ -12,19 +12,29 @@ export interface WireRequest {
   kind: string;
   id: string;
   body: unknown;
-  /** True when the command is also stored in actor_commands. */
+  /** True when the command is stored in actor_commands: the actor applies its stored commands in order. */
   durable: boolean;
 }
 
 /** A reply. */
-export type WireReply = { ok: true; value: unknown } | { ok: false; code: StatusCode; message: string; retryable: boolean };
+export type WireReply =
+  | { ok: true; value: unknown }
+  | { ok: false; code: StatusCode; message: string; retryable: boolean; details?: Array<Record<string, unknown>>; cause?: string };
 
-/** The error reply for an ApiError. */
+/** The error reply for an ApiError: its details cross the bus, and the message of its cause (never a stack). */
 export function errorReply(error: ApiError, retryable: boolean): WireReply {
-  return { ok: false, code: error.code, message: error.message, retryable };
+  const cause = error.cause instanceof Error ? error.cause.message : undefined;
+  return {
+    ok: false,
+    code: error.code,
+    message: error.message,
+    retryable,
+    ...(error.details.length ? { details: error.details } : {}),
+    ...(cause && error.code !== 'INTERNAL' ? { cause } : {}),
+  };
 }
 
-/** Rebuilds the caller-side error from an error reply. */
+/** Rebuilds the caller-side error from an error reply, with its details and cause. */
 export function replyError(reply: Extract<WireReply, { ok: false }>): ApiError {
-  return new ApiError(reply.code, reply.message);
+  return new ApiError(reply.code, reply.message, { details: reply.details, cause: reply.cause ? new Error(reply.cause) : undefined });
 }

@@ -10,6 +10,7 @@ import { TenantsSearchBundles1763794800000 } from './1763794800000-TenantsSearch
 import { ServiceKeys1763798400000 } from './1763798400000-ServiceKeys';
 import { UploadChecksum1763802000000 } from './1763802000000-UploadChecksum';
 import { ProfileOidcSubject1763805600000 } from './1763805600000-ProfileOidcSubject';
+import { ActorRuntimeStage21763809200000 } from './1763809200000-ActorRuntimeStage2';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -21,4 +22,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   ServiceKeys1763798400000,
   UploadChecksum1763802000000,
   ProfileOidcSubject1763805600000,
+  ActorRuntimeStage21763809200000,
 ];

@@ -1,9 +1,9 @@
 // Cluster bookkeeping: the fixed shard count, the membership table and each
 // shard's owner and fencing epoch. Liveness uses the database clock only.
-import type { DataSource } from 'typeorm';
 import { FailedPreconditionError } from '../../src/errors';
 import type { LeaseHolder } from '../../src/ports/leases';
 import { returnedRows } from './pg-results';
+import type { SqlQueryable } from './runtime-database';
 
 /** One member as the operator view shows it. */
 export interface ClusterNode {
@@ -31,7 +31,7 @@ interface NodeRow {
 
 /** Reads and writes actor_cluster, actor_nodes and actor_shards. */
 export class ActorClusterRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly dataSource: SqlQueryable) {}
 
   /**
    * Records the shard count on first start and creates the shard rows.
@@ -70,14 +70,26 @@ export class ActorClusterRepository {
     return rows.map((row) => row.node_id);
   }
 
-  /** Every member row, oldest first. */
-  async listNodes(): Promise<ClusterNode[]> {
-    const rows: NodeRow[] = await this.dataSource.query('SELECT * FROM actor_nodes ORDER BY started_at, node_id');
+  /**
+   * Members whose heartbeat is younger than `liveWithinMs`, oldest first, each
+   * with the shards recorded as its own in actor_shards (not the list it last
+   * reported: a survivor's takeover shows at once, a dead node's stale claim
+   * never).
+   */
+  async listLiveNodes(liveWithinMs: number): Promise<ClusterNode[]> {
+    const rows: NodeRow[] = await this.dataSource.query(
+      `SELECT n.node_id, n.started_at, n.last_heartbeat_at, n.active_actors,
+              COALESCE((SELECT array_agg(s.shard ORDER BY s.shard) FROM actor_shards s WHERE s.owner_node_id = n.node_id), '{}') AS shards
+       FROM actor_nodes n
+       WHERE n.last_heartbeat_at > now() - make_interval(secs => $1::double precision / 1000)
+       ORDER BY n.started_at, n.node_id`,
+      [liveWithinMs],
+    );
     return rows.map((row) => ({
       nodeId: row.node_id,
       startedAt: row.started_at,
       lastHeartbeatAt: row.last_heartbeat_at,
-      shards: [...row.shards].sort((a, b) => a - b),
+      shards: row.shards.map(Number),
       activeActors: row.active_actors,
     }));
   }

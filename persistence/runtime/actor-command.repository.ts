@@ -1,6 +1,9 @@
-// Durable commands: written before they are sent, marked processed in the same
-// transaction as the actor turn that handled them.
-import type { DataSource } from 'typeorm';
+// Durable commands: written before they are delivered (by `send`, or by the
+// sender's turn), applied in position order (write order) and marked
+// processed in the same transaction as the turn that applied them.
+import type { RuntimeDatabase } from './runtime-database';
+import { checkFence } from './actor-journal.repository';
+import type { Fence } from './turn-writer';
 
 /** One command not yet processed. */
 export interface PendingCommand {
@@ -12,11 +15,14 @@ export interface PendingCommand {
 
 /** Writes and reads actor_commands. */
 export class ActorCommandRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly database: RuntimeDatabase,
+    private readonly idleTimeoutMs = 15_000,
+  ) {}
 
   /** Stores a command before it is sent. */
   async insert(command: PendingCommand & { shard: number }): Promise<void> {
-    await this.dataSource.query('INSERT INTO actor_commands (id, shard, kind, actor_id, payload) VALUES ($1, $2, $3, $4, $5)', [
+    await this.database.query('INSERT INTO actor_commands (id, shard, kind, actor_id, payload) VALUES ($1, $2, $3, $4, $5)', [
       command.id,
       command.shard,
       command.kind,
@@ -25,23 +31,46 @@ export class ActorCommandRepository {
     ]);
   }
 
+  /**
+   * Stores a command for an actor of a shard this node owns under `fence` (an
+   * effect's result); a second insert of the same id is a no-op.
+   * @throws ShardFencedError when the shard moved on: the result comes from a stale owner.
+   */
+  async insertFenced(command: PendingCommand & { shard: number }, fence: Fence): Promise<void> {
+    await this.database.transaction(async (sql) => {
+      await checkFence(sql, fence, this.idleTimeoutMs);
+      await sql.query('INSERT INTO actor_commands (id, shard, kind, actor_id, payload) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING', [
+        command.id,
+        command.shard,
+        command.kind,
+        command.actorId,
+        JSON.stringify(command.payload),
+      ]);
+    });
+  }
+
   /** Unprocessed commands of one actor, in the order they were written. */
   async listPending(kind: string, actorId: string, shard: number): Promise<PendingCommand[]> {
-    const rows: Array<{ id: string; payload: unknown }> = await this.dataSource.query(
-      'SELECT id, payload FROM actor_commands WHERE shard = $1 AND kind = $2 AND actor_id = $3 AND processed_at IS NULL ORDER BY id',
+    const rows = await this.database.query<{ id: string; payload: unknown }>(
+      'SELECT id, payload FROM actor_commands WHERE shard = $1 AND kind = $2 AND actor_id = $3 AND processed_at IS NULL ORDER BY position',
       [shard, kind, actorId],
     );
     return rows.map((row) => ({ id: row.id, kind, actorId, payload: row.payload }));
   }
 
-  /** Actors of the given shards with commands unprocessed for longer than `olderThanMs`. */
-  async listActorsWithPending(shards: number[], olderThanMs: number, limit: number): Promise<Array<{ kind: string; actorId: string; shard: number }>> {
+  /** Marks commands processed outside a turn (a duplicate delivery of a command already applied). */
+  async markProcessed(ids: string[]): Promise<void> {
+    if (ids.length) await this.database.query('UPDATE actor_commands SET processed_at = now() WHERE id = ANY($1) AND processed_at IS NULL', [ids]);
+  }
+
+  /** Actors of the given shards and kinds with commands unprocessed for longer than `olderThanMs`. */
+  async listActorsWithPending(shards: number[], kinds: string[], olderThanMs: number, limit: number): Promise<Array<{ kind: string; actorId: string; shard: number }>> {
     if (shards.length === 0) return [];
-    const rows: Array<{ kind: string; actor_id: string; shard: number }> = await this.dataSource.query(
+    const rows = await this.database.query<{ kind: string; actor_id: string; shard: number }>(
       `SELECT DISTINCT kind, actor_id, shard FROM actor_commands
-       WHERE processed_at IS NULL AND shard = ANY($1) AND created_at <= now() - make_interval(secs => $2::double precision / 1000)
-       LIMIT $3`,
-      [shards, olderThanMs, limit],
+       WHERE processed_at IS NULL AND shard = ANY($1) AND kind = ANY($2) AND created_at <= now() - make_interval(secs => $3::double precision / 1000)
+       LIMIT $4`,
+      [shards, kinds, olderThanMs, limit],
     );
     return rows.map((row) => ({ kind: row.kind, actorId: row.actor_id, shard: row.shard }));
   }

@@ -1,6 +1,9 @@
 // The outbox: events written with actor state, waiting for the relay to
-// publish them. Rows are kept after publication (published_at set).
-import type { DataSource } from 'typeorm';
+// publish them. Rows are read in write order (position, a database sequence:
+// per actor it is the order of its turns, whatever the clocks of the nodes
+// that wrote them) and kept after publication (published_at set) until
+// retention purges them.
+import type { RuntimeDatabase } from './runtime-database';
 
 /** One event waiting for publication. */
 export interface OutboxEvent {
@@ -8,33 +11,57 @@ export interface OutboxEvent {
   shard: number;
   subject: string;
   payload: unknown;
+  headers: Record<string, string>;
+  /** The actor's persistence key (null for rows written before stage 2). */
+  actorKey: string | null;
+  actorSeq: number | null;
   createdAt: Date;
 }
 
 /** Reads and marks outbox rows. */
 export class ActorOutboxRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly database: RuntimeDatabase) {}
 
-  /** Unpublished events of the given shards, oldest first (ids are ULIDs). */
-  async listUnpublished(shards: number[], limit: number): Promise<OutboxEvent[]> {
+  /** Unpublished events of the given shards in write order, skipping the actors in `excludedKeys`. */
+  async listUnpublished(shards: number[], limit: number, excludedKeys: string[] = []): Promise<OutboxEvent[]> {
     if (shards.length === 0) return [];
-    const rows: Array<{ id: string; shard: number; subject: string; payload: unknown; created_at: Date }> = await this.dataSource.query(
-      'SELECT id, shard, subject, payload, created_at FROM actor_outbox WHERE published_at IS NULL AND shard = ANY($1) ORDER BY id LIMIT $2',
-      [shards, limit],
+    const rows = await this.database.query<{
+      id: string;
+      shard: number;
+      subject: string;
+      payload: unknown;
+      headers: Record<string, string> | null;
+      persistence_key: string | null;
+      actor_seq: string | null;
+      created_at: Date;
+    }>(
+      `SELECT id, shard, subject, payload, headers, persistence_key, actor_seq, created_at FROM actor_outbox
+       WHERE published_at IS NULL AND shard = ANY($1) AND (persistence_key IS NULL OR persistence_key <> ALL($3::text[]))
+       ORDER BY position LIMIT $2`,
+      [shards, limit, excludedKeys],
     );
-    return rows.map((row) => ({ id: row.id, shard: row.shard, subject: row.subject, payload: row.payload, createdAt: row.created_at }));
+    return rows.map((row) => ({
+      id: row.id,
+      shard: row.shard,
+      subject: row.subject,
+      payload: row.payload,
+      headers: row.headers ?? {},
+      actorKey: row.persistence_key,
+      actorSeq: row.actor_seq === null ? null : Number(row.actor_seq),
+      createdAt: row.created_at,
+    }));
   }
 
   /** Marks events published. */
   async markPublished(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.dataSource.query('UPDATE actor_outbox SET published_at = now() WHERE id = ANY($1)', [ids]);
+    await this.database.query('UPDATE actor_outbox SET published_at = now() WHERE id = ANY($1) AND published_at IS NULL', [ids]);
   }
 
   /** Seconds since the oldest unpublished event of the given shards was written (0 when none). */
   async lagSeconds(shards: number[]): Promise<number> {
     if (shards.length === 0) return 0;
-    const rows: Array<{ lag: number | null }> = await this.dataSource.query(
+    const rows = await this.database.query<{ lag: number | null }>(
       'SELECT EXTRACT(EPOCH FROM now() - min(created_at))::double precision AS lag FROM actor_outbox WHERE published_at IS NULL AND shard = ANY($1)',
       [shards],
     );

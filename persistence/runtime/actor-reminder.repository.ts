@@ -1,6 +1,8 @@
-// Durable reminders: rows (shard, kind, actor id, name, due time). Written by
-// actor turns (see ActorJournalRepository), read here by each shard owner.
-import type { DataSource } from 'typeorm';
+// Durable reminders: rows (shard, kind, actor id, name, due time) written by
+// actor turns (turn-writer.ts). A reminder whose handler failed waits until
+// its next attempt time, kept here (not in a node's memory), so it neither
+// fires at every poll nor fills the poll's batch ahead of reminders now due.
+import type { RuntimeDatabase } from './runtime-database';
 
 /** One due reminder. */
 export interface DueReminder {
@@ -10,19 +12,31 @@ export interface DueReminder {
   shard: number;
   dueAt: Date;
   payload: unknown;
+  attempts: number;
 }
 
-/** Reads due reminders. */
+/** Reads due reminders and records failed attempts. */
 export class ActorReminderRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly database: RuntimeDatabase) {}
 
-  /** Reminders of the given shards due now or earlier, earliest first. */
-  async listDue(shards: number[], limit: number): Promise<DueReminder[]> {
+  /** Reminders of the given shards and kinds whose next attempt is due, earliest first. */
+  async listDue(shards: number[], kinds: string[], limit: number): Promise<DueReminder[]> {
     if (shards.length === 0) return [];
-    const rows: Array<{ kind: string; actor_id: string; name: string; shard: number; due_at: Date; payload: unknown }> = await this.dataSource.query(
-      'SELECT kind, actor_id, name, shard, due_at, payload FROM actor_reminders WHERE shard = ANY($1) AND due_at <= now() ORDER BY due_at LIMIT $2',
-      [shards, limit],
+    const rows = await this.database.query<{ kind: string; actor_id: string; name: string; shard: number; due_at: Date; payload: unknown; attempts: number }>(
+      `SELECT kind, actor_id, name, shard, due_at, payload, attempts FROM actor_reminders
+       WHERE shard = ANY($1) AND kind = ANY($2) AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT $3`,
+      [shards, kinds, limit],
     );
-    return rows.map((row) => ({ kind: row.kind, actorId: row.actor_id, name: row.name, shard: row.shard, dueAt: row.due_at, payload: row.payload }));
+    return rows.map((row) => ({ kind: row.kind, actorId: row.actor_id, name: row.name, shard: row.shard, dueAt: row.due_at, payload: row.payload, attempts: row.attempts }));
   }
+
+  /** Postpones the next attempt of a reminder whose handler failed (unless it was moved meanwhile). */
+  async recordFailure(reminder: { kind: string; actorId: string; name: string; dueAt: Date }, retryAfterMs: number): Promise<void> {
+    await this.database.query(
+      `UPDATE actor_reminders SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $5::double precision / 1000)
+       WHERE kind = $1 AND actor_id = $2 AND name = $3 AND due_at = $4`,
+      [reminder.kind, reminder.actorId, reminder.name, reminder.dueAt, retryAfterMs],
+    );
+  }
+
 }

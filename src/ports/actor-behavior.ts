@@ -1,13 +1,27 @@
-// What an actor kind is, seen from the domain: a reducer that decides on a
-// command (events to persist, a reply, events to publish, reminders) and a fold
-// that applies one persisted event. The runtime in actors/ persists, replays,
-// publishes and schedules; the behaviour never touches a database or a bus.
+// What an actor kind is, seen from the domain. A behaviour is the decision
+// side: a reducer that decides on an input (events to persist, a reply,
+// events to publish, reminders, effects to start or abort, durable commands
+// to other actors, read-model changes) and a pure fold of one persisted
+// event. Effects are the side-effect side: named async functions the runtime
+// runs outside the actor's turn, whose results come back as inputs. The
+// runtime in actors/ persists, replays, publishes, schedules and runs
+// effects; the behaviour never touches a database, a bus or the network.
+
+import type { StreamDeclaration } from './event-publisher';
+
+export type { StreamDeclaration } from './event-publisher';
 
 /** An event to publish through the outbox after the decision is persisted. */
 export interface OutgoingEvent {
   /** Event type, e.g. `objective.step.completed`. */
   type: string;
   data: unknown;
+  /** The message id (JetStream de-duplication). @default a new `evt_…` id */
+  id?: string;
+  /** The subject; it must fall in a stream the kind declares. @default `<prefix>.events.<kind>.<actorId>` */
+  subject?: string;
+  /** The JSON payload as published. @default `{id, type, kind, actorId, sequence, data, occurredAt}` */
+  payload?: unknown;
 }
 
 /** A durable reminder to set: the runtime calls `onReminder` at `dueAt` (or soon after), at least once. */
@@ -18,24 +32,47 @@ export interface ReminderRequest {
   payload?: unknown;
 }
 
-/** What a behaviour decides for one input. All of it is written in one transaction. */
-export interface ActorDecision<Event, Reply> {
+/** An effect to start after the turn commits. */
+export interface EffectRequest {
+  /**
+   * The effect id: the idempotency key the outside world sees (a tool call id,
+   * a webhook id). Unique per actor among its running effects. @default a new id
+   */
+  id?: string;
+  /** The name of an effect handler of the kind. */
+  name: string;
+  /** JSON input handed to the handler. */
+  input: unknown;
+  /** Deadline from the start of each run; past it the signal aborts and the result is DEADLINE_EXCEEDED. */
+  timeoutMs: number;
+}
+
+/** A durable command to another actor, written in the sender's turn. */
+export interface ActorSend {
+  kind: string;
+  id: string;
+  command: unknown;
+}
+
+/** What a behaviour decides for one input. All of it is written in one fenced transaction. */
+export interface ActorDecision<Event, Reply, Change = unknown> {
   /** Events to persist in the journal, in order; `evolve` applies them now and on every replay. */
   events?: Event[];
   /** The answer to an `ask`. */
   reply?: Reply;
-  /** Events for the outbox, published after commit to the event stream. */
+  /** Events for the outbox, published after commit, in this order, after the actor's earlier events. */
   publish?: OutgoingEvent[];
   /** Reminders to set or cancel (by name). */
   reminders?: { set?: ReminderRequest[]; cancel?: string[] };
-  /**
-   * A side effect run after the transaction commits, never while recovering.
-   * A failure is logged and counted; use a reminder to retry.
-   */
-  afterCommit?: () => Promise<void>;
+  /** Effects to start after commit, and running effects to abort (by id). */
+  effects?: { start?: EffectRequest[]; abort?: string[] };
+  /** Durable commands to other actors: delivered at least once, applied once, in send order per receiver. */
+  send?: ActorSend[];
+  /** Read-model changes, written by the kind's projector in the same transaction. */
+  project?: Change[];
 }
 
-/** Facts about the running actor given to `decide`. */
+/** Facts about the running actor given to the behaviour. */
 export interface ActorContext {
   kind: string;
   id: string;
@@ -49,19 +86,83 @@ export interface FiredReminder {
   payload: unknown;
 }
 
+/** An effect as the runtime records it while it runs. */
+export interface RunningEffect {
+  id: string;
+  name: string;
+  input: unknown;
+  timeoutMs: number;
+  /** 1 for the first run; a run again after a crash or takeover counts up. */
+  attempt: number;
+}
+
+/** The error of a failed effect, as it crosses a restart: a Status-like value. */
+export interface EffectError {
+  /** A status code name: DEADLINE_EXCEEDED for a deadline, CANCELLED for an abort, else the handler's. */
+  code: string;
+  message: string;
+  details?: unknown[];
+}
+
+/** The outcome of one effect run, handed to `onEffectResult` once. */
+export type EffectOutcome = RunningEffect & ({ ok: true; value: unknown } | { ok: false; error: EffectError });
+
 /**
- * One actor kind. `decide` and `onReminder` see each input once per successful
- * turn, one at a time; `evolve` must be a pure fold (it runs on replay).
- * State and events must be JSON values.
+ * One actor kind's decisions. `decide`, `onReminder`, `onEffectResult` and
+ * `onEffectInterrupted` see each input once per successful turn, one at a time;
+ * `evolve` must be a pure fold (it runs on replay). State and events must be JSON values.
  */
-export interface ActorBehavior<State, Command, Event, Reply> {
+export interface ActorBehavior<State, Command, Event, Reply, Change = unknown> {
   readonly kind: string;
   initialState(id: string): State;
-  decide(state: State, command: Command, context: ActorContext): ActorDecision<Event, Reply> | Promise<ActorDecision<Event, Reply>>;
+  decide(state: State, command: Command, context: ActorContext): ActorDecision<Event, Reply, Change> | Promise<ActorDecision<Event, Reply, Change>>;
   evolve(state: State, event: Event): State;
-  onReminder?(state: State, reminder: FiredReminder, context: ActorContext): ActorDecision<Event, Reply> | Promise<ActorDecision<Event, Reply>>;
+  onReminder?(state: State, reminder: FiredReminder, context: ActorContext): ActorDecision<Event, Reply, Change> | Promise<ActorDecision<Event, Reply, Change>>;
+  /** The result of an effect this actor started (an aborted one never reports). */
+  onEffectResult?(state: State, outcome: EffectOutcome, context: ActorContext): ActorDecision<Event, Reply, Change> | Promise<ActorDecision<Event, Reply, Change>>;
+  /**
+   * An effect recorded as started whose run was lost (crash, takeover, stop):
+   * decide to run it again (start an effect with the same id) or record a
+   * failure. @default run it again with the same id, input and deadline
+   */
+  onEffectInterrupted?(state: State, effect: RunningEffect, context: ActorContext): ActorDecision<Event, Reply, Change> | Promise<ActorDecision<Event, Reply, Change>>;
 }
+
+/** What an effect handler gets besides its input. */
+export interface EffectContext {
+  /** Aborted on the deadline, when the actor aborts the effect, and when the node stops or loses the shard. */
+  signal: AbortSignal;
+  /** The run's deadline. */
+  deadline: Date;
+  /** The effect id: send it as the idempotency key. */
+  effectId: string;
+  attempt: number;
+  actorId: string;
+}
+
+/** A side effect: async, given a signal and a deadline; its value must be JSON. A thrown ApiError keeps its code. */
+export type EffectHandler = (input: never, context: EffectContext) => Promise<unknown>;
+
+/** Runs SQL in the turn's transaction. */
+export interface SqlRunner {
+  query<Row = unknown>(sql: string, parameters?: unknown[]): Promise<Row[]>;
+}
+
+/** Writes a kind's read-model changes inside the fenced transaction of a batch of turns (each change names its actor). */
+export type Projector<Change = unknown> = (sql: SqlRunner, changes: Array<{ actorId: string; change: Change }>) => Promise<void>;
+
 
 /** A behaviour of any types, as registered with the runtime. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyActorBehavior = ActorBehavior<any, any, any, any>;
+export type AnyActorBehavior = ActorBehavior<any, any, any, any, any>;
+
+/** An actor kind as registered with the runtime: its decisions, its effects, its projector and its streams. */
+export interface ActorKind {
+  behavior: AnyActorBehavior;
+  /** Effect handlers by name. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  effects?: Record<string, (input: any, context: EffectContext) => Promise<unknown>>;
+  projector?: Projector;
+  /** Streams its published events go to (besides the runtime's default stream). */
+  streams?: StreamDeclaration[];
+}

@@ -30,6 +30,22 @@ export class JournalConflictError extends AbortedError {
 }
 
 /**
+ * The journal already holds an entry for this command id: the command was
+ * applied before (a retry, or a duplicate delivery). Not an error for the
+ * caller: it gets the reply recorded then.
+ */
+export class DuplicateCommandError extends AbortedError {
+  constructor(
+    key: string,
+    readonly commandId: string,
+    readonly reply: unknown,
+  ) {
+    super(`command ${commandId} was already applied to ${key}`);
+    this.name = 'DuplicateCommandError';
+  }
+}
+
+/**
  * A state write lost its database connection: it may or may not have
  * committed. Retrying the same command id is safe (a committed turn answers
  * the retry from its recorded reply), so the caller retries.

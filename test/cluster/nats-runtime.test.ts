@@ -7,7 +7,7 @@ import { connect } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { JetStreamPublisher, readClusterStatus, startActorRuntime, type ActorRuntime, type RuntimeOptions } from '../../actors';
 import { createDataSource } from '../../persistence/data-source';
-import { counterBehavior, type CounterReply } from '../support/cluster-counter';
+import { counterKind, type CounterReply } from '../support/cluster-counter';
 import { TEST_NATS_URL, deleteStream, eventually, silentLogger, uniqueBusNames } from '../support/cluster-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
@@ -23,7 +23,7 @@ describe('cluster: runtime on NATS in one process', function () {
   }
 
   async function startNode(): Promise<ActorRuntime> {
-    const runtime = await startActorRuntime({ dataSource, databaseUrl: database.url, natsUrl: TEST_NATS_URL, behaviors: [counterBehavior], options: options(), logger: silentLogger });
+    const runtime = await startActorRuntime({ dataSource, databaseUrl: database.url, natsUrl: TEST_NATS_URL, kinds: [counterKind], options: options(), logger: silentLogger });
     runtimes.push(runtime);
     return runtime;
   }
@@ -103,7 +103,7 @@ describe('cluster: runtime on NATS in one process', function () {
     await eventually(() => second.ownedShards().length === 16, 'the remaining node owns every shard');
     const totals = await Promise.all(Array.from({ length: 10 }, (_, i) => second.ask<CounterReply>('counter', `stopping-${i}`, { type: 'get' })));
     assert.equal(totals.reduce((sum, reply) => sum + reply.value, 0), 200);
-    const status = await readClusterStatus(dataSource, 999);
+    const status = await readClusterStatus(dataSource, { shardCount: 999, leaseTimeoutMs: 15_000 });
     assert.equal(status.shardCount, 16);
     assert.deepEqual(status.nodes.map((node) => node.id), [second.nodeId]);
     assert.deepEqual(status.nodes[0].shards, Array.from({ length: 16 }, (_, i) => i));

@@ -8,7 +8,7 @@ import { ShardBalancer } from '../../actors/runtime/shard-balancer';
 import type { ShardHost } from '../../actors/runtime/shard-host';
 import { createDataSource } from '../../persistence/data-source';
 import { ActorClusterRepository } from '../../persistence/runtime/actor-cluster.repository';
-import type { Fence } from '../../persistence/runtime/actor-journal.repository';
+import type { Fence } from '../../persistence/runtime/turn-writer';
 import { silentLogger } from '../support/cluster-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 

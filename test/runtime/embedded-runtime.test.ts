@@ -9,7 +9,8 @@ import type { EventPublisher, PublishedEvent } from '../../src/ports/event-publi
 import { shardOf } from '../../src/sharding/fnv1a32';
 import { createDataSource } from '../../persistence/data-source';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { counterBehavior, counterEffects, counterOverlaps, type CounterReply } from '../support/cluster-counter';
+import { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
+import { counterEffects, counterKind, counterOverlaps, type CounterReply } from '../support/cluster-counter';
 import { eventually, silentLogger } from '../support/cluster-harness';
 
 /** A publisher that fails while `down` is set, like JetStream being unreachable. */
@@ -35,11 +36,11 @@ describe('actor runtime (embedded mode)', () => {
   async function startRuntime(overrides: Partial<RuntimeOptions> = {}): Promise<ActorRuntime> {
     publisher = new FlakyPublisher();
     return ActorRuntime.start({
-      dataSource,
+      database: new RuntimeDatabase({ url: database.url, poolSize: 4 }),
       bus: new MemoryBus(),
       leases: new MemoryLeaseProvider(database.url),
       publisher,
-      behaviors: [counterBehavior],
+      kinds: [counterKind],
       options: { ...defaultRuntimeOptions(), ...OPTIONS, ...overrides },
       logger: silentLogger,
     });
@@ -93,13 +94,18 @@ describe('actor runtime (embedded mode)', () => {
     assert.equal(after, activations + 1);
   });
 
-  it('runs afterCommit effects once and never while replaying', async () => {
+  it('runs an effect outside the turn, applies its result once and never runs it again on replay', async () => {
     const before = counterEffects.runs;
-    await ask('effects', { type: 'effect', by: 1 });
+    await ask('effects', { type: 'work', sleepMs: 50, by: 3 });
+    await eventually(async () => (await value('effects')) === 3, 'effect result applied');
     assert.equal(counterEffects.runs, before + 1);
     await eventually(() => runtime.activeActors() === 0, 'actor passivated');
-    assert.equal(await value('effects'), 1);
+    const reply = await ask('effects', { type: 'get' });
+    assert.equal(reply.value, 3);
+    assert.deepEqual(reply.effects, { 'fx-effects-1': 'ok:1' });
     assert.equal(counterEffects.runs, before + 1);
+    const work = await dataSource.query("SELECT * FROM actor_work WHERE actor_id = 'effects'");
+    assert.deepEqual(work, [], 'the actor left the work index when its last effect finished');
   });
 
   it('fires a durable reminder, also for a passivated actor, and deletes it', async () => {
@@ -219,7 +225,7 @@ describe('actor runtime (embedded mode)', () => {
 
   it('refuses to start with another shard count', async () => {
     await assert.rejects(
-      startActorRuntime({ dataSource, behaviors: [counterBehavior], options: { ...OPTIONS, shardCount: 32 }, logger: silentLogger }),
+      startActorRuntime({ dataSource, kinds: [counterKind], options: { ...OPTIONS, shardCount: 32 }, logger: silentLogger }),
       (error: FailedPreconditionError) =>
         error instanceof FailedPreconditionError && error.message === "shard count 32 differs from the cluster's 16; changing it needs a full stop and a migration",
     );

@@ -68,7 +68,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   await dataSource.initialize();
   const parts = createAppDependencies({
     config, dataSource, masterKey: config.masterKey ?? RUN_MASTER_KEY, logger,
-    clusterStatus: () => readClusterStatus(dataSource, 256),
+    clusterStatus: () => readClusterStatus(dataSource, { shardCount: 256, leaseTimeoutMs: 15_000 }),
     isDraining: options.isDraining,
   });
   const app = createApp(parts.app);

@@ -7,7 +7,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runtimeMetrics, runtimeOptionsFromEnv, startActorRuntime, type ActorRuntime } from '../../actors';
 import { toApiError } from '../../src/errors';
 import { createDataSource } from '../../persistence/data-source';
-import { counterBehavior, type CounterReply } from './cluster-counter';
+import { counterKind, type CounterReply } from './cluster-counter';
 import { silentLogger } from './cluster-harness';
 import type { NodeRequest } from './cluster-protocol';
 
@@ -106,7 +106,7 @@ async function main(): Promise<void> {
     dataSource,
     databaseUrl: process.env.DATABASE_URL,
     natsUrl: process.env.NATS_URL,
-    behaviors: [counterBehavior],
+    kinds: [counterKind],
     options: runtimeOptionsFromEnv(),
     logger: silentLogger,
   });

@@ -1,0 +1,315 @@
+// Writes actor turns: the journal entry, outbox rows, reminders, processed
+// and sent durable commands, the work index and the kind's read-model rows,
+// all in one transaction fenced by the shard's epoch. Turns of many actors
+// that arrive while a batch is being written are written together in the
+// next one (group commit): a batch costs the same few round trips whatever
+// its size, so under load a turn costs well under one round trip. A turn that
+// fails its fence or conflicts is refused alone; the rest of its batch commits.
+import type { Projector } from '../../src/ports/actor-behavior';
+import { DuplicateCommandError, JournalConflictError, ShardFencedError, WriteInterruptedError } from '../../src/sharding/sharding.errors';
+import { isConnectionFailure } from './pg-results';
+import type { RuntimeDatabase, SqlQueryable } from './runtime-database';
+
+/** The shard and epoch under which a write is made. */
+export interface Fence {
+  shard: number;
+  epoch: number;
+}
+
+/** An outbox row written with a turn. */
+export interface OutboxInsert {
+  id: string;
+  subject: string;
+  payload: unknown;
+  headers: Record<string, string>;
+  /** The actor's own event sequence: gapless, publication order. */
+  actorSeq: number;
+}
+
+/** A reminder set with a turn. */
+export interface ReminderUpsert {
+  name: string;
+  dueAt: Date;
+  payload: unknown;
+}
+
+/** A durable command sent by a turn. */
+export interface CommandInsert {
+  id: string;
+  shard: number;
+  kind: string;
+  actorId: string;
+  payload: unknown;
+}
+
+/** Everything one actor turn writes. */
+export interface TurnWrite {
+  fence: Fence;
+  kind: string;
+  actorId: string;
+  key: string;
+  /** The journal entry; absent for a turn that only marks commands processed. */
+  entry?: { sequenceNr: number; commandId: string | null; payload: unknown };
+  outbox: OutboxInsert[];
+  remindersSet: ReminderUpsert[];
+  remindersCancelled: string[];
+  /** A fired reminder consumed by this turn: deleted unless it was moved meanwhile. */
+  reminderFired?: { name: string; dueAt: Date };
+  processedCommandIds: string[];
+  sends: CommandInsert[];
+  /** Effects in flight after this turn: the actor enters or leaves the work index. */
+  work?: 'enter' | 'leave';
+  /** Read-model changes for the kind's projector. */
+  changes: unknown[];
+}
+
+interface Pending {
+  turn: TurnWrite;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+export interface TurnWriterOptions {
+  /** Bound on a write transaction's idle time (a paused node must not hold the shard row); 0 for none. */
+  idleTimeoutMs: number;
+  /** Projectors by kind. */
+  projectors: ReadonlyMap<string, Projector>;
+  /** Batches written at once. @default 2 */
+  concurrentBatches?: number;
+  /** Most turns in one batch. @default 256 */
+  maxBatch?: number;
+}
+
+/** Group-committing writer of actor turns. */
+export class TurnWriter {
+  private readonly queue: Pending[] = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly database: RuntimeDatabase,
+    private readonly options: TurnWriterOptions,
+  ) {}
+
+  /**
+   * Writes one turn (with whatever other turns are waiting).
+   * @throws ShardFencedError when the turn's epoch is stale.
+   * @throws DuplicateCommandError when the journal already has the turn's command id.
+   * @throws JournalConflictError when the sequence number exists (another activation wrote it).
+   * @throws WriteInterruptedError when the connection broke (the turn may or may not be written).
+   */
+  write(turn: TurnWrite): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ turn, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && this.inFlight < (this.options.concurrentBatches ?? 2)) {
+      const batch = this.queue.splice(0, this.options.maxBatch ?? 256);
+      this.inFlight++;
+      void this.writeBatch(batch).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private async writeBatch(batch: Pending[]): Promise<void> {
+    const refused = new Map<Pending, unknown>();
+    try {
+      await this.database.transaction(async (sql) => {
+        await this.refuseFenced(sql, batch, refused);
+        await this.refuseConflicts(sql, batch, refused);
+        await writeEffects(sql, batch.filter((pending) => !refused.has(pending)).map((pending) => pending.turn), this.options.projectors);
+      });
+    } catch (error) {
+      if (isConnectionFailure(error)) {
+        for (const pending of batch) pending.reject(refused.get(pending) ?? new WriteInterruptedError(pending.turn.key, { cause: error }));
+        return;
+      }
+      // One turn's failure (a projector's constraint, say) must not fail its batch mates: write each alone.
+      if (batch.length > 1) {
+        for (const pending of batch) await this.writeBatch([pending]);
+        return;
+      }
+      batch[0].reject(refused.get(batch[0]) ?? error);
+      return;
+    }
+    for (const pending of batch) {
+      const error = refused.get(pending);
+      if (error) pending.reject(error);
+      else pending.resolve();
+    }
+  }
+
+  // FOR SHARE makes a takeover's epoch bump wait for this batch: it either commits before the new owner reads, or is refused.
+  private async refuseFenced(sql: SqlQueryable, batch: Pending[], refused: Map<Pending, unknown>): Promise<void> {
+    const shards = [...new Set(batch.map((pending) => pending.turn.fence.shard))];
+    const timeout = String(this.options.idleTimeoutMs);
+    const rows = await sql.query<{ shard: number; epoch: string }>(
+      this.options.idleTimeoutMs > 0
+        ? `SELECT set_config('idle_in_transaction_session_timeout', $2, true), shard, epoch FROM actor_shards WHERE shard = ANY($1) FOR SHARE`
+        : 'SELECT shard, epoch FROM actor_shards WHERE shard = ANY($1) FOR SHARE',
+      this.options.idleTimeoutMs > 0 ? [shards, timeout] : [shards],
+    );
+    const epochs = new Map(rows.map((row) => [row.shard, Number(row.epoch)]));
+    for (const pending of batch) {
+      const { shard, epoch } = pending.turn.fence;
+      if (epochs.get(shard) !== epoch) refused.set(pending, new ShardFencedError(shard, epoch));
+    }
+  }
+
+  // ON CONFLICT DO NOTHING keeps one conflicting turn from aborting its batch; the rare conflict is then classified.
+  private async refuseConflicts(sql: SqlQueryable, batch: Pending[], refused: Map<Pending, unknown>): Promise<void> {
+    const writing = batch.filter((pending) => !refused.has(pending) && pending.turn.entry);
+    if (writing.length === 0) return;
+    const rows = await sql.query<{ persistence_key: string }>(
+      `INSERT INTO actor_journal (persistence_key, sequence_nr, command_id, payload)
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::jsonb[])
+       ON CONFLICT DO NOTHING RETURNING persistence_key`,
+      [
+        writing.map((pending) => pending.turn.key),
+        writing.map((pending) => pending.turn.entry!.sequenceNr),
+        writing.map((pending) => pending.turn.entry!.commandId),
+        writing.map((pending) => JSON.stringify(pending.turn.entry!.payload)),
+      ],
+    );
+    if (rows.length === writing.length) return;
+    const written = new Set(rows.map((row) => row.persistence_key));
+    for (const pending of writing) {
+      if (written.has(pending.turn.key)) continue;
+      const { key, entry } = pending.turn;
+      const duplicate = entry!.commandId
+        ? await sql.query<{ payload: { reply?: unknown } }>('SELECT payload FROM actor_journal WHERE persistence_key = $1 AND command_id = $2', [key, entry!.commandId])
+        : [];
+      refused.set(
+        pending,
+        duplicate.length ? new DuplicateCommandError(key, entry!.commandId!, duplicate[0].payload?.reply ?? null) : new JournalConflictError(key, entry!.sequenceNr),
+      );
+    }
+  }
+}
+
+/** Writes everything but the journal for the turns that passed their fence and conflict checks. */
+async function writeEffects(sql: SqlQueryable, turns: TurnWrite[], projectors: ReadonlyMap<string, Projector>): Promise<void> {
+  if (turns.length === 0) return;
+  await insertOutbox(sql, turns);
+  await writeReminders(sql, turns);
+  await markProcessed(sql, turns);
+  await insertSends(sql, turns);
+  await writeWorkIndex(sql, turns);
+  await project(sql, turns, projectors);
+}
+
+async function insertOutbox(sql: SqlQueryable, turns: TurnWrite[]): Promise<void> {
+  const rows = turns.flatMap((turn) => turn.outbox.map((row) => ({ turn, row })));
+  if (rows.length === 0) return;
+  // WITH ORDINALITY + ORDER BY: positions (bigserial) follow the order the turns decided them.
+  await sql.query(
+    `INSERT INTO actor_outbox (id, shard, subject, payload, headers, persistence_key, actor_seq)
+     SELECT id, shard, subject, payload, headers, persistence_key, actor_seq
+     FROM unnest($1::text[], $2::int[], $3::text[], $4::jsonb[], $5::jsonb[], $6::text[], $7::bigint[]) WITH ORDINALITY
+       AS u(id, shard, subject, payload, headers, persistence_key, actor_seq, ord)
+     ORDER BY ord`,
+    [
+      rows.map(({ row }) => row.id),
+      rows.map(({ turn }) => turn.fence.shard),
+      rows.map(({ row }) => row.subject),
+      rows.map(({ row }) => JSON.stringify(row.payload)),
+      rows.map(({ row }) => JSON.stringify(row.headers)),
+      rows.map(({ turn }) => turn.key),
+      rows.map(({ row }) => row.actorSeq),
+    ],
+  );
+}
+
+async function writeReminders(sql: SqlQueryable, turns: TurnWrite[]): Promise<void> {
+  const fired = turns.filter((turn) => turn.reminderFired);
+  if (fired.length) {
+    await sql.query(
+      `DELETE FROM actor_reminders r USING unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS f(kind, actor_id, name, due_at)
+       WHERE r.kind = f.kind AND r.actor_id = f.actor_id AND r.name = f.name AND r.due_at = f.due_at`,
+      [fired.map((t) => t.kind), fired.map((t) => t.actorId), fired.map((t) => t.reminderFired!.name), fired.map((t) => t.reminderFired!.dueAt)],
+    );
+  }
+  const cancelled = turns.flatMap((turn) => turn.remindersCancelled.map((name) => ({ turn, name })));
+  if (cancelled.length) {
+    await sql.query(
+      `DELETE FROM actor_reminders r USING unnest($1::text[], $2::text[], $3::text[]) AS c(kind, actor_id, name)
+       WHERE r.kind = c.kind AND r.actor_id = c.actor_id AND r.name = c.name`,
+      [cancelled.map((c) => c.turn.kind), cancelled.map((c) => c.turn.actorId), cancelled.map((c) => c.name)],
+    );
+  }
+  // One row per (actor, name): ON CONFLICT DO UPDATE cannot touch a row twice in one statement.
+  const set = turns.flatMap((turn) => [...new Map(turn.remindersSet.map((reminder) => [reminder.name, reminder])).values()].map((reminder) => ({ turn, reminder })));
+  if (set.length) {
+    await sql.query(
+      `INSERT INTO actor_reminders (kind, actor_id, name, shard, due_at, next_attempt_at, attempts, payload)
+       SELECT kind, actor_id, name, shard, due_at, due_at, 0, payload FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::jsonb[])
+         AS s(kind, actor_id, name, shard, due_at, payload)
+       ON CONFLICT (kind, actor_id, name) DO UPDATE
+         SET due_at = excluded.due_at, next_attempt_at = excluded.due_at, attempts = 0, payload = excluded.payload, shard = excluded.shard`,
+      [
+        set.map((s) => s.turn.kind),
+        set.map((s) => s.turn.actorId),
+        set.map((s) => s.reminder.name),
+        set.map((s) => s.turn.fence.shard),
+        set.map((s) => s.reminder.dueAt),
+        set.map((s) => JSON.stringify(s.reminder.payload ?? null)),
+      ],
+    );
+  }
+}
+
+async function markProcessed(sql: SqlQueryable, turns: TurnWrite[]): Promise<void> {
+  const ids = turns.flatMap((turn) => turn.processedCommandIds);
+  if (ids.length) await sql.query('UPDATE actor_commands SET processed_at = now() WHERE id = ANY($1) AND processed_at IS NULL', [ids]);
+}
+
+async function insertSends(sql: SqlQueryable, turns: TurnWrite[]): Promise<void> {
+  const sends = turns.flatMap((turn) => turn.sends);
+  if (sends.length === 0) return;
+  // Positions follow send order: receivers apply their commands in position order.
+  await sql.query(
+    `INSERT INTO actor_commands (id, shard, kind, actor_id, payload)
+     SELECT id, shard, kind, actor_id, payload FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::jsonb[]) WITH ORDINALITY
+       AS s(id, shard, kind, actor_id, payload, ord)
+     ORDER BY ord
+     ON CONFLICT (id) DO NOTHING`,
+    [sends.map((s) => s.id), sends.map((s) => s.shard), sends.map((s) => s.kind), sends.map((s) => s.actorId), sends.map((s) => JSON.stringify(s.payload))],
+  );
+}
+
+async function writeWorkIndex(sql: SqlQueryable, turns: TurnWrite[]): Promise<void> {
+  const entering = turns.filter((turn) => turn.work === 'enter');
+  const leaving = turns.filter((turn) => turn.work === 'leave');
+  if (entering.length) {
+    await sql.query(
+      `INSERT INTO actor_work (kind, actor_id, shard) SELECT * FROM unnest($1::text[], $2::text[], $3::int[])
+       ON CONFLICT (kind, actor_id) DO UPDATE SET shard = excluded.shard`,
+      [entering.map((t) => t.kind), entering.map((t) => t.actorId), entering.map((t) => t.fence.shard)],
+    );
+  }
+  if (leaving.length) {
+    await sql.query(
+      'DELETE FROM actor_work w USING unnest($1::text[], $2::text[]) AS l(kind, actor_id) WHERE w.kind = l.kind AND w.actor_id = l.actor_id',
+      [leaving.map((t) => t.kind), leaving.map((t) => t.actorId)],
+    );
+  }
+}
+
+async function project(sql: SqlQueryable, turns: TurnWrite[], projectors: ReadonlyMap<string, Projector>): Promise<void> {
+  const byKind = new Map<string, Array<{ actorId: string; change: unknown }>>();
+  for (const turn of turns) {
+    if (turn.changes.length === 0) continue;
+    const list = byKind.get(turn.kind) ?? [];
+    for (const change of turn.changes) list.push({ actorId: turn.actorId, change });
+    byKind.set(turn.kind, list);
+  }
+  for (const [kind, changes] of byKind) {
+    const projector = projectors.get(kind);
+    if (!projector) throw new Error(`actor kind ${kind} decided read-model changes but has no projector`);
+    await projector(sql, changes);
+  }
+}

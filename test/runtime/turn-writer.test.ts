@@ -1,0 +1,134 @@
+// The fenced turn writer on real Postgres: a write under a superseded shard
+// epoch is refused, a duplicate sequence number or command id is refused,
+// one refused turn does not fail its batch mates, and a takeover's epoch bump
+// waits for an in-flight fenced write.
+import assert from 'node:assert/strict';
+import type { DataSource } from 'typeorm';
+import { createDataSource } from '../../persistence/data-source';
+import { ActorClusterRepository } from '../../persistence/runtime/actor-cluster.repository';
+import { ActorJournalRepository, checkFence } from '../../persistence/runtime/actor-journal.repository';
+import { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
+import { TurnWriter, type Fence, type TurnWrite } from '../../persistence/runtime/turn-writer';
+import { DuplicateCommandError, JournalConflictError, ShardFencedError } from '../../src/sharding/sharding.errors';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+
+function turn(key: string, sequenceNr: number, fence: Fence, commandId: string | null = null): TurnWrite {
+  return {
+    fence,
+    key,
+    entry: { sequenceNr, commandId, payload: { cid: commandId, events: [{ type: 'added', by: 1 }], reply: { seq: sequenceNr } } },
+    kind: 'counter',
+    actorId: key.split(':')[1],
+    outbox: [],
+    remindersSet: [],
+    remindersCancelled: [],
+    processedCommandIds: [],
+    sends: [],
+    changes: [],
+  };
+}
+
+describe('TurnWriter and journal fencing', () => {
+  let database: TestDatabase;
+  let dataSource: DataSource;
+  let runtimeDatabase: RuntimeDatabase;
+  let journal: ActorJournalRepository;
+  let writer: TurnWriter;
+  let cluster: ActorClusterRepository;
+
+  before(async () => {
+    database = await createTestDatabase();
+    dataSource = createDataSource({ url: database.url, poolSize: 4 });
+    await dataSource.initialize();
+    runtimeDatabase = new RuntimeDatabase({ url: database.url, poolSize: 4 });
+    journal = new ActorJournalRepository(runtimeDatabase, 5000);
+    writer = new TurnWriter(runtimeDatabase, { idleTimeoutMs: 5000, projectors: new Map() });
+    cluster = new ActorClusterRepository(runtimeDatabase);
+    await cluster.ensureShardCount(8);
+  });
+
+  /** Claims without a lease holder (no lock check): always answers an epoch. */
+  async function claim(shard: number, nodeId: string): Promise<number> {
+    return (await cluster.claimShard(shard, nodeId))!;
+  }
+
+  after(async () => {
+    await runtimeDatabase.close();
+    await dataSource.destroy();
+    await database.drop();
+  });
+
+  it('refuses a journal write and a snapshot under a stale epoch', async () => {
+    const old = await claim(3, 'node_a');
+    await writer.write(turn('counter:f1', 1, { shard: 3, epoch: old }));
+    const current = await claim(3, 'node_b');
+    assert.equal(current, old + 1);
+    await assert.rejects(writer.write(turn('counter:f1', 2, { shard: 3, epoch: old })), (error: ShardFencedError) => {
+      return error instanceof ShardFencedError && error.code === 'ABORTED' && error.message === `shard 3 was taken over: epoch ${old} is stale`;
+    });
+    await assert.rejects(journal.saveSnapshotFenced({ key: 'counter:f1', sequenceNr: 1, payload: {} }, { shard: 3, epoch: old }), ShardFencedError);
+    await writer.write(turn('counter:f1', 2, { shard: 3, epoch: current }));
+    assert.deepEqual((await journal.listAfter('counter:f1', 0)).map((row) => row.sequenceNr), [1, 2]);
+  });
+
+  it('refuses a second writer of the same sequence number', async () => {
+    const epoch = await claim(4, 'node_a');
+    await writer.write(turn('counter:f2', 1, { shard: 4, epoch }));
+    await assert.rejects(writer.write(turn('counter:f2', 1, { shard: 4, epoch })), (error: JournalConflictError) => {
+      return error instanceof JournalConflictError && error.message === 'journal counter:f2 already has entry 1: another activation wrote it';
+    });
+  });
+
+  it('keeps only the newest snapshot', async () => {
+    const epoch = await claim(5, 'node_a');
+    await journal.saveSnapshotFenced({ key: 'counter:f3', sequenceNr: 10, payload: { at: 10 } }, { shard: 5, epoch });
+    await journal.saveSnapshotFenced({ key: 'counter:f3', sequenceNr: 4, payload: { at: 4 } }, { shard: 5, epoch });
+    const snapshot = await journal.findSnapshot('counter:f3');
+    assert.deepEqual([snapshot?.sequenceNr, snapshot?.payload], [10, { at: 10 }]);
+  });
+
+  it('makes a takeover wait for an in-flight fenced write', async () => {
+    const epoch = await claim(6, 'node_a');
+    const order: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const write = runtimeDatabase.transaction(async (tx) => {
+      await checkFence(tx, { shard: 6, epoch }, 5000);
+      await held;
+      order.push('write committed');
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const takeover = claim(6, 'node_b').then(() => order.push('epoch bumped'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    await Promise.all([write, takeover]);
+    assert.deepEqual(order, ['write committed', 'epoch bumped']);
+  });
+
+  it('refuses a command id the journal already holds, with the reply recorded then', async () => {
+    const epoch = await claim(7, 'node_a');
+    await writer.write(turn('counter:f4', 1, { shard: 7, epoch }, 'cmd-1'));
+    await assert.rejects(writer.write(turn('counter:f4', 2, { shard: 7, epoch }, 'cmd-1')), (error: DuplicateCommandError) => {
+      return error instanceof DuplicateCommandError && error.commandId === 'cmd-1' && (error.reply as { seq: number }).seq === 1;
+    });
+    assert.deepEqual((await journal.listAfter('counter:f4', 0)).map((row) => row.sequenceNr), [1]);
+  });
+
+  it('commits the turns of a batch whose other turns are refused', async () => {
+    const stale = await claim(0, 'node_a');
+    const current = await claim(0, 'node_b');
+    const epoch1 = await claim(1, 'node_b');
+    await writer.write(turn('counter:f5', 1, { shard: 1, epoch: epoch1 }));
+    const outcomes = await Promise.allSettled([
+      writer.write(turn('counter:f6', 1, { shard: 0, epoch: current })),
+      writer.write(turn('counter:f7', 1, { shard: 0, epoch: stale })),
+      writer.write(turn('counter:f5', 1, { shard: 1, epoch: epoch1 })),
+      writer.write(turn('counter:f8', 1, { shard: 1, epoch: epoch1 })),
+    ]);
+    assert.deepEqual(outcomes.map((outcome) => outcome.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    assert.ok((outcomes[1] as PromiseRejectedResult).reason instanceof ShardFencedError);
+    assert.ok((outcomes[2] as PromiseRejectedResult).reason instanceof JournalConflictError);
+    for (const key of ['counter:f6', 'counter:f8']) assert.equal((await journal.listAfter(key, 0)).length, 1);
+    assert.equal((await journal.listAfter('counter:f7', 0)).length, 0);
+  });
+});
