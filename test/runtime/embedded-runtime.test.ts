@@ -3,27 +3,15 @@
 // durable commands, outbox, errors and handoff.
 import assert from 'node:assert/strict';
 import type { DataSource } from 'typeorm';
-import { ActorRuntime, MemoryBus, MemoryEventPublisher, MemoryLeaseProvider, defaultRuntimeOptions, runtimeMetrics, startActorRuntime, type RuntimeOptions } from '../../actors';
+import { ActorRuntime, MemoryBus, MemoryLeaseProvider, defaultRuntimeOptions, runtimeMetrics, startActorRuntime, type RuntimeOptions } from '../../actors';
 import { ApiError, FailedPreconditionError } from '../../src/errors';
-import type { EventPublisher, PublishedEvent } from '../../src/ports/event-publisher';
 import { shardOf } from '../../src/sharding/fnv1a32';
 import { createDataSource } from '../../persistence/data-source';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
 import { counterEffects, counterKind, counterOverlaps, type CounterReply } from '../support/cluster-counter';
 import { eventually, silentLogger } from '../support/cluster-harness';
-
-/** A publisher that fails while `down` is set, like JetStream being unreachable. */
-class FlakyPublisher implements EventPublisher {
-  down = false;
-  readonly inner = new MemoryEventPublisher();
-  async prepare(): Promise<void> {}
-  async publish(event: PublishedEvent): Promise<void> {
-    if (this.down) throw new Error('stream unavailable');
-    await this.inner.publish(event);
-  }
-  async close(): Promise<void> {}
-}
+import { FlakyPublisher } from '../support/flaky-publisher';
 
 const OPTIONS: Partial<RuntimeOptions> = { shardCount: 16, passivateAfterMs: 200, snapshotEvery: 5, reminderPollMs: 50, outboxPollMs: 50 };
 

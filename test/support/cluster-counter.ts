@@ -4,6 +4,7 @@
 // sends and effects: `work` starts an effect that POSTs to an HTTP server with
 // the effect id as Idempotency-Key and adds its answer when it returns.
 import { request } from 'undici';
+import { InvalidArgumentError } from '../../src/errors';
 import type { ActorBehavior, ActorDecision, ActorKind } from '../../src/ports/actor-behavior';
 
 export interface CounterState {
@@ -25,7 +26,9 @@ export type CounterCommand =
   | { type: 'abortWork'; effectId: string }
   /** A transactional send of `add` commands to other counters, in order. */
   | { type: 'send'; to: string[]; by: number }
-  | { type: 'fail' };
+  | { type: 'fail' }
+  /** Refused with INVALID_ARGUMENT naming the field `by`, with a cause. */
+  | { type: 'refuse' };
 
 export type CounterEvent =
   | { type: 'added'; by: number }
@@ -94,6 +97,8 @@ async function decide(state: CounterState, command: CounterCommand, id: string):
       return { send: command.to.map((to) => ({ kind: 'counter', id: to, command: { type: 'add', by: command.by } })), reply: reply(state) };
     case 'fail':
       throw new Error('counter asked to fail');
+    case 'refuse':
+      throw new InvalidArgumentError('by: must be positive', [{ field: 'by', description: 'must be positive' }], { cause: new Error('the counter checked it') });
   }
 }
 
