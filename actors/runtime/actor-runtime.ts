@@ -83,7 +83,9 @@ export class ActorRuntime {
       logger,
       onPublished: () => this.relay.nudge(),
       onSent: (sends) => {
-        for (const send of sends) void this.client.notifyStored(send.kind, send.actorId).catch(() => undefined);
+        // One notification per receiver: it applies all its stored commands, in order.
+        const receivers = new Map(sends.map((send) => [`${send.kind}\u0000${send.actorId}`, send]));
+        for (const send of receivers.values()) void this.client.notifyStored(send.kind, send.actorId).catch(() => undefined);
       },
       onShardLost: (shard) => void this.balancer.shardLost(shard),
     });
