@@ -10,6 +10,8 @@ export interface ActorJournalRow {
   ordering: number;
   persistenceKey: string;
   sequenceNr: number;
+  /** The command this entry applied: unique per actor, how a retry is recognised. */
+  commandId: string | null;
   payload: unknown;
   tags: string[];
   createdAt: Date;
@@ -22,6 +24,7 @@ export const ActorJournalEntity = new EntitySchema<ActorJournalRow>({
     ordering: { type: 'bigint', primary: true, generated: 'increment', transformer: bigintNumber },
     persistenceKey: { type: 'text', name: 'persistence_key' },
     sequenceNr: { type: 'bigint', name: 'sequence_nr', transformer: bigintNumber },
+    commandId: { type: 'text', name: 'command_id', nullable: true },
     payload: { type: 'jsonb' },
     tags: { type: 'text', array: true },
     createdAt: { type: 'timestamptz', name: 'created_at' },
@@ -105,6 +108,11 @@ export interface ActorOutboxRow {
   shard: number;
   subject: string;
   payload: unknown;
+  headers: Record<string, string> | null;
+  /** Write order (a database sequence): publication order per actor. */
+  position: string;
+  persistenceKey: string | null;
+  actorSeq: string | null;
   createdAt: Date;
   publishedAt: Date | null;
 }
@@ -117,6 +125,10 @@ export const ActorOutboxEntity = new EntitySchema<ActorOutboxRow>({
     shard: { type: 'integer' },
     subject: { type: 'text' },
     payload: { type: 'jsonb' },
+    headers: { type: 'jsonb', nullable: true },
+    position: { type: 'bigint', generated: 'increment' },
+    persistenceKey: { type: 'text', name: 'persistence_key', nullable: true },
+    actorSeq: { type: 'bigint', name: 'actor_seq', nullable: true },
     createdAt: { type: 'timestamptz', name: 'created_at' },
     publishedAt: { type: 'timestamptz', name: 'published_at', nullable: true },
   },
@@ -128,6 +140,9 @@ export interface ActorReminderRow {
   name: string;
   shard: number;
   dueAt: Date;
+  /** Failed attempts; the next waits until nextAttemptAt. */
+  attempts: number;
+  nextAttemptAt: Date;
   payload: unknown;
 }
 
@@ -140,6 +155,8 @@ export const ActorReminderEntity = new EntitySchema<ActorReminderRow>({
     name: { type: 'text', primary: true },
     shard: { type: 'integer' },
     dueAt: { type: 'timestamptz', name: 'due_at' },
+    attempts: { type: 'integer' },
+    nextAttemptAt: { type: 'timestamptz', name: 'next_attempt_at' },
     payload: { type: 'jsonb' },
   },
 });
@@ -150,6 +167,8 @@ export interface ActorCommandRow {
   kind: string;
   actorId: string;
   payload: unknown;
+  /** Write order (a database sequence): application order per receiver. */
+  position: string;
   createdAt: Date;
   processedAt: Date | null;
 }
@@ -163,8 +182,28 @@ export const ActorCommandEntity = new EntitySchema<ActorCommandRow>({
     kind: { type: 'text' },
     actorId: { type: 'text', name: 'actor_id' },
     payload: { type: 'jsonb' },
+    position: { type: 'bigint', generated: 'increment' },
     createdAt: { type: 'timestamptz', name: 'created_at' },
     processedAt: { type: 'timestamptz', name: 'processed_at', nullable: true },
+  },
+});
+
+/** An actor with effects in flight: activated by the node that acquires its shard. */
+export interface ActorWorkRow {
+  kind: string;
+  actorId: string;
+  shard: number;
+  since: Date;
+}
+
+export const ActorWorkEntity = new EntitySchema<ActorWorkRow>({
+  name: 'ActorWork',
+  tableName: 'actor_work',
+  columns: {
+    kind: { type: 'text', primary: true },
+    actorId: { type: 'text', name: 'actor_id', primary: true },
+    shard: { type: 'integer' },
+    since: { type: 'timestamptz' },
   },
 });
 
@@ -178,4 +217,5 @@ export const actorRuntimeEntities = [
   ActorOutboxEntity,
   ActorReminderEntity,
   ActorCommandEntity,
+  ActorWorkEntity,
 ];
