@@ -66,6 +66,14 @@ describe('cluster: runtime on NATS in one process', function () {
       assert.equal((await manager.streams.info(names.eventStream)).state.messages, 5);
       const stored = await manager.streams.getMessage(names.eventStream, { seq: 1 });
       assert.equal(stored?.header?.get('Nats-Msg-Id'), row.id);
+      // Each event carries its actor and the actor's gapless sequence, in stream order.
+      const sequences: string[] = [];
+      for (let seq = 1; seq <= 5; seq++) {
+        const message = await manager.streams.getMessage(names.eventStream, { seq });
+        assert.equal(message?.header?.get('Agentrt-Actor-Key'), 'counter:streamed');
+        sequences.push(message!.header!.get('Agentrt-Actor-Sequence'));
+      }
+      assert.deepEqual(sequences, ['1', '2', '3', '4', '5']);
     } finally {
       await connection.close();
     }
