@@ -96,6 +96,34 @@ describe('actor runtime (embedded mode)', () => {
     assert.deepEqual(work, [], 'the actor left the work index when its last effect finished');
   });
 
+  it('answers other messages while an effect runs, and lets a cancel land during it', async () => {
+    const before = counterEffects.runs;
+    await ask('long-effect', { type: 'work', sleepMs: 1500, by: 7, effectId: 'long-1' });
+    const started = Date.now();
+    assert.equal((await ask('long-effect', { type: 'add', by: 1 })).value, 1);
+    assert.equal((await ask('long-effect', { type: 'get' })).effects['long-1'], 'running');
+    const cancelled = await ask('long-effect', { type: 'abortWork', effectId: 'long-1' });
+    assert.ok(Date.now() - started < 1000, 'the turns did not wait for the effect');
+    assert.equal(cancelled.effects['long-1'], 'aborted');
+    await new Promise((resolve) => setTimeout(resolve, 1700));
+    const after = await ask('long-effect', { type: 'get' });
+    assert.equal(after.value, 1, 'the aborted effect added nothing');
+    assert.equal(after.effects['long-1'], 'aborted');
+    assert.equal(counterEffects.runs, before + 1);
+    assert.equal(runtime.runningEffects(), 0);
+  });
+
+  it('resumes an effect interrupted by a restart, with the same id and no outside message', async () => {
+    await ask('restarted-effect', { type: 'work', sleepMs: 5000, by: 2, effectId: 'resume-1' });
+    await runtime.stop();
+    runtime = await startRuntime();
+    await eventually(() => runtime.runningEffects() === 1, 'the new node runs the effect again', 5000);
+    await eventually(async () => (await dataSource.query("SELECT 1 FROM actor_work WHERE actor_id = 'restarted-effect'")).length === 0, 'effect finished', 10_000);
+    const reply = await ask('restarted-effect', { type: 'get' });
+    assert.equal(reply.value, 2);
+    assert.equal(reply.effects['resume-1'], 'ok:2');
+  });
+
   it('fires a durable reminder, also for a passivated actor, and deletes it', async () => {
     await ask('reminded', { type: 'remind', name: 'wake', inMs: 400 });
     await eventually(() => runtime.activeActors() === 0, 'actor passivated');

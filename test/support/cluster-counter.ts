@@ -92,7 +92,11 @@ async function decide(state: CounterState, command: CounterCommand, id: string):
     case 'work':
       return startWork(state, command, id);
     case 'abortWork':
-      return { events: [{ type: 'effect', id: command.effectId, status: 'aborted' }], effects: { abort: [command.effectId] }, reply: reply(state) };
+      return {
+        events: [{ type: 'effect', id: command.effectId, status: 'aborted' }],
+        effects: { abort: [command.effectId] },
+        reply: { ...reply(state), effects: { ...state.effects, [command.effectId]: 'aborted' } },
+      };
     case 'send':
       return { send: command.to.map((to) => ({ kind: 'counter', id: to, command: { type: 'add', by: command.by } })), reply: reply(state) };
     case 'fail':
