@@ -3,15 +3,15 @@
 // durable commands, outbox, errors and handoff.
 import assert from 'node:assert/strict';
 import type { DataSource } from 'typeorm';
-import { ActorRuntime, MemoryBus, MemoryLeaseProvider, defaultRuntimeOptions, runtimeMetrics, startActorRuntime, type RuntimeOptions } from '../../actors';
+import { runtimeMetrics, startActorRuntime, type ActorRuntime, type RuntimeOptions } from '../../actors';
 import { ApiError, FailedPreconditionError } from '../../src/errors';
 import { shardOf } from '../../src/sharding/fnv1a32';
 import { createDataSource } from '../../persistence/data-source';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
 import { counterEffects, counterKind, counterOverlaps, type CounterReply } from '../support/cluster-counter';
 import { eventually, silentLogger } from '../support/cluster-harness';
-import { FlakyPublisher } from '../support/flaky-publisher';
+import { startEmbeddedTestRuntime } from '../support/embedded-test-runtime';
+import type { FlakyPublisher } from '../support/flaky-publisher';
 
 const OPTIONS: Partial<RuntimeOptions> = { shardCount: 16, passivateAfterMs: 200, snapshotEvery: 5, reminderPollMs: 50, outboxPollMs: 50 };
 
@@ -22,16 +22,9 @@ describe('actor runtime (embedded mode)', () => {
   let publisher: FlakyPublisher;
 
   async function startRuntime(overrides: Partial<RuntimeOptions> = {}): Promise<ActorRuntime> {
-    publisher = new FlakyPublisher();
-    return ActorRuntime.start({
-      database: new RuntimeDatabase({ url: database.url, poolSize: 4 }),
-      bus: new MemoryBus(),
-      leases: new MemoryLeaseProvider(database.url),
-      publisher,
-      kinds: [counterKind],
-      options: { ...defaultRuntimeOptions(), ...OPTIONS, ...overrides },
-      logger: silentLogger,
-    });
+    const started = await startEmbeddedTestRuntime(database.url, { ...OPTIONS, ...overrides });
+    publisher = started.publisher;
+    return started.runtime;
   }
 
   const ask = (id: string, command: unknown) => runtime.ask<CounterReply>('counter', id, command);

@@ -5,12 +5,12 @@
 // send order per receiver.
 import assert from 'node:assert/strict';
 import type { DataSource } from 'typeorm';
-import { ActorRuntime, MemoryBus, MemoryEventPublisher, MemoryLeaseProvider, defaultRuntimeOptions } from '../../actors';
+import type { ActorRuntime } from '../../actors';
 import type { ActorBehavior, ActorKind } from '../../src/ports/actor-behavior';
 import { shardOf } from '../../src/sharding/fnv1a32';
 import { createDataSource } from '../../persistence/data-source';
-import { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
-import { eventually, silentLogger } from '../support/cluster-harness';
+import { eventually } from '../support/cluster-harness';
+import { startEmbeddedTestRuntime } from '../support/embedded-test-runtime';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 interface LedgerState {
@@ -61,15 +61,7 @@ describe('actor runtime: projections and transactional sends', () => {
     dataSource = createDataSource({ url: database.url, poolSize: 4 });
     await dataSource.initialize();
     await dataSource.query('CREATE TABLE test_ledger_rows (ledger_id text NOT NULL, position int NOT NULL, amount int NOT NULL, PRIMARY KEY (ledger_id, position))');
-    runtime = await ActorRuntime.start({
-      database: new RuntimeDatabase({ url: database.url, poolSize: 4 }),
-      bus: new MemoryBus(),
-      leases: new MemoryLeaseProvider(database.url),
-      publisher: new MemoryEventPublisher(),
-      kinds: [ledgerKind],
-      options: { ...defaultRuntimeOptions(), shardCount: 8, reminderPollMs: 50 },
-      logger: silentLogger,
-    });
+    ({ runtime } = await startEmbeddedTestRuntime(database.url, { shardCount: 8, reminderPollMs: 50 }, { kinds: [ledgerKind] }));
   });
 
   after(async () => {

@@ -5,16 +5,16 @@
 // after a kill -9) is also covered with node processes in test/cluster/.
 import assert from 'node:assert/strict';
 import type { DataSource } from 'typeorm';
-import { ActorRuntime, MemoryBus, MemoryLeaseProvider, defaultRuntimeOptions, startActorRuntime, type RuntimeLogger, type RuntimeOptions } from '../../actors';
+import { startActorRuntime, type ActorRuntime, type RuntimeLogger, type RuntimeOptions } from '../../actors';
 import { ApiError } from '../../src/errors';
 import { newUlid } from '../../src/ids';
 import { shardOf } from '../../src/sharding/fnv1a32';
 import { createDataSource } from '../../persistence/data-source';
-import { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
 import { counterKind, type CounterReply } from '../support/cluster-counter';
 import { eventually } from '../support/cluster-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { FlakyPublisher } from '../support/flaky-publisher';
+import { startEmbeddedTestRuntime } from '../support/embedded-test-runtime';
+import type { FlakyPublisher } from '../support/flaky-publisher';
 
 const SHARDS = 16;
 const OPTIONS: Partial<RuntimeOptions> = { shardCount: SHARDS, passivateAfterMs: 150, snapshotEvery: 5, reminderPollMs: 50, outboxPollMs: 50 };
@@ -33,16 +33,9 @@ describe('actor runtime: faults of the first stage (issue 8, item 6)', () => {
   const logs: Array<{ level: string; message: string; fields: Record<string, unknown> }> = [];
 
   async function startRuntime(): Promise<ActorRuntime> {
-    publisher = new FlakyPublisher();
-    return ActorRuntime.start({
-      database: new RuntimeDatabase({ url: database.url, poolSize: 4 }),
-      bus: new MemoryBus(),
-      leases: new MemoryLeaseProvider(database.url),
-      publisher,
-      kinds: [counterKind],
-      options: { ...defaultRuntimeOptions(), ...OPTIONS },
-      logger: recordingLogger(logs),
-    });
+    const started = await startEmbeddedTestRuntime(database.url, OPTIONS, { logger: recordingLogger(logs) });
+    publisher = started.publisher;
+    return started.runtime;
   }
 
   const ask = (id: string, command: unknown) => runtime.ask<CounterReply>('counter', id, command);
