@@ -37,6 +37,16 @@ export interface RuntimeOptions {
   recoveryConcurrency: number;
   /** Connections of the runtime's own pool (turns, reads, pollers). @default 8 */
   databasePoolSize: number;
+  /**
+   * Retention window: journal entries covered by a snapshot, published outbox rows and processed commands
+   * older than this are purged. It is also how long a command id is recognised (a retried command answered
+   * from the journal), so keep it above the longest retry of a command. @default 3600000
+   */
+  retentionWindowMs: number;
+  /** Period of the retention sweep. @default 60000 */
+  retentionIntervalMs: number;
+  /** Rows deleted per retention batch (one short transaction each). @default 1000 */
+  retentionBatchSize: number;
 }
 
 /** The defaults, with a fresh node id. */
@@ -58,6 +68,9 @@ export function defaultRuntimeOptions(): RuntimeOptions {
     eventStream: 'AGENTRT_EVENTS',
     recoveryConcurrency: 32,
     databasePoolSize: 8,
+    retentionWindowMs: 3_600_000,
+    retentionIntervalMs: 60_000,
+    retentionBatchSize: 1000,
   };
 }
 
@@ -75,6 +88,9 @@ const INTEGER_VARIABLES: Array<[keyof RuntimeOptions, string, number]> = [
   ['handoffTimeoutMs', 'AGENTRT_HANDOFF_TIMEOUT_MS', 1],
   ['recoveryConcurrency', 'AGENTRT_RECOVERY_CONCURRENCY', 1],
   ['databasePoolSize', 'AGENTRT_RUNTIME_POOL_SIZE', 1],
+  ['retentionWindowMs', 'AGENTRT_RETENTION_WINDOW_MS', 1000],
+  ['retentionIntervalMs', 'AGENTRT_RETENTION_INTERVAL_MS', 10],
+  ['retentionBatchSize', 'AGENTRT_RETENTION_BATCH_SIZE', 1],
 ];
 
 function readInteger(env: NodeJS.ProcessEnv, name: string, min: number): number | undefined {

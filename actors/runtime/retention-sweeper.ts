@@ -1,0 +1,124 @@
+// The retention sweeper of one node: every `intervalMs` it purges, in batches,
+// the journal entries covered by a snapshot, the published outbox rows and the
+// processed durable commands that are older than the retention window (the
+// command dedupe window: a journal entry is how a retried command is
+// recognised, so it must outlive the window), so the database stays the size
+// of one window of traffic however long the cluster runs.
+//
+// One node at a time: every batch is a transaction that first takes
+// pg_try_advisory_xact_lock(RETENTION_LOCK_KEY). A node that finds the lock
+// taken ends its sweep at once (another node is sweeping now) and tries again
+// at its next interval. The deletes themselves would be safe to run
+// concurrently (each deletes only rows that can never be needed again, and a
+// row deleted twice is deleted once), but two sweeps would both walk every
+// snapshot and queue on each other's row locks for nothing. A transaction
+// lock rather than a session lock: the sweep holds no connection between
+// batches (it never pins a pool connection while it waits its turn), and a
+// node that dies mid-batch frees the lock with its transaction. Two nodes may
+// still alternate batches when one starts between the other's batches;
+// harmless, as above.
+import {
+  JOURNAL_PURGE_START,
+  type ActorRetentionRepository,
+  type JournalPurgeCursor,
+} from '../../persistence/runtime/actor-retention.repository';
+import type { RuntimeLogger } from './runtime-logger';
+
+export interface RetentionSweeperDeps {
+  retention: ActorRetentionRepository;
+  /** Age past which rows may go: the command dedupe window. */
+  windowMs: number;
+  /** Most rows (and, for the journal, snapshots visited) per batch. */
+  batchSize: number;
+  intervalMs: number;
+  logger: RuntimeLogger;
+}
+
+/** Rows deleted by one sweep, per table. */
+export interface SweepCounts {
+  journal: number;
+  outbox: number;
+  commands: number;
+}
+
+// Lets the turns and pollers waiting for a pool connection go first between two batches.
+const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Purges the runtime's tables of what the retention window lets go. */
+export class RetentionSweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<SweepCounts> | undefined;
+  private stopping = false;
+
+  constructor(private readonly deps: RetentionSweeperDeps) {}
+
+  /** Sweeps every `intervalMs` (the first sweep one interval after start). */
+  start(): void {
+    this.stopping = false;
+    this.timer ??= setInterval(() => this.tick(), this.deps.intervalMs);
+  }
+
+  /** Stops the timer and waits for the sweep in progress, which ends after its current batch. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.sweeping?.catch(() => undefined);
+    this.stopping = false;
+  }
+
+  /**
+   * One sweep: batches until each table has nothing left to purge, another
+   * node holds the retention lock, or `stop()` was called. A sweep already in
+   * progress is joined rather than doubled.
+   * @throws the database error that ended the sweep (the timer logs it and sweeps again next interval).
+   */
+  sweepOnce(): Promise<SweepCounts> {
+    this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private tick(): void {
+    if (this.sweeping) return;
+    this.sweepOnce().then(
+      (counts) => {
+        if (counts.journal + counts.outbox + counts.commands > 0) this.deps.logger.debug(counts, 'retention sweep');
+      },
+      (error: unknown) => this.deps.logger.warn({ err: error }, 'retention sweep failed; retrying at the next interval'),
+    );
+  }
+
+  private async sweep(): Promise<SweepCounts> {
+    const counts: SweepCounts = { journal: 0, outbox: 0, commands: 0 };
+    const { retention, windowMs, batchSize } = this.deps;
+    if (!(await this.sweepJournal(counts))) return counts;
+    for (const [table, purge] of [
+      ['outbox', () => retention.purgeOutbox(windowMs, batchSize)],
+      ['commands', () => retention.purgeCommands(windowMs, batchSize)],
+    ] as const) {
+      for (;;) {
+        if (this.stopping) return counts;
+        const batch = await purge();
+        if (batch.busy) return counts;
+        counts[table] += batch.deleted;
+        if (batch.deleted < batchSize) break;
+        await yieldToOthers();
+      }
+    }
+    return counts;
+  }
+
+  /** Walks every snapshot once; false when the sweep must end here (stopping, or another node sweeps). */
+  private async sweepJournal(counts: SweepCounts): Promise<boolean> {
+    let cursor: JournalPurgeCursor | null = JOURNAL_PURGE_START;
+    while (cursor) {
+      if (this.stopping) return false;
+      const batch = await this.deps.retention.purgeJournal(this.deps.windowMs, this.deps.batchSize, cursor);
+      if (batch.busy) return false;
+      counts.journal += batch.deleted;
+      cursor = batch.next;
+      if (cursor) await yieldToOthers();
+    }
+    return true;
+  }
+}
