@@ -11,8 +11,7 @@
 // (default 400), SOAK_ACTORS (default 300), SOAK_WINDOW_MS (default 60000).
 import { Client } from 'pg';
 import { ActorRuntime, MemoryBus, MemoryEventPublisher, MemoryLeaseProvider, defaultRuntimeOptions, type RuntimeLogger } from '../actors';
-import { RetentionSweeper, type SweepCounts } from '../actors/runtime/retention-sweeper';
-import { ActorRetentionRepository } from '../persistence/runtime/actor-retention.repository';
+import type { SweepCounts } from '../actors/runtime/retention-sweeper';
 import { RuntimeDatabase } from '../persistence/runtime/runtime-database';
 import { counterKind } from '../test/support/cluster-counter';
 import { createTestDatabase } from '../test/support/database';
@@ -146,15 +145,6 @@ async function main(): Promise<void> {
     options,
     logger: purges.logger,
   });
-  // ActorRuntime does not start a sweeper yet: this one runs on the runtime's pool, as the runtime's own would.
-  const sweeper = new RetentionSweeper({
-    retention: new ActorRetentionRepository(runtimeDatabase),
-    windowMs: options.retentionWindowMs,
-    batchSize: options.retentionBatchSize,
-    intervalMs: options.retentionIntervalMs,
-    logger: purges.logger,
-  });
-  sweeper.start();
   const load = new PacedLoad(runtime);
   const figures: MinuteFigures[] = [];
   const startedAt = Date.now();
@@ -199,7 +189,6 @@ async function main(): Promise<void> {
     );
   } finally {
     await load.stop();
-    await sweeper.stop();
     await runtime.stop();
     await monitor.end();
     await database.drop();

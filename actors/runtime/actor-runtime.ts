@@ -2,6 +2,7 @@
 // leases and an event publisher (NATS/Postgres or in-process), over the
 // runtime's own Postgres pool. The public calls are ask/tell/send,
 // clusterStatus and stop.
+import { ConfigError } from '../../src/config';
 import type { ActorKind } from '../../src/ports/actor-behavior';
 import type { Bus } from '../../src/ports/bus';
 import type { EventPublisher } from '../../src/ports/event-publisher';
@@ -11,6 +12,7 @@ import { ActorCommandRepository } from '../../persistence/runtime/actor-command.
 import { ActorJournalRepository } from '../../persistence/runtime/actor-journal.repository';
 import { ActorOutboxRepository } from '../../persistence/runtime/actor-outbox.repository';
 import { ActorReminderRepository } from '../../persistence/runtime/actor-reminder.repository';
+import { ActorRetentionRepository } from '../../persistence/runtime/actor-retention.repository';
 import { ActorWorkRepository } from '../../persistence/runtime/actor-work.repository';
 import type { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
 import { TurnWriter } from '../../persistence/runtime/turn-writer';
@@ -20,6 +22,7 @@ import type { RuntimeOptions } from '../runtime-options';
 import { ActorClient, type CallOptions } from './actor-client';
 import { readClusterStatus, type ClusterStatus } from './cluster-status';
 import { ReminderPoller } from './reminder-poller';
+import { RetentionSweeper } from './retention-sweeper';
 import { defaultRuntimeLogger, type RuntimeLogger } from './runtime-logger';
 import { ShardBalancer } from './shard-balancer';
 import { ShardHost } from './shard-host';
@@ -54,6 +57,7 @@ export class ActorRuntime {
   private readonly balancer: ShardBalancer;
   private readonly relay: OutboxRelay;
   private readonly poller: ReminderPoller;
+  private readonly sweeper: RetentionSweeper;
   private readonly client: ActorClient;
   private readonly cluster: ActorClusterRepository;
   private stopping: Promise<void> | undefined;
@@ -91,6 +95,13 @@ export class ActorRuntime {
     });
     this.balancer = new ShardBalancer({ cluster: this.cluster, leases: deps.leases, host: this.host, options, logger });
     this.poller = new ReminderPoller({ reminders: new ActorReminderRepository(database), commands, host: this.host, kinds: [...kinds.keys()], pollMs: options.reminderPollMs, logger });
+    this.sweeper = new RetentionSweeper({
+      retention: new ActorRetentionRepository(database),
+      windowMs: options.retentionWindowMs,
+      batchSize: options.retentionBatchSize,
+      intervalMs: options.retentionIntervalMs,
+      logger,
+    });
   }
 
   /**
@@ -100,11 +111,16 @@ export class ActorRuntime {
    * @throws FailedPreconditionError when the cluster runs another shard count.
    */
   static async start(deps: ActorRuntimeDeps): Promise<ActorRuntime> {
+    if (deps.options.retentionWindowMs < deps.options.askTimeoutMs) {
+      // The window is how long a retried command is recognised: shorter than a caller's retry budget, a retry could apply twice.
+      throw new ConfigError(`AGENTRT_RETENTION_WINDOW_MS (${deps.options.retentionWindowMs}) must be at least AGENTRT_ASK_TIMEOUT_MS (${deps.options.askTimeoutMs})`);
+    }
     const runtime = new ActorRuntime(deps);
     await runtime.cluster.ensureShardCount(deps.options.shardCount);
     await runtime.balancer.start();
     runtime.relay.start();
     runtime.poller.start();
+    runtime.sweeper.start();
     return runtime;
   }
 
@@ -172,6 +188,7 @@ export class ActorRuntime {
   // Events still in the outbox after the handoff are published by the shards' next owners.
   private async shutdown(): Promise<void> {
     await this.poller.stop();
+    await this.sweeper.stop();
     await this.relay.stop();
     await this.balancer.stop();
     stopActor(this.system);

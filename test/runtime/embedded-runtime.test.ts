@@ -232,6 +232,24 @@ describe('actor runtime (embedded mode)', () => {
     assert.ok((await slow) instanceof Error);
   });
 
+  it('purges what the retention window lets go while it runs', async () => {
+    await runtime.stop();
+    runtime = await startRuntime({ askTimeoutMs: 1000, retentionWindowMs: 1000, retentionIntervalMs: 100 });
+    for (let i = 0; i < 12; i++) await ask('retained', { type: 'add', by: 1 });
+    await ask('retained', { type: 'emit', count: 2 });
+    await eventually(
+      async () => (await dataSource.query("SELECT count(*)::int AS n FROM actor_journal WHERE persistence_key = 'counter:retained'"))[0].n <= 3,
+      'journal entries covered by the snapshot purged',
+      5000,
+    );
+    await eventually(async () => (await dataSource.query("SELECT count(*)::int AS n FROM actor_outbox WHERE persistence_key = 'counter:retained'"))[0].n === 0, 'published events purged', 5000);
+    assert.equal(await value('retained'), 12);
+  });
+
+  it('refuses a retention window shorter than the callers\' retry budget', async () => {
+    await assert.rejects(startRuntime({ askTimeoutMs: 30_000, retentionWindowMs: 10_000 }), /AGENTRT_RETENTION_WINDOW_MS \(10000\) must be at least AGENTRT_ASK_TIMEOUT_MS \(30000\)/);
+  });
+
   it('refuses to start with another shard count', async () => {
     await assert.rejects(
       startActorRuntime({ dataSource, kinds: [counterKind], options: { ...OPTIONS, shardCount: 32 }, logger: silentLogger }),
