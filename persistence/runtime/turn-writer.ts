@@ -1,10 +1,13 @@
 // Writes actor turns: the journal entry, outbox rows, reminders, processed
 // and sent durable commands, the work index and the kind's read-model rows,
-// all in one transaction fenced by the shard's epoch. Turns of many actors
-// that arrive while a batch is being written are written together in the
-// next one (group commit): a batch costs the same few round trips whatever
-// its size, so under load a turn costs well under one round trip. A turn that
-// fails its fence or conflicts is refused alone; the rest of its batch commits.
+// all fenced by the shard's epoch. Turns of many actors that arrive while a
+// batch is being written are written together in the next one (group commit).
+// Most turns write only their journal entry: their whole batch is ONE
+// statement (fence check and insert; autocommit, so one round trip and no
+// transaction left open). The other turns of the batch go through one
+// transaction: BEGIN, the same statement, their other writes, COMMIT. A turn
+// that fails its fence or conflicts is refused alone; the rest of its batch
+// commits.
 import type { Projector } from '../../src/ports/actor-behavior';
 import { DuplicateCommandError, JournalConflictError, ShardFencedError, WriteInterruptedError } from '../../src/sharding/sharding.errors';
 import { isConnectionFailure } from './pg-results';
@@ -116,24 +119,41 @@ export class TurnWriter {
   }
 
   private async writeBatch(batch: Pending[]): Promise<void> {
-    const refused = new Map<Pending, unknown>();
+    const entriesOnly = batch.filter((pending) => writesOnlyItsEntry(pending.turn));
+    const others = batch.filter((pending) => !writesOnlyItsEntry(pending.turn));
+    await Promise.all([entriesOnly.length ? this.writeEntries(entriesOnly) : undefined, others.length ? this.writeInTransaction(others) : undefined]);
+  }
+
+  /**
+   * Turns that write only their journal entry: one autocommit statement. No
+   * client round trip happens inside its transaction, so a paused node cannot
+   * hold the shard rows locked (no idle timeout needed).
+   */
+  private async writeEntries(batch: Pending[]): Promise<void> {
+    let outcome: FencedInsert;
+    try {
+      outcome = await insertEntriesFenced(this.database, batch, 0);
+    } catch (error) {
+      await this.failed(batch, error, (pending) => this.writeEntries([pending]));
+      return;
+    }
+    const refused = await refusals(this.database, batch, outcome);
+    for (const pending of batch) {
+      const error = refused.get(pending);
+      if (error) pending.reject(error);
+      else pending.resolve();
+    }
+  }
+
+  private async writeInTransaction(batch: Pending[]): Promise<void> {
+    let refused = new Map<Pending, unknown>();
     try {
       await this.database.transaction(async (sql) => {
-        await this.refuseFenced(sql, batch, refused);
-        await this.refuseConflicts(sql, batch, refused);
+        refused = await refusals(sql, batch, await insertEntriesFenced(sql, batch, this.options.idleTimeoutMs));
         await writeEffects(sql, batch.filter((pending) => !refused.has(pending)).map((pending) => pending.turn), this.options.projectors);
       });
     } catch (error) {
-      if (isConnectionFailure(error)) {
-        for (const pending of batch) pending.reject(refused.get(pending) ?? new WriteInterruptedError(pending.turn.key, { cause: error }));
-        return;
-      }
-      // One turn's failure (a projector's constraint, say) must not fail its batch mates: write each alone.
-      if (batch.length > 1) {
-        for (const pending of batch) await this.writeBatch([pending]);
-        return;
-      }
-      batch[0].reject(refused.get(batch[0]) ?? error);
+      await this.failed(batch, error, (pending) => this.writeInTransaction([pending]), refused);
       return;
     }
     for (const pending of batch) {
@@ -143,52 +163,109 @@ export class TurnWriter {
     }
   }
 
-  // FOR SHARE makes a takeover's epoch bump wait for this batch: it either commits before the new owner reads, or is refused.
-  private async refuseFenced(sql: SqlQueryable, batch: Pending[], refused: Map<Pending, unknown>): Promise<void> {
-    const shards = [...new Set(batch.map((pending) => pending.turn.fence.shard))];
-    const timeout = String(this.options.idleTimeoutMs);
-    const rows = await sql.query<{ shard: number; epoch: string }>(
-      this.options.idleTimeoutMs > 0
-        ? `SELECT set_config('idle_in_transaction_session_timeout', $2, true), shard, epoch FROM actor_shards WHERE shard = ANY($1) FOR SHARE`
-        : 'SELECT shard, epoch FROM actor_shards WHERE shard = ANY($1) FOR SHARE',
-      this.options.idleTimeoutMs > 0 ? [shards, timeout] : [shards],
-    );
-    const epochs = new Map(rows.map((row) => [row.shard, Number(row.epoch)]));
-    for (const pending of batch) {
-      const { shard, epoch } = pending.turn.fence;
-      if (epochs.get(shard) !== epoch) refused.set(pending, new ShardFencedError(shard, epoch));
+  /** A batch's statement failed: a broken connection fails every turn; another error is retried turn by turn, to find the one that fails. */
+  private async failed(batch: Pending[], error: unknown, writeAlone: (pending: Pending) => Promise<void>, refused = new Map<Pending, unknown>()): Promise<void> {
+    if (isConnectionFailure(error)) {
+      for (const pending of batch) pending.reject(refused.get(pending) ?? new WriteInterruptedError(pending.turn.key, { cause: error }));
+      return;
     }
+    // One turn's failure (a projector's constraint, say) must not fail its batch mates: write each alone.
+    if (batch.length > 1) {
+      for (const pending of batch) await writeAlone(pending);
+      return;
+    }
+    batch[0].reject(refused.get(batch[0]) ?? error);
   }
+}
 
-  // ON CONFLICT DO NOTHING keeps one conflicting turn from aborting its batch; the rare conflict is then classified.
-  private async refuseConflicts(sql: SqlQueryable, batch: Pending[], refused: Map<Pending, unknown>): Promise<void> {
-    const writing = batch.filter((pending) => !refused.has(pending) && pending.turn.entry);
-    if (writing.length === 0) return;
-    const rows = await sql.query<{ persistence_key: string }>(
-      `INSERT INTO actor_journal (persistence_key, sequence_nr, command_id, payload)
-       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::jsonb[])
-       ON CONFLICT DO NOTHING RETURNING persistence_key`,
-      [
-        writing.map((pending) => pending.turn.key),
-        writing.map((pending) => pending.turn.entry!.sequenceNr),
-        writing.map((pending) => pending.turn.entry!.commandId),
-        writing.map((pending) => JSON.stringify(pending.turn.entry!.payload)),
-      ],
-    );
-    if (rows.length === writing.length) return;
-    const written = new Set(rows.map((row) => row.persistence_key));
-    for (const pending of writing) {
-      if (written.has(pending.turn.key)) continue;
-      const { key, entry } = pending.turn;
-      const duplicate = entry!.commandId
-        ? await sql.query<{ payload: { reply?: unknown } }>('SELECT payload FROM actor_journal WHERE persistence_key = $1 AND command_id = $2', [key, entry!.commandId])
-        : [];
-      refused.set(
-        pending,
-        duplicate.length ? new DuplicateCommandError(key, entry!.commandId!, duplicate[0].payload?.reply ?? null) : new JournalConflictError(key, entry!.sequenceNr),
-      );
-    }
+/** True for the common turn: a journal entry and nothing else to write. */
+function writesOnlyItsEntry(turn: TurnWrite): boolean {
+  return (
+    turn.entry !== undefined &&
+    turn.outbox.length === 0 &&
+    turn.remindersSet.length === 0 &&
+    turn.remindersCancelled.length === 0 &&
+    turn.reminderFired === undefined &&
+    turn.processedCommandIds.length === 0 &&
+    turn.sends.length === 0 &&
+    turn.work === undefined &&
+    turn.changes.length === 0
+  );
+}
+
+/** What the fenced insert found: each shard's current epoch, and the entries written (key, sequence number, command id). */
+interface FencedInsert {
+  epochs: Map<number, number>;
+  written: Set<string>;
+}
+
+const entryIdentity = (key: string, sequenceNr: number | string, commandId: string | null) => `${key}\u0000${sequenceNr}\u0000${commandId ?? ''}`;
+
+/*
+ * The fence check and the journal insert in one statement. FOR SHARE makes a
+ * takeover's epoch bump wait for this statement's transaction: it either
+ * commits before the new owner reads, or is refused. Only entries whose epoch
+ * matches are inserted. ON CONFLICT DO NOTHING keeps one conflicting turn from
+ * aborting its batch; the rare conflict is then classified. $7 lists the
+ * shards of every turn, with or without an entry; $8 (in a transaction) bounds
+ * its idle time, set while the shard rows are locked.
+ */
+const FENCED_INSERT = (withIdleTimeout: boolean) => `
+WITH fence AS (
+  SELECT shard, epoch${withIdleTimeout ? ", set_config('idle_in_transaction_session_timeout', $8, true)" : ''}
+  FROM actor_shards WHERE shard = ANY($7::int[]) FOR SHARE
+), written AS (
+  INSERT INTO actor_journal (persistence_key, sequence_nr, command_id, payload)
+  SELECT t.persistence_key, t.sequence_nr, t.command_id, t.payload
+  FROM unnest($1::text[], $2::bigint[], $3::text[], $4::jsonb[], $5::int[], $6::bigint[]) AS t(persistence_key, sequence_nr, command_id, payload, shard, epoch)
+  JOIN fence ON fence.shard = t.shard AND fence.epoch = t.epoch
+  ON CONFLICT DO NOTHING
+  RETURNING persistence_key, sequence_nr, command_id
+)
+SELECT shard, epoch, NULL AS persistence_key, NULL AS sequence_nr, NULL AS command_id FROM fence
+UNION ALL
+SELECT NULL, NULL, persistence_key, sequence_nr, command_id FROM written`;
+
+async function insertEntriesFenced(sql: SqlQueryable, batch: Pending[], idleTimeoutMs: number): Promise<FencedInsert> {
+  const withEntry = batch.filter((pending) => pending.turn.entry);
+  const parameters: unknown[] = [
+    withEntry.map((pending) => pending.turn.key),
+    withEntry.map((pending) => pending.turn.entry!.sequenceNr),
+    withEntry.map((pending) => pending.turn.entry!.commandId),
+    withEntry.map((pending) => JSON.stringify(pending.turn.entry!.payload)),
+    withEntry.map((pending) => pending.turn.fence.shard),
+    withEntry.map((pending) => pending.turn.fence.epoch),
+    [...new Set(batch.map((pending) => pending.turn.fence.shard))],
+  ];
+  if (idleTimeoutMs > 0) parameters.push(String(idleTimeoutMs));
+  const rows = await sql.query<{ shard: number | null; epoch: string | null; persistence_key: string | null; sequence_nr: string | null; command_id: string | null }>(
+    FENCED_INSERT(idleTimeoutMs > 0),
+    parameters,
+  );
+  const outcome: FencedInsert = { epochs: new Map(), written: new Set() };
+  for (const row of rows) {
+    if (row.shard !== null) outcome.epochs.set(row.shard, Number(row.epoch));
+    else outcome.written.add(entryIdentity(row.persistence_key!, row.sequence_nr!, row.command_id));
   }
+  return outcome;
+}
+
+/** The turns refused: a stale epoch, or an entry not written (a duplicate command id or a taken sequence number). */
+async function refusals(sql: SqlQueryable, batch: Pending[], outcome: FencedInsert): Promise<Map<Pending, unknown>> {
+  const refused = new Map<Pending, unknown>();
+  for (const pending of batch) {
+    const { fence, key, entry } = pending.turn;
+    if (outcome.epochs.get(fence.shard) !== fence.epoch) {
+      refused.set(pending, new ShardFencedError(fence.shard, fence.epoch));
+      continue;
+    }
+    if (!entry || outcome.written.has(entryIdentity(key, entry.sequenceNr, entry.commandId))) continue;
+    const duplicate = entry.commandId
+      ? await sql.query<{ payload: { reply?: unknown } }>('SELECT payload FROM actor_journal WHERE persistence_key = $1 AND command_id = $2', [key, entry.commandId])
+      : [];
+    refused.set(pending, duplicate.length ? new DuplicateCommandError(key, entry.commandId!, duplicate[0].payload?.reply ?? null) : new JournalConflictError(key, entry.sequenceNr));
+  }
+  return refused;
 }
 
 /** Writes everything but the journal for the turns that passed their fence and conflict checks. */

@@ -74,9 +74,13 @@ describe('actor runtime on the embedded database, journal writes', function () {
     dataSource = createDataSource({ url: embedded.url, poolSize: EMBEDDED_POOL_SIZE });
     await dataSource.initialize();
     await runMigrationsLocked(dataSource);
-    // Records every statement of the runtime's transactions: none may set an idle-in-transaction timeout.
-    const transaction = RuntimeDatabase.prototype.transaction;
-    restoreTransaction = () => (RuntimeDatabase.prototype.transaction = transaction);
+    // Records every statement of the runtime's transactions and single statements: none may set an idle-in-transaction timeout.
+    const { transaction, query } = RuntimeDatabase.prototype;
+    restoreTransaction = () => Object.assign(RuntimeDatabase.prototype, { transaction, query });
+    RuntimeDatabase.prototype.query = function (this: RuntimeDatabase, text: string, parameters?: unknown[]) {
+      runtimeStatements.push(text);
+      return query.call(this, text, parameters);
+    } as typeof query;
     RuntimeDatabase.prototype.transaction = function <T>(this: RuntimeDatabase, work: (sql: SqlQueryable) => Promise<T>): Promise<T> {
       return transaction.call(this, (sql: SqlQueryable) =>
         work({
