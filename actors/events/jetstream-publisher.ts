@@ -1,57 +1,70 @@
-// The EventPublisher port over JetStream: the streams (the runtime's and the
-// ones actor kinds declare) are created at start if absent (duplicate window
-// at least 10 minutes); each event is published with its id as message id, so
-// a retry after a crash is stored once, and with its headers.
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/nats-core';
-import { headers as natsHeaders } from '@nats-io/nats-core';
+// The EventPublisher port over JetStream. `prepare` creates the declared
+// streams (the runtime's and the ones actor kinds declare) or adds the
+// subjects they lack, with a duplicate window of at least 10 minutes; each
+// event is published with its id as message id, so a retry after a crash
+// within the window is stored once, and with its headers.
+import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
+import { mergeStreamDeclarations } from '../../src/events/stream-declarations';
 import type { EventPublisher, PublishedEvent, StreamDeclaration } from '../../src/ports/event-publisher';
 
 const TEN_MINUTES_NS = 10 * 60 * 1_000_000_000;
 
 export interface JetStreamPublisherOptions {
-  /** Stream name, e.g. AGENTRT_EVENTS. */
-  stream: string;
-  /** Subjects the stream captures, e.g. `agentrt.events.>`. */
-  subjects: string[];
   /** Publish timeout. @default 5000 */
   timeoutMs?: number;
 }
 
-/** Publishes to a JetStream stream on a shared connection (closing the publisher leaves the connection open). */
+/** Publishes to JetStream streams on a shared connection (closing the publisher leaves the connection open). */
 export class JetStreamPublisher implements EventPublisher {
   private readonly client: JetStreamClient;
+  private readonly timeoutMs: number;
   private manager: JetStreamManager | undefined;
 
   constructor(
     private readonly connection: NatsConnection,
-    private readonly options: JetStreamPublisherOptions,
+    options: JetStreamPublisherOptions = {},
   ) {
-    this.client = jetstream(connection, { timeout: options.timeoutMs ?? 5000 });
+    this.timeoutMs = options.timeoutMs ?? 5000;
+    this.client = jetstream(connection, { timeout: this.timeoutMs });
   }
 
-  /** Creates the publisher's own stream and every declared one if absent; raises a duplicate window under 10 minutes. */
-  async prepare(streams: StreamDeclaration[] = []): Promise<void> {
-    this.manager ??= await jetstreamManager(this.connection);
-    for (const stream of [{ name: this.options.stream, subjects: this.options.subjects }, ...streams]) {
-      const existing = await this.manager.streams.info(stream.name).catch(() => null);
-      if (!existing) {
-        await this.manager.streams.add({ name: stream.name, subjects: stream.subjects, duplicate_window: TEN_MINUTES_NS });
-        continue;
-      }
-      if (existing.config.duplicate_window < TEN_MINUTES_NS) {
-        await this.manager.streams.update(stream.name, { duplicate_window: TEN_MINUTES_NS });
-      }
-    }
+  async prepare(streams: StreamDeclaration[]): Promise<void> {
+    this.manager ??= await jetstreamManager(this.connection, { timeout: this.timeoutMs });
+    for (const stream of mergeStreamDeclarations(streams)) await this.prepareStream(this.manager, stream);
   }
 
   async publish(event: PublishedEvent): Promise<void> {
-    const headers = event.headers && Object.keys(event.headers).length ? natsHeaders() : undefined;
-    for (const [name, value] of Object.entries(event.headers ?? {})) headers!.set(name, value);
-    await this.client.publish(event.subject, event.data, { msgID: event.id, timeout: this.options.timeoutMs ?? 5000, headers });
+    const entries = Object.entries(event.headers ?? {});
+    const headers = entries.length > 0 ? natsHeaders() : undefined;
+    for (const [name, value] of entries) headers!.set(name, value);
+    await this.client.publish(event.subject, event.data, { msgID: event.id, timeout: this.timeoutMs, headers });
   }
 
   async close(): Promise<void> {
     this.manager = undefined;
+  }
+
+  private async prepareStream(manager: JetStreamManager, stream: StreamDeclaration): Promise<void> {
+    const existing = await this.streamInfo(manager, stream.name);
+    if (!existing) {
+      await manager.streams.add({ name: stream.name, subjects: stream.subjects, duplicate_window: TEN_MINUTES_NS });
+      return;
+    }
+    const missing = stream.subjects.filter((subject) => !existing.config.subjects?.includes(subject));
+    if (missing.length === 0 && existing.config.duplicate_window >= TEN_MINUTES_NS) return;
+    await manager.streams.update(stream.name, {
+      subjects: [...(existing.config.subjects ?? []), ...missing],
+      duplicate_window: Math.max(existing.config.duplicate_window, TEN_MINUTES_NS),
+    });
+  }
+
+  private async streamInfo(manager: JetStreamManager, name: string): Promise<StreamInfo | null> {
+    try {
+      return await manager.streams.info(name);
+    } catch (error) {
+      if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) return null;
+      throw error;
+    }
   }
 }

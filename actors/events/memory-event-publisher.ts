@@ -1,6 +1,7 @@
-// The EventPublisher port in process, for embedded mode: events go to local
-// listeners (e.g. SSE) and a bounded recent list; ids seen are dropped like
-// JetStream's duplicate window would.
+// The EventPublisher port in memory, for unit tests and benchmarks: events go
+// to local listeners and a bounded recent list; ids seen are dropped like
+// JetStream's duplicate window would. Nothing survives the process and there
+// are no consumers: embedded mode uses EmbeddedEventLog (in the database).
 import type { EventPublisher, PublishedEvent } from '../../src/ports/event-publisher';
 
 /** In-process publication with per-id de-duplication over the last `capacity` events. */
@@ -11,6 +12,7 @@ export class MemoryEventPublisher implements EventPublisher {
 
   constructor(private readonly capacity = 10_000) {}
 
+  /** Streams are not modelled: every subject is accepted. */
   async prepare(): Promise<void> {}
 
   async publish(event: PublishedEvent): Promise<void> {

@@ -1,7 +1,10 @@
-// The event publication port: how the outbox relay hands events to subscribers
-// outside the runtime. JetStreamPublisher and MemoryEventPublisher implement it.
+// The event publication port: how the outbox relay hands events to the
+// streams outside the runtime. JetStreamPublisher (cluster) and
+// EmbeddedEventLog (embedded mode, stored in the database) implement it;
+// MemoryEventPublisher is an in-memory stand-in for unit tests. Events are
+// read back through the durable consumer port (event-consumer.ts).
 
-/** A stream to create at start: its name and the subjects it captures. */
+/** A stream: its name and the subject patterns (`*` one token, `>` the rest) it captures. */
 export interface StreamDeclaration {
   name: string;
   subjects: string[];
@@ -14,17 +17,31 @@ export interface PublishedEvent {
   subject: string;
   /** JSON payload. */
   data: string;
-  /** Message headers (the runtime sets the actor key and the actor's event sequence). */
+  /** Message headers (the runtime sets `Agentrt-Actor-Key` and `Agentrt-Actor-Sequence`). */
   headers?: Record<string, string>;
+}
+
+/** Raised by `publish` when no declared stream captures the event's subject (nothing was stored). */
+export class NoStreamForSubjectError extends Error {
+  constructor(subject: string) {
+    super(`no stream captures subject ${subject}`);
+    this.name = 'NoStreamForSubjectError';
+  }
 }
 
 /** Durable publication. A thrown error means "not published, try again later". */
 export interface EventPublisher {
-  /** Creates the streams if absent (duplicate window at least 10 minutes). Idempotent. */
+  /**
+   * Creates every declared stream, or adds the declared subjects an existing
+   * one lacks (subjects are never removed: nodes of an older version may still
+   * publish on them during a rolling deploy), with a duplicate window of at
+   * least 10 minutes. Declarations with the same name are merged. Idempotent.
+   */
   prepare(streams: StreamDeclaration[]): Promise<void>;
   /**
-   * Publishes one event. Publishing the same id twice within the duplicate
-   * window stores it once.
+   * Stores one event in the stream capturing its subject. Publishing the same
+   * id twice within the duplicate window stores it once.
+   * @throws NoStreamForSubjectError (embedded) or the NATS error (cluster) when no stream captures the subject.
    */
   publish(event: PublishedEvent): Promise<void>;
   close(): Promise<void>;

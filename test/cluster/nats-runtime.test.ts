@@ -61,7 +61,7 @@ describe('cluster: runtime on NATS in one process', function () {
       assert.equal(info.state.messages, 5);
       // A relay that crashed after publishing but before marking publishes again: stored once.
       const [row] = await dataSource.query("SELECT id, subject, payload FROM actor_outbox WHERE subject LIKE '%.streamed' ORDER BY id LIMIT 1");
-      const publisher = new JetStreamPublisher(connection, { stream: names.eventStream, subjects: [`${names.subjectPrefix}.events.>`] });
+      const publisher = new JetStreamPublisher(connection);
       await publisher.publish({ id: row.id, subject: row.subject, data: JSON.stringify(row.payload) });
       assert.equal((await manager.streams.info(names.eventStream)).state.messages, 5);
       const stored = await manager.streams.getMessage(names.eventStream, { seq: 1 });

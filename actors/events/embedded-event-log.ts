@@ -1,0 +1,222 @@
+// The event streams of embedded mode (no NATS), kept in the node's database:
+// the EventPublisher (an event is stored in the declared stream whose subjects
+// match, once per id) and the EventConsumers (durable consumers with the
+// JetStream guarantees of src/ports/event-consumer.ts) in one object, plus
+// in-process listeners for live views (SSE). Consumers poll their table at a
+// modest interval; a publication, an ack or a nak in this process wakes them
+// at once, and a consumer whose next message is due later sleeps until then.
+import { resolveConsumerSpec, type ResolvedConsumerSpec } from '../../src/events/consumer-spec';
+import { mergeStreamDeclarations } from '../../src/events/stream-declarations';
+import { subjectMatches } from '../../src/events/subject-pattern';
+import type { ConsumedEvent, ConsumerHandle, DurableConsumerSpec, EventConsumers } from '../../src/ports/event-consumer';
+import { NoStreamForSubjectError, type EventPublisher, type PublishedEvent, type StreamDeclaration } from '../../src/ports/event-publisher';
+import { EmbeddedEventLogRepository, type ClaimedMessage } from '../../persistence/runtime/embedded-event-log.repository';
+import type { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
+import type { RuntimeLogger } from '../runtime/runtime-logger';
+
+export interface EmbeddedEventLogOptions {
+  logger: RuntimeLogger;
+  /** Longest sleep of an idle consumer: bounds how late it sees messages stored by another process. @default 1000 */
+  pollIntervalMs?: number;
+}
+
+/** Messages a consumer claims at once: each starts its ack wait when claimed, so a batch stays small. */
+const MAX_CLAIM = 16;
+const FAILURE_PAUSE_MIN_MS = 100;
+const FAILURE_PAUSE_MAX_MS = 5000;
+
+type MessageHandler = (event: ConsumedEvent) => Promise<void>;
+
+/** Streams and durable consumers in the database, for a node without NATS. */
+export class EmbeddedEventLog implements EventPublisher, EventConsumers {
+  private readonly repository: EmbeddedEventLogRepository;
+  private readonly pollIntervalMs: number;
+  private readonly listeners = new Set<(event: PublishedEvent) => void>();
+  private readonly runs = new Set<EmbeddedConsumerRun>();
+  private streams: StreamDeclaration[] | undefined;
+
+  constructor(
+    database: RuntimeDatabase,
+    private readonly options: EmbeddedEventLogOptions,
+  ) {
+    this.repository = new EmbeddedEventLogRepository(database);
+    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+  }
+
+  async prepare(streams: StreamDeclaration[]): Promise<void> {
+    await this.repository.declareStreams(mergeStreamDeclarations(streams));
+    this.streams = await this.repository.listStreams();
+  }
+
+  /** @throws NoStreamForSubjectError when no declared stream captures the subject. */
+  async publish(event: PublishedEvent): Promise<void> {
+    const stream = await this.streamFor(event.subject);
+    const seq = await this.repository.append({ stream, subject: event.subject, messageId: event.id, payload: event.data, headers: event.headers ?? {} });
+    if (seq === null) return;
+    for (const run of this.runs) if (run.stream === stream) run.wake();
+    for (const listener of this.listeners) {
+      // The event is stored: a failing listener must not make the publisher retry it.
+      try {
+        listener(event);
+      } catch (error) {
+        this.options.logger.warn({ err: error, subject: event.subject, id: event.id }, 'event listener failed');
+      }
+    }
+  }
+
+  /** Calls `listener` for every event stored from now on (duplicates left out); returns the unsubscribe function. */
+  subscribe(listener: (event: PublishedEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async consume(spec: DurableConsumerSpec, handler: MessageHandler): Promise<ConsumerHandle> {
+    const resolved = resolveConsumerSpec(spec);
+    await this.repository.ensureConsumer(resolved);
+    const run = new EmbeddedConsumerRun(this.repository, resolved, handler, {
+      logger: this.options.logger,
+      pollIntervalMs: this.pollIntervalMs,
+      // An ack or a nak can make room (maximum pending) or a message visible for the durable's other consumers here.
+      onSettled: () => {
+        for (const other of this.runs) if (other.stream === resolved.stream && other.durableName === resolved.durableName) other.wake();
+      },
+      onStopped: () => this.runs.delete(run),
+    });
+    this.runs.add(run);
+    run.start();
+    return run;
+  }
+
+  /** Stops every consumer and forgets the listeners; the database stays open (the caller owns it). */
+  async close(): Promise<void> {
+    this.listeners.clear();
+    await Promise.all([...this.runs].map((run) => run.stop()));
+  }
+
+  private async streamFor(subject: string): Promise<string> {
+    const find = () => this.streams?.find((stream) => stream.subjects.some((pattern) => subjectMatches(pattern, subject)))?.name;
+    // Another process (or an earlier run of this node) may have declared it: the database is the authority.
+    const known = find() ?? ((this.streams = await this.repository.listStreams()), find());
+    if (!known) throw new NoStreamForSubjectError(subject);
+    return known;
+  }
+}
+
+interface RunOptions {
+  logger: RuntimeLogger;
+  pollIntervalMs: number;
+  onSettled: () => void;
+  onStopped: () => void;
+}
+
+/** One consumer: claims, hands messages to the handler one at a time, sleeps until the next is due, stops on request. */
+class EmbeddedConsumerRun implements ConsumerHandle {
+  readonly stream: string;
+  readonly durableName: string;
+  private stopping = false;
+  private wakeRequested = false;
+  private wakeSleeper: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    private readonly repository: EmbeddedEventLogRepository,
+    private readonly spec: ResolvedConsumerSpec,
+    private readonly handler: MessageHandler,
+    private readonly options: RunOptions,
+  ) {
+    this.stream = spec.stream;
+    this.durableName = spec.durableName;
+  }
+
+  start(): void {
+    this.loop = this.run().finally(() => this.options.onStopped());
+  }
+
+  /** Ends the sleep in progress, or the next one. */
+  wake(): void {
+    this.wakeRequested = true;
+    this.wakeSleeper?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopping) {
+      try {
+        this.wakeRequested = false;
+        const claimed = await this.repository.claim(this.spec, Math.min(this.spec.maxAckPending, MAX_CLAIM));
+        failures = 0;
+        if (claimed.length === 0) {
+          const due = await this.repository.nextRedeliveryInMs(this.spec);
+          await this.sleep(due === null ? this.options.pollIntervalMs : Math.min(Math.max(due, 0) + 1, this.options.pollIntervalMs));
+          continue;
+        }
+        for (const message of claimed) {
+          if (this.stopping) await this.release(message);
+          else await this.handle(message);
+        }
+      } catch (error) {
+        failures++;
+        this.options.logger.warn({ err: error, stream: this.stream, durable: this.durableName, failures }, 'embedded consumer failed; retrying');
+        await this.sleep(Math.min(FAILURE_PAUSE_MIN_MS * 2 ** (failures - 1), FAILURE_PAUSE_MAX_MS));
+      }
+    }
+  }
+
+  private async handle(message: ClaimedMessage): Promise<void> {
+    const event = this.toConsumedEvent(message);
+    try {
+      await this.handler(event);
+    } catch (error) {
+      this.options.logger.warn({ err: error, subject: message.subject, id: message.messageId, deliveryCount: message.deliveryCount }, 'event handler failed; redelivering');
+      await event.nak(this.spec.errorRedeliveryDelayMs).catch(() => undefined);
+    }
+  }
+
+  /** Hands a claimed message back for immediate redelivery (stopping before it was handled). */
+  private async release(message: ClaimedMessage): Promise<void> {
+    await this.repository.nak(this.spec, message.seq, message.deliveryCount, 0).catch(() => undefined);
+    this.options.onSettled();
+  }
+
+  private toConsumedEvent(message: ClaimedMessage): ConsumedEvent {
+    // Like a JetStream message: the first ack or nak counts, later ones are ignored.
+    let settled = false;
+    const settle = async (write: () => Promise<void>) => {
+      if (settled) return;
+      settled = true;
+      await write();
+      this.options.onSettled();
+    };
+    return {
+      id: message.messageId,
+      subject: message.subject,
+      data: message.payload,
+      headers: { ...message.headers },
+      streamSequence: message.seq,
+      deliveryCount: message.deliveryCount,
+      ack: () => settle(() => this.repository.ack(this.spec, message.seq)),
+      nak: (delayMs) => settle(() => this.repository.nak(this.spec, message.seq, message.deliveryCount, Math.max(0, delayMs ?? 0))),
+    };
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.wakeRequested || this.stopping) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeSleeper = () => {
+        this.wakeSleeper = undefined;
+        done();
+      };
+    });
+  }
+}

@@ -1,0 +1,221 @@
+// The embedded event log's tables (migration 1763812800000-EmbeddedEventLog):
+// streams, their messages, durable consumers and the delivery state of every
+// unacked (consumer, message). Every statement is short and no transaction
+// waits on anything but the database: the embedded database (PGlite) runs one
+// transaction at a time for the whole node.
+//
+// Why it is safe on a real Postgres with concurrent callers too:
+// - An append bumps its stream's `last_seq` (a row lock held until commit), so
+//   sequences are committed in order and a consumer never skips one.
+// - An append writes the delivery rows of the consumers that exist; creating a
+//   consumer locks the messages table against appends (SHARE ROW EXCLUSIVE,
+//   taken before the append's snapshot) while it copies the existing
+//   messages, so a message is neither missed nor given twice.
+// - A claim first locks its consumer row, so two claimers of one durable never
+//   take the same message nor exceed its maximum pending together.
+// - Nothing is deleted but acked delivery rows: messages are kept, like a
+//   JetStream stream without limits, and a durable never loses its position.
+import type { StreamDeclaration } from '../../src/ports/event-publisher';
+import { DurableConsumerConflictError, StreamNotFoundError } from '../../src/ports/event-consumer';
+import { subjectPatternRegex } from '../../src/events/subject-pattern';
+import type { ResolvedConsumerSpec } from '../../src/events/consumer-spec';
+import type { RuntimeDatabase } from './runtime-database';
+
+/** One message to store. */
+export interface AppendedMessage {
+  stream: string;
+  subject: string;
+  messageId: string;
+  payload: string;
+  headers: Record<string, string>;
+}
+
+/** One message handed to a consumer, with its delivery count after this delivery. */
+export interface ClaimedMessage {
+  seq: number;
+  subject: string;
+  messageId: string;
+  payload: string;
+  headers: Record<string, string>;
+  deliveryCount: number;
+}
+
+/** The consumer a claim, ack or nak is for. */
+export interface ConsumerKey {
+  stream: string;
+  durableName: string;
+}
+
+/** Reads and writes the embedded streams. */
+export class EmbeddedEventLogRepository {
+  constructor(private readonly database: RuntimeDatabase) {}
+
+  /** Creates the streams, or adds the subjects they lack (keeping the existing ones and their order). */
+  async declareStreams(streams: StreamDeclaration[]): Promise<void> {
+    for (const stream of streams) {
+      await this.database.query(
+        `INSERT INTO embedded_streams (name, subjects) VALUES ($1, $2)
+         ON CONFLICT ON CONSTRAINT pk_embedded_streams DO UPDATE
+           SET subjects = embedded_streams.subjects
+             || ARRAY(SELECT subject FROM unnest(EXCLUDED.subjects) WITH ORDINALITY AS declared(subject, position)
+                      WHERE subject <> ALL (embedded_streams.subjects) ORDER BY position)
+         WHERE NOT EXCLUDED.subjects <@ embedded_streams.subjects`,
+        [stream.name, stream.subjects],
+      );
+    }
+  }
+
+  /** Every stream with its subjects. */
+  async listStreams(): Promise<StreamDeclaration[]> {
+    const rows = await this.database.query<{ name: string; subjects: string[] }>('SELECT name, subjects FROM embedded_streams ORDER BY name');
+    return rows.map((row) => ({ name: row.name, subjects: row.subjects }));
+  }
+
+  /**
+   * Stores a message with the next sequence of its stream and a delivery row
+   * for every consumer whose filter takes it, in one statement.
+   * @returns the message's sequence, or null when the id was stored before (or the stream does not exist).
+   */
+  async append(message: AppendedMessage): Promise<number | null> {
+    const rows = await this.database.query<{ seq: string }>(
+      `WITH stream AS (
+         UPDATE embedded_streams SET last_seq = last_seq + 1
+         WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM embedded_stream_messages WHERE stream = $1 AND message_id = $3)
+         RETURNING name, last_seq
+       ), message AS (
+         INSERT INTO embedded_stream_messages (stream, seq, subject, message_id, payload, headers)
+         SELECT name, last_seq, $2, $3, $4, $5::jsonb FROM stream
+         ON CONFLICT ON CONSTRAINT uq_embedded_stream_messages_message_id DO NOTHING
+         RETURNING stream, seq, subject
+       ), deliveries AS (
+         INSERT INTO embedded_stream_deliveries (stream, durable_name, seq)
+         SELECT consumer.stream, consumer.durable_name, message.seq
+         FROM message JOIN embedded_stream_consumers consumer
+           ON consumer.stream = message.stream AND (consumer.filter_regex IS NULL OR message.subject ~ consumer.filter_regex)
+       )
+       SELECT seq FROM message`,
+      [message.stream, message.subject, message.messageId, message.payload, JSON.stringify(message.headers)],
+    );
+    return rows.length ? Number(rows[0].seq) : null;
+  }
+
+  /**
+   * Creates the durable consumer with a delivery row for every message its
+   * filter takes (a new durable starts at the beginning of the stream), or
+   * brings an existing one's ack wait and maximum pending to the spec.
+   * @throws StreamNotFoundError when the stream is not declared.
+   * @throws DurableConsumerConflictError when the durable exists with another filter.
+   */
+  async ensureConsumer(spec: ResolvedConsumerSpec): Promise<void> {
+    for (;;) {
+      const [existing] = await this.database.query<{ filter_subject: string | null; ack_wait_ms: number; max_ack_pending: number }>(
+        'SELECT filter_subject, ack_wait_ms, max_ack_pending FROM embedded_stream_consumers WHERE stream = $1 AND durable_name = $2',
+        [spec.stream, spec.durableName],
+      );
+      if (existing) return this.updateConsumer(spec, existing);
+      if (await this.createConsumer(spec)) return;
+      // Another caller created it between our read and our insert: check its filter like any existing one.
+    }
+  }
+
+  /**
+   * Hands the consumer's next deliverable messages over, in stream order:
+   * messages due for redelivery, then new ones while fewer than its maximum
+   * are pending. Each becomes invisible for the ack wait.
+   */
+  async claim(consumer: ConsumerKey, limit: number): Promise<ClaimedMessage[]> {
+    const rows = await this.database.transaction(async (sql) => {
+      const [settings] = await sql.query<{ ack_wait_ms: number; max_ack_pending: number }>(
+        'SELECT ack_wait_ms, max_ack_pending FROM embedded_stream_consumers WHERE stream = $1 AND durable_name = $2 FOR NO KEY UPDATE',
+        [consumer.stream, consumer.durableName],
+      );
+      if (!settings) return [];
+      // NO KEY UPDATE: claimers of the durable queue behind each other, appends checking their foreign key do not.
+      // A new statement after the lock: its snapshot sees every claim committed before ours.
+      return sql.query<{ seq: string; subject: string; message_id: string; payload: string; headers: Record<string, string>; delivery_count: number }>(
+        `WITH pending AS (
+           SELECT count(*)::int AS n FROM embedded_stream_deliveries WHERE stream = $1 AND durable_name = $2 AND delivery_count > 0
+         ), candidates AS (
+           (SELECT seq FROM embedded_stream_deliveries
+            WHERE stream = $1 AND durable_name = $2 AND delivery_count > 0 AND visible_at <= now() ORDER BY seq LIMIT $3::int)
+           UNION ALL
+           (SELECT seq FROM embedded_stream_deliveries
+            WHERE stream = $1 AND durable_name = $2 AND delivery_count = 0 ORDER BY seq
+            LIMIT GREATEST(0, LEAST($3::int, $4::int - (SELECT n FROM pending))))
+         ), picked AS (
+           SELECT seq FROM candidates ORDER BY seq LIMIT $3::int
+         )
+         UPDATE embedded_stream_deliveries delivery
+         SET delivery_count = delivery.delivery_count + 1, visible_at = now() + $5::double precision * interval '1 millisecond'
+         FROM picked JOIN embedded_stream_messages message ON message.stream = $1 AND message.seq = picked.seq
+         WHERE delivery.stream = $1 AND delivery.durable_name = $2 AND delivery.seq = picked.seq
+         RETURNING delivery.seq, message.subject, message.message_id, message.payload, message.headers, delivery.delivery_count`,
+        [consumer.stream, consumer.durableName, limit, settings.max_ack_pending, settings.ack_wait_ms],
+      );
+    });
+    return rows
+      .map((row) => ({ seq: Number(row.seq), subject: row.subject, messageId: row.message_id, payload: row.payload, headers: row.headers, deliveryCount: row.delivery_count }))
+      .sort((a, b) => a.seq - b.seq);
+  }
+
+  /** Milliseconds until the consumer's next pending message may be delivered again, or null when none waits. */
+  async nextRedeliveryInMs(consumer: ConsumerKey): Promise<number | null> {
+    const [row] = await this.database.query<{ wait_ms: number | null }>(
+      `SELECT (EXTRACT(EPOCH FROM min(visible_at) - now()) * 1000)::double precision AS wait_ms
+       FROM embedded_stream_deliveries WHERE stream = $1 AND durable_name = $2 AND delivery_count > 0`,
+      [consumer.stream, consumer.durableName],
+    );
+    return row?.wait_ms ?? null;
+  }
+
+  /** Removes the message from the consumer's pending ones: it is never delivered to it again. */
+  async ack(consumer: ConsumerKey, seq: number): Promise<void> {
+    await this.database.query('DELETE FROM embedded_stream_deliveries WHERE stream = $1 AND durable_name = $2 AND seq = $3', [consumer.stream, consumer.durableName, seq]);
+  }
+
+  /**
+   * Makes the message deliverable again after `delayMs`, unless it was
+   * redelivered since `deliveryCount` (a later delivery owns it now).
+   */
+  async nak(consumer: ConsumerKey, seq: number, deliveryCount: number, delayMs: number): Promise<void> {
+    await this.database.query(
+      `UPDATE embedded_stream_deliveries SET visible_at = now() + $5::double precision * interval '1 millisecond'
+       WHERE stream = $1 AND durable_name = $2 AND seq = $3 AND delivery_count = $4`,
+      [consumer.stream, consumer.durableName, seq, deliveryCount, delayMs],
+    );
+  }
+
+  private async updateConsumer(spec: ResolvedConsumerSpec, existing: { filter_subject: string | null; ack_wait_ms: number; max_ack_pending: number }): Promise<void> {
+    const existingFilter = existing.filter_subject ?? undefined;
+    if (existingFilter !== spec.filterSubject) throw new DurableConsumerConflictError(spec.stream, spec.durableName, existingFilter, spec.filterSubject);
+    if (existing.ack_wait_ms === spec.ackWaitMs && existing.max_ack_pending === spec.maxAckPending) return;
+    await this.database.query('UPDATE embedded_stream_consumers SET ack_wait_ms = $3, max_ack_pending = $4 WHERE stream = $1 AND durable_name = $2', [
+      spec.stream,
+      spec.durableName,
+      spec.ackWaitMs,
+      spec.maxAckPending,
+    ]);
+  }
+
+  /** @returns false when the consumer existed already (created by a concurrent caller). */
+  private async createConsumer(spec: ResolvedConsumerSpec): Promise<boolean> {
+    const filterRegex = spec.filterSubject === undefined ? null : subjectPatternRegex(spec.filterSubject);
+    return this.database.transaction(async (sql) => {
+      const [stream] = await sql.query('SELECT 1 FROM embedded_streams WHERE name = $1', [spec.stream]);
+      if (!stream) throw new StreamNotFoundError(spec.stream);
+      await sql.query('LOCK TABLE embedded_stream_messages IN SHARE ROW EXCLUSIVE MODE');
+      const created = await sql.query(
+        `INSERT INTO embedded_stream_consumers (stream, durable_name, filter_subject, filter_regex, ack_wait_ms, max_ack_pending)
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT ON CONSTRAINT pk_embedded_stream_consumers DO NOTHING RETURNING 1`,
+        [spec.stream, spec.durableName, spec.filterSubject ?? null, filterRegex, spec.ackWaitMs, spec.maxAckPending],
+      );
+      if (created.length === 0) return false;
+      await sql.query(
+        `INSERT INTO embedded_stream_deliveries (stream, durable_name, seq)
+         SELECT stream, $2, seq FROM embedded_stream_messages WHERE stream = $1 AND ($3::text IS NULL OR subject ~ $3)`,
+        [spec.stream, spec.durableName, filterRegex],
+      );
+      return true;
+    });
+  }
+}
