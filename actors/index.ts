@@ -12,3 +12,5 @@ export { MemoryLeaseProvider } from './leases/memory-lease-provider';
 export { PgLeaseProvider, type PgLeaseProviderOptions } from './leases/pg-lease-provider';
 export { MemoryEventPublisher } from './events/memory-event-publisher';
 export { JetStreamPublisher, type JetStreamPublisherOptions } from './events/jetstream-publisher';
+export { EmbeddedEventLog, type EmbeddedEventLogOptions } from './events/embedded-event-log';
+export { JetStreamConsumers, type JetStreamConsumersOptions } from './events/jetstream-consumers';

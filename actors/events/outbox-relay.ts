@@ -69,10 +69,16 @@ export class OutboxRelay {
     await this.pass();
   }
 
+  /** Creates the declared streams once (retried by the next pass after a failure). */
+  async prepare(): Promise<void> {
+    if (this.prepared) return;
+    await this.deps.publisher.prepare(this.deps.streams);
+    this.prepared = true;
+  }
+
   private async pass(): Promise<void> {
     try {
-      if (!this.prepared) await this.deps.publisher.prepare(this.deps.streams);
-      this.prepared = true;
+      await this.prepare();
       while (await this.publishBatch());
     } catch (error) {
       this.logFailure(error);

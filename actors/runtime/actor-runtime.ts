@@ -3,8 +3,10 @@
 // runtime's own Postgres pool. The public calls are ask/tell/send,
 // clusterStatus and stop.
 import { ConfigError } from '../../src/config';
+import { FailedPreconditionError } from '../../src/errors';
 import type { ActorKind } from '../../src/ports/actor-behavior';
 import type { Bus } from '../../src/ports/bus';
+import type { ConsumedEvent, ConsumerHandle, DurableConsumerSpec, EventConsumers } from '../../src/ports/event-consumer';
 import type { EventPublisher } from '../../src/ports/event-publisher';
 import type { LeaseProvider } from '../../src/ports/leases';
 import { ActorClusterRepository } from '../../persistence/runtime/actor-cluster.repository';
@@ -34,6 +36,8 @@ export interface ActorRuntimeDeps {
   bus: Bus;
   leases: LeaseProvider;
   publisher: EventPublisher;
+  /** Durable consumers of the event streams, shared by all nodes (JetStream, or the embedded event log). */
+  consumers?: EventConsumers;
   kinds: ActorKind[];
   options: RuntimeOptions;
   logger?: RuntimeLogger;
@@ -60,10 +64,13 @@ export class ActorRuntime {
   private readonly sweeper: RetentionSweeper;
   private readonly client: ActorClient;
   private readonly cluster: ActorClusterRepository;
+  private readonly logger: RuntimeLogger;
   private stopping: Promise<void> | undefined;
+  private readonly consumerHandles = new Set<ConsumerHandle>();
 
   private constructor(private readonly deps: ActorRuntimeDeps) {
     const logger = deps.logger ?? defaultRuntimeLogger();
+    this.logger = logger;
     const { database, options } = deps;
     const idleTimeoutMs = deps.journalIdleTimeoutMs ?? options.leaseTimeoutMs;
     const kinds = new Map(deps.kinds.map((kind) => [kind.behavior.kind, kind]));
@@ -118,6 +125,8 @@ export class ActorRuntime {
     const runtime = new ActorRuntime(deps);
     await runtime.cluster.ensureShardCount(deps.options.shardCount);
     await runtime.balancer.start();
+    // Streams exist before anyone consumes them; JetStream down now only delays that to the relay's next pass.
+    await runtime.relay.prepare().catch((error: unknown) => runtime.logger.warn({ err: error }, 'event streams not prepared yet; retrying'));
     runtime.relay.start();
     runtime.poller.start();
     runtime.sweeper.start();
@@ -142,6 +151,24 @@ export class ActorRuntime {
   /** See ActorClient.send (durable). */
   send(kind: string, id: string, message: unknown, options?: CallOptions): Promise<string> {
     return this.client.send(kind, id, message, options);
+  }
+
+  /**
+   * Consumes a stream through a durable consumer shared by all nodes (each
+   * message to one node at a time, at least once); stopped with the runtime.
+   * @throws FailedPreconditionError when this runtime was built without consumers.
+   */
+  async consume(spec: DurableConsumerSpec, handler: (event: ConsumedEvent) => Promise<void>): Promise<ConsumerHandle> {
+    if (!this.deps.consumers) throw new FailedPreconditionError('this runtime has no durable consumers');
+    await this.relay.prepare();
+    const handle = await this.deps.consumers.consume(spec, handler);
+    this.consumerHandles.add(handle);
+    return {
+      stop: async () => {
+        this.consumerHandles.delete(handle);
+        await handle.stop();
+      },
+    };
   }
 
   /** Shards owned by this node now. */
@@ -187,6 +214,8 @@ export class ActorRuntime {
 
   // Events still in the outbox after the handoff are published by the shards' next owners.
   private async shutdown(): Promise<void> {
+    // Consumers first: no new message reaches an actor that is being handed off.
+    await Promise.all([...this.consumerHandles].map((handle) => handle.stop().catch(() => undefined)));
     await this.poller.stop();
     await this.sweeper.stop();
     await this.relay.stop();

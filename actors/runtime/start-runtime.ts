@@ -10,12 +10,13 @@ import { isInsideTransaction } from '../../persistence/transaction-context';
 import { MemoryBus } from '../bus/memory-bus';
 import { NatsBus } from '../bus/nats-bus';
 import { JetStreamPublisher } from '../events/jetstream-publisher';
-import { MemoryEventPublisher } from '../events/memory-event-publisher';
+import { EmbeddedEventLog } from '../events/embedded-event-log';
+import { JetStreamConsumers } from '../events/jetstream-consumers';
 import { MemoryLeaseProvider } from '../leases/memory-lease-provider';
 import { PgLeaseProvider } from '../leases/pg-lease-provider';
 import { defaultRuntimeOptions, type RuntimeOptions } from '../runtime-options';
 import { ActorRuntime, type ActorRuntimeDeps } from './actor-runtime';
-import type { RuntimeLogger } from './runtime-logger';
+import { defaultRuntimeLogger, type RuntimeLogger } from './runtime-logger';
 
 /** How the server starts the runtime. */
 export interface StartActorRuntimeOptions {
@@ -32,7 +33,7 @@ export interface StartActorRuntimeOptions {
   logger?: RuntimeLogger;
 }
 
-type Ports = Pick<ActorRuntimeDeps, 'bus' | 'leases' | 'publisher' | 'onStopped'>;
+type Ports = Pick<ActorRuntimeDeps, 'bus' | 'leases' | 'publisher' | 'consumers' | 'onStopped'>;
 
 /** The URL the data source connects to (every data source of ours is created from one). */
 function dataSourceUrl(dataSource: DataSource): string {
@@ -41,18 +42,21 @@ function dataSourceUrl(dataSource: DataSource): string {
   return url;
 }
 
-async function clusterPorts(natsUrl: string, databaseUrl: string, options: RuntimeOptions): Promise<Ports> {
+async function clusterPorts(natsUrl: string, databaseUrl: string, options: RuntimeOptions, logger: RuntimeLogger): Promise<Ports> {
   const connection = await connect({ servers: natsUrl, name: options.nodeId });
   return {
     bus: new NatsBus(connection, false),
-    publisher: new JetStreamPublisher(connection, { stream: options.eventStream, subjects: [`${options.subjectPrefix}.events.>`] }),
+    publisher: new JetStreamPublisher(connection),
+    consumers: new JetStreamConsumers(connection, { logger }),
     leases: new PgLeaseProvider({ url: databaseUrl, leaseTimeoutMs: options.leaseTimeoutMs, applicationName: `agentrt-lease-${options.nodeId}` }),
     onStopped: () => connection.drain(),
   };
 }
 
-function embeddedPorts(scope: string): Ports {
-  return { bus: new MemoryBus(), publisher: new MemoryEventPublisher(), leases: new MemoryLeaseProvider(scope) };
+// Events and durable consumers live in the database: the same guarantees as JetStream, across restarts.
+function embeddedPorts(scope: string, database: RuntimeDatabase, logger: RuntimeLogger): Ports {
+  const log = new EmbeddedEventLog(database, { logger });
+  return { bus: new MemoryBus(), publisher: log, consumers: log, leases: new MemoryLeaseProvider(scope) };
 }
 
 /**
@@ -63,12 +67,19 @@ function embeddedPorts(scope: string): Ports {
 export async function startActorRuntime(setup: StartActorRuntimeOptions): Promise<ActorRuntime> {
   const options = { ...defaultRuntimeOptions(), ...setup.options };
   if (setup.natsUrl && !setup.databaseUrl) throw new ConfigError('NATS_URL needs DATABASE_URL: shard leases are Postgres advisory locks');
-  const ports = setup.natsUrl ? await clusterPorts(setup.natsUrl, setup.databaseUrl!, options) : embeddedPorts(setup.databaseUrl ?? 'embedded');
+  const logger = setup.logger ?? defaultRuntimeLogger();
   const database = new RuntimeDatabase({ url: setup.databaseUrl ?? dataSourceUrl(setup.dataSource), poolSize: options.databasePoolSize, applicationName: `agentrt-runtime-${options.nodeId}` });
+  let ports: Ports;
+  try {
+    ports = setup.natsUrl ? await clusterPorts(setup.natsUrl, setup.databaseUrl!, options, logger) : embeddedPorts(setup.databaseUrl ?? 'embedded', database, logger);
+  } catch (error) {
+    await database.close().catch(() => undefined);
+    throw error;
+  }
   try {
     // No databaseUrl: the embedded PGlite, one node (no takeover to protect), which freezes when an idle timeout expires.
     const journalIdleTimeoutMs = setup.databaseUrl ? undefined : 0;
-    return await ActorRuntime.start({ database, kinds: setup.kinds, options, logger: setup.logger, journalIdleTimeoutMs, insideTransaction: isInsideTransaction, ...ports });
+    return await ActorRuntime.start({ database, kinds: setup.kinds, options, logger, journalIdleTimeoutMs, insideTransaction: isInsideTransaction, ...ports });
   } catch (error) {
     await ports.bus.close().catch(() => undefined);
     await ports.onStopped?.().catch(() => undefined);

@@ -11,8 +11,8 @@ import { ServiceKeys1763798400000 } from './1763798400000-ServiceKeys';
 import { UploadChecksum1763802000000 } from './1763802000000-UploadChecksum';
 import { ProfileOidcSubject1763805600000 } from './1763805600000-ProfileOidcSubject';
 import { ActorRuntimeStage21763809200000 } from './1763809200000-ActorRuntimeStage2';
-import { ActorRetentionIndexes1763812900000 } from './1763812900000-ActorRetentionIndexes';
 import { EmbeddedEventLog1763812800000 } from './1763812800000-EmbeddedEventLog';
+import { ActorRetentionIndexes1763812900000 } from './1763812900000-ActorRetentionIndexes';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -25,6 +25,6 @@ export const migrations: Array<new () => MigrationInterface> = [
   UploadChecksum1763802000000,
   ProfileOidcSubject1763805600000,
   ActorRuntimeStage21763809200000,
-  ActorRetentionIndexes1763812900000,
   EmbeddedEventLog1763812800000,
+  ActorRetentionIndexes1763812900000,
 ];

@@ -116,4 +116,22 @@ describe('cluster: runtime on NATS in one process', function () {
     assert.deepEqual(status.nodes.map((node) => node.id), [second.nodeId]);
     assert.deepEqual(status.nodes[0].shards, Array.from({ length: 16 }, (_, i) => i));
   });
+
+  it('hands an actor\'s events to a durable consumer shared by the nodes, each event to one node', async () => {
+    const first = await startNode();
+    const second = await startNode();
+    const seen: Array<{ node: string; sequence: string; id: string }> = [];
+    for (const node of [first, second]) {
+      await node.consume({ stream: names.eventStream, durableName: 'shared-reader', filterSubject: `${names.subjectPrefix}.events.counter.consumed`, maxAckPending: 1 }, async (event) => {
+        seen.push({ node: node.nodeId, sequence: event.headers['Agentrt-Actor-Sequence'], id: event.id });
+        await event.ack();
+      });
+    }
+    await first.ask('counter', 'consumed', { type: 'emit', count: 6 });
+    await eventually(() => seen.length >= 6, 'every event consumed');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(seen.length, 6, 'each event handled once');
+    assert.deepEqual(seen.map((event) => event.sequence), ['1', '2', '3', '4', '5', '6'], 'in the actor\'s order');
+    assert.equal(new Set(seen.map((event) => event.id)).size, 6);
+  });
 });
