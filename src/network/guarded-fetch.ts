@@ -12,9 +12,10 @@ export type FetchFunction = (input: string | URL, init?: RequestInit) => Promise
  * Opens every outbound socket: a name is checked after resolution
  * (guardedLookup), a literal address here, since sockets never look one up.
  * Redirect hops connect through it too, so a 3xx to `http://127.0.0.1/` is refused.
+ * @param connectTimeoutMs longest wait for a socket to connect (undici's default, 10 s, when absent)
  */
-function guardedConnector(options: UrlPolicyOptions): buildConnector.connector {
-  const connect = buildConnector({ lookup: guardedLookup(options) as never });
+export function guardedConnector(options: UrlPolicyOptions, connectTimeoutMs?: number): buildConnector.connector {
+  const connect = buildConnector({ lookup: guardedLookup(options) as never, ...(connectTimeoutMs !== undefined ? { timeout: connectTimeoutMs } : {}) });
   return function guardedConnect(connectOptions, callback) {
     const literal = connectOptions.hostname.replace(/^\[|\]$/g, '');
     if (isIP(literal)) {

@@ -1,6 +1,7 @@
 // A real Model Context Protocol server for tests, built with the same SDK the
 // service uses: streamable HTTP (stateless), a tool list the test can change,
-// and the ability to page the list to exercise cursors.
+// the ability to page the list to exercise cursors, and a record of tool calls
+// (with their Idempotency-Key) answered by a handler the test can replace.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -13,6 +14,20 @@ export interface TestMcpTool {
   inputSchema: Record<string, unknown>;
 }
 
+/** A `tools/call` result as the handler gives it (the SDK's CallToolResult). */
+export interface TestMcpCallResult {
+  content: Array<Record<string, unknown> & { type: string }>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/** One `tools/call` the server received. */
+export interface TestMcpCall {
+  name: string;
+  arguments: Record<string, unknown>;
+  idempotencyKey?: string;
+}
+
 export interface TestMcpServer {
   url: string;
   /** The tools the server lists; replace it to change the server. */
@@ -21,11 +36,19 @@ export interface TestMcpServer {
   pageSize: number;
   /** tools/list requests served. */
   listCalls: number;
+  /** tools/call requests received, in order. */
+  calls: TestMcpCall[];
+  /** Answers tools/call; replace it to change the server. @default `called <name>` as text */
+  onCall: (call: TestMcpCall) => Promise<TestMcpCallResult> | TestMcpCallResult;
   close(): Promise<void>;
 }
 
 export async function startTestMcpServer(tools: TestMcpTool[] = []): Promise<TestMcpServer> {
-  const state: TestMcpServer = { url: '', tools, pageSize: 100, listCalls: 0, close: async () => undefined };
+  const state: TestMcpServer = {
+    url: '', tools, pageSize: 100, listCalls: 0, calls: [],
+    onCall: (call) => ({ content: [{ type: 'text', text: `called ${call.name}` }] }),
+    close: async () => undefined,
+  };
   const mcpFor = () => {
     const server = new Server({ name: 'test-mcp', version: '1.0.0' }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async (request) => {
@@ -35,7 +58,12 @@ export async function startTestMcpServer(tools: TestMcpTool[] = []): Promise<Tes
       const next = start + state.pageSize < state.tools.length ? String(start + state.pageSize) : undefined;
       return { tools: page.map((tool) => ({ ...tool, inputSchema: tool.inputSchema as { type: 'object' } })), ...(next ? { nextCursor: next } : {}) };
     });
-    server.setRequestHandler(CallToolRequestSchema, async (request) => ({ content: [{ type: 'text', text: `called ${request.params.name}` }] }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const key = extra.requestInfo?.headers['idempotency-key'];
+      const call: TestMcpCall = { name: request.params.name, arguments: request.params.arguments ?? {}, ...(typeof key === 'string' ? { idempotencyKey: key } : {}) };
+      state.calls.push(call);
+      return (await state.onCall(call)) as never;
+    });
     return server;
   };
   const httpServer = http.createServer(async (request, response) => {
@@ -54,6 +82,10 @@ export async function startTestMcpServer(tools: TestMcpTool[] = []): Promise<Tes
   });
   await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
   state.url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}/mcp`;
-  state.close = () => new Promise<void>((resolve) => httpServer.close(() => resolve()));
+  state.close = () => new Promise<void>((resolve) => {
+    httpServer.close(() => resolve());
+    // Keep-alive clients would hold the server open; a test's server goes away whole.
+    httpServer.closeAllConnections();
+  });
   return state;
 }

@@ -1,0 +1,101 @@
+// The arguments a model gave a tool call: parsed (a JSON string, as most
+// providers send them, or an object) and validated against the tool's
+// inputSchema. A failure is an answer for the model, naming the fields, so it
+// can correct itself: never an exception that would fail the objective.
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FieldViolation } from '../errors';
+
+/** Field paths start here, so the model reads `arguments.query: is required`. */
+const ROOT = 'arguments';
+/** Compiled schemas kept; past it the cache starts again (tools change rarely, schemas are small). */
+const VALIDATOR_CACHE_LIMIT = 500;
+
+// No coercion and no defaults: the tool receives exactly what the model sent.
+const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: false, useDefaults: false });
+addFormats(ajv);
+const validators = new Map<string, ValidateFunction>();
+
+export type ParsedArguments = { ok: true; value: Record<string, unknown> } | { ok: false; violations: FieldViolation[] };
+
+function fieldOf(error: ErrorObject): string {
+  const segments = error.instancePath.split('/').slice(1).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
+  if (error.keyword === 'additionalProperties') segments.push(String(error.params.additionalProperty));
+  return segments.reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : `${path}.${part}`), ROOT);
+}
+
+function describe(error: ErrorObject): string {
+  switch (error.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not a known field';
+    case 'type':
+      return `must be of type ${String(error.params.type)}`;
+    case 'enum':
+      return `must be one of ${(error.params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}`;
+    default:
+      return error.message ?? 'is invalid';
+  }
+}
+
+/** ajv's errors as field violations, deduplicated; anyOf/oneOf wrappers repeat their branches, so they are left out. */
+function violationsOf(errors: ErrorObject[]): FieldViolation[] {
+  const seen = new Set<string>();
+  const violations: FieldViolation[] = [];
+  for (const error of errors) {
+    if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
+    const violation = { field: fieldOf(error), description: describe(error) };
+    const key = `${violation.field}|${violation.description}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    violations.push(violation);
+  }
+  return violations;
+}
+
+/**
+ * The validator of a schema, compiled once per distinct schema text.
+ * @returns null when the schema does not compile (it did when it was stored; a
+ * server-listed schema may not): the arguments then go to the tool unchecked
+ */
+function validatorFor(schema: Record<string, unknown>): ValidateFunction | null {
+  const key = JSON.stringify(schema);
+  const cached = validators.get(key);
+  if (cached) return cached;
+  let validate: ValidateFunction;
+  try {
+    validate = ajv.compile(schema);
+  } catch {
+    return null;
+  } finally {
+    // compile registers a schema by its $id; drop it so one tool's $id never collides with another's.
+    if (typeof schema.$id === 'string') ajv.removeSchema(schema.$id);
+  }
+  if (validators.size >= VALIDATOR_CACHE_LIMIT) validators.clear();
+  validators.set(key, validate);
+  return validate;
+}
+
+/**
+ * Parses the model's arguments and checks them against `inputSchema` (when the tool has one).
+ * An empty string or a missing value is `{}`: models send that for a tool without parameters.
+ */
+export function parseToolArguments(raw: unknown, inputSchema: Record<string, unknown> | null): ParsedArguments {
+  let value: unknown = raw;
+  if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) value = {};
+  else if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      return { ok: false, violations: [{ field: ROOT, description: 'must be a JSON object; the text is not valid JSON' }] };
+    }
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return { ok: false, violations: [{ field: ROOT, description: 'must be a JSON object' }] };
+  }
+  const validate = inputSchema ? validatorFor(inputSchema) : null;
+  if (validate && !validate(value)) return { ok: false, violations: violationsOf(validate.errors ?? []) };
+  return { ok: true, value: value as Record<string, unknown> };
+}
