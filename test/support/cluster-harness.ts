@@ -2,6 +2,7 @@
 // names per run, polling, and node processes driven over IPC.
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { ulid } from 'ulid';
@@ -61,10 +62,15 @@ export class ClusterNode {
     });
   }
 
-  /** Starts a node process and waits until it owns its first shards. */
+  /**
+   * Starts a node process and waits until it owns its first shards. With
+   * AGENTRT_TEST_CLOCK_SKEW_MS in `env` the process's wall clock is skewed
+   * by that much (test/support/skewed-clock.ts, preloaded).
+   */
   static async start(env: Record<string, string>): Promise<ClusterNode> {
+    const skewed = env.AGENTRT_TEST_CLOCK_SKEW_MS ? ['--import', pathToFileURL(path.join(__dirname, 'skewed-clock.ts')).href] : [];
     const child = fork(path.join(__dirname, 'cluster-node.ts'), [], {
-      execArgv: ['--import', 'tsx'],
+      execArgv: ['--import', 'tsx', ...skewed],
       env: { ...process.env, ...env },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });

@@ -1,18 +1,70 @@
 // A runtime node as a separate process, for the cluster suites and the
 // benchmark. Started by ClusterNode (cluster-harness.ts) with `node --import tsx`;
 // configured by the environment (DATABASE_URL, NATS_URL, AGENTRT_*), driven
-// over the IPC channel. SIGTERM stops it gracefully.
+// over the IPC channel. SIGTERM stops it gracefully. The counter's effect
+// handlers are wrapped to record how each run ended (status.effectRuns) and,
+// on request, to hold a run's value until released or until the process,
+// stopped by itself (freeze), is continued.
 import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
 import { runtimeMetrics, runtimeOptionsFromEnv, startActorRuntime, type ActorRuntime } from '../../actors';
 import { toApiError } from '../../src/errors';
+import type { ActorKind, EffectContext } from '../../src/ports/actor-behavior';
 import { createDataSource } from '../../persistence/data-source';
 import { counterKind, type CounterReply } from './cluster-counter';
 import { silentLogger } from './cluster-harness';
-import type { NodeRequest } from './cluster-protocol';
+import type { EffectRunRecord, NodeRequest } from './cluster-protocol';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
+
+/** Effect handler runs that ended in this process (reported by `status`). */
+const effectRuns: EffectRunRecord[] = [];
+/** Effect ids whose runs are held once they have a value (holdEffects), and the held runs' releases. */
+const holdIds = new Set<string>();
+const held = new Map<string, () => void>();
+
+/** The counter kind, its effect handlers wrapped to record how each run of this process ended. */
+function recordingKind(kind: ActorKind): ActorKind {
+  const effects = Object.fromEntries(
+    Object.entries(kind.effects ?? {}).map(([name, handler]) => [
+      name,
+      async (input: unknown, context: EffectContext) => {
+        const record = (outcome: EffectRunRecord['outcome']) => effectRuns.push({ actorId: context.actorId, effectId: context.effectId, attempt: context.attempt, outcome });
+        try {
+          const value = await handler(input, context);
+          if (holdIds.has(context.effectId)) await new Promise<void>((resolve) => held.set(context.effectId, resolve));
+          record('ok');
+          return value;
+        } catch (error) {
+          record(context.signal.aborted ? 'aborted' : 'failed');
+          throw error;
+        }
+      },
+    ]),
+  );
+  return { ...kind, effects };
+}
+
+/** Stops this process with the held runs' values ready, then lets them report before the event loop goes on. */
+function freeze(): { stoppedMs: number; released: string[] } {
+  const before = Date.now();
+  process.kill(process.pid, 'SIGSTOP');
+  // Running again (SIGCONT): still inside this request's callback, so the runs below report before any timer or I/O callback.
+  const stoppedMs = Date.now() - before;
+  return { stoppedMs, released: release([...held.keys()]) };
+}
+
+/** Lets held runs return their values; they stop being held. @returns the ids released */
+function release(effectIds: string[]): string[] {
+  const released = effectIds.filter((id) => held.has(id));
+  for (const id of effectIds) {
+    held.get(id)?.();
+    held.delete(id);
+    holdIds.delete(id);
+  }
+  return released;
+}
 
 async function metricValue(metric: { get(): Promise<{ values: Array<{ value: number }> }> }): Promise<number> {
   return (await metric.get()).values.reduce((sum, value) => sum + value.value, 0);
@@ -86,9 +138,22 @@ async function handle(runtime: ActorRuntime, request: NodeRequest): Promise<unkn
         activations: await metricValue(runtimeMetrics.activations),
         fencedWrites: await metricValue(runtimeMetrics.fencedWrites),
         leaseLosses: await metricValue(runtimeMetrics.leaseLosses),
+        staleEffectResults: await metricValue(runtimeMetrics.staleEffectResults),
+        effectsRunning: runtime.runningEffects(),
+        recoveries: await metricValue(runtimeMetrics.recoveries),
+        effectRuns,
+        heldEffects: [...held.keys()],
+        now: Date.now(),
       };
     case 'cluster':
       return runtime.clusterStatus();
+    case 'holdEffects':
+      for (const id of request.effectIds) holdIds.add(id);
+      return null;
+    case 'releaseEffects':
+      return release(request.effectIds);
+    case 'freeze':
+      return freeze();
     case 'memory':
       for (let i = 0; i < 3; i++) gc();
       return process.memoryUsage().heapUsed;
@@ -106,7 +171,7 @@ async function main(): Promise<void> {
     dataSource,
     databaseUrl: process.env.DATABASE_URL,
     natsUrl: process.env.NATS_URL,
-    kinds: [counterKind],
+    kinds: [recordingKind(counterKind)],
     options: runtimeOptionsFromEnv(),
     logger: silentLogger,
   });
