@@ -85,7 +85,7 @@ export class EffectRunner {
       if (live.deadlineHit) throw new DeadlineReached(`effect ${effect.name} passed its ${effect.timeoutMs} ms deadline`);
       outcome = { ...effect, ok: true, value: value ?? null };
     } catch (error) {
-      runtimeMetrics.effectFailures.inc({ kind: live.kind });
+      if (!live.abandoned) runtimeMetrics.effectFailures.inc({ kind: live.kind });
       outcome = { ...effect, ok: false, error: live.deadlineHit ? { code: 'DEADLINE_EXCEEDED', message: `effect ${effect.name} passed its ${effect.timeoutMs} ms deadline` } : effectError(error) };
     } finally {
       clearTimeout(timer);

@@ -119,6 +119,8 @@ export class ShardBalancer {
     const generation = this.leaseGeneration;
     const keep = await leases.tryAcquire(candidates);
     const unclaimed = new Set(keep);
+    const recordedOwners = new Map(owners.map((owner) => [owner.shard, owner.ownerNodeId]));
+    const deadOwners = new Set<string>();
     try {
       for (const shard of keep) {
         // The claim checks the lock in the same statement: after a lease loss not yet noticed, it gets no epoch.
@@ -126,11 +128,17 @@ export class ShardBalancer {
         if (generation !== this.leaseGeneration) return 0;
         if (epoch !== null) host.open(shard, epoch);
         unclaimed.delete(shard);
+        const previous = recordedOwners.get(shard);
+        if (epoch !== null && previous && previous !== options.nodeId) deadOwners.add(previous);
       }
     } finally {
       // Advisory locks are re-entrant: a shard locked but not opened would be locked twice by the next round, and a handoff's one unlock would keep it.
       if (unclaimed.size && generation === this.leaseGeneration) await leases.release([...unclaimed]).catch(() => undefined);
     }
+    // An orphan's free lock proves its recorded owner died (or lost its lease): it leaves the membership now, not when its
+    // heartbeat ages out, or the next round would count it, find this node over its share, and hand the shards it just
+    // took off again (restarting their effects). A node that is in fact alive re-registers at its next heartbeat.
+    if (deadOwners.size) await this.deps.cluster.removeNodes([...deadOwners]).catch(() => undefined);
     if (keep.length) this.deps.logger.info({ node: options.nodeId, acquired: keep.length, owned: this.deps.host.owned().length }, 'shards acquired');
     if (keep.length) this.deps.logger.debug({ node: options.nodeId, shards: keep }, 'shards acquired (numbers)');
     return keep.length;

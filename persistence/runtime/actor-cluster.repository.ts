@@ -99,6 +99,11 @@ export class ActorClusterRepository {
     await this.dataSource.query('DELETE FROM actor_nodes WHERE node_id = $1', [nodeId]);
   }
 
+  /** Removes members found dead (their shard locks were free). */
+  async removeNodes(nodeIds: string[]): Promise<void> {
+    if (nodeIds.length) await this.dataSource.query('DELETE FROM actor_nodes WHERE node_id = ANY($1)', [nodeIds]);
+  }
+
   /** Forgets members silent for longer than `staleAfterMs` (they hold no lease any more). */
   async removeStaleNodes(staleAfterMs: number): Promise<void> {
     await this.dataSource.query(
