@@ -1,0 +1,115 @@
+// How one public objective event leaves the actor (api-decisions.md
+// "Webhooks" and "Objectives", interface-spec section 6): the webhook envelope
+// `{timestamp, type, data: {agent, agentVariation, objective, objectiveEvent}}`,
+// which is also the NATS payload on subject
+// `objective_events.<accountId>.<workspaceId>.<agentId>.<objectiveId>.<kind>`
+// of stream OBJECTIVE_EVENTS, and the read-model changes a projector writes to
+// the objectives and objective_events tables.
+import type { OutgoingEvent, StreamDeclaration } from '../ports/actor-behavior';
+import {
+  type ObjectiveError, type ObjectiveEventRecord, type ObjectiveEventType, type ObjectiveStart, type ObjectiveState,
+  type ObjectiveStatus, type ObjectiveUsage,
+} from './objective-state';
+
+export const OBJECTIVE_EVENTS_STREAM: StreamDeclaration = { name: 'OBJECTIVE_EVENTS', subjects: ['objective_events.>'] };
+
+/** The kind's name in subjects and webhook types: TOOL_RESULT → tool_result. */
+export function kindNameOf(type: ObjectiveEventType): string {
+  return type.toLowerCase();
+}
+
+/** The webhook `type` (objective_event.tool_result); cancelled and finalized as api-decisions.md names them. */
+export function webhookTypeOf(type: ObjectiveEventType): string {
+  return `objective_event.${kindNameOf(type)}`;
+}
+
+export function objectiveEventSubject(config: ObjectiveStart, type: ObjectiveEventType): string {
+  return `objective_events.${config.accountId}.${config.workspaceId}.${config.agentId}.${config.objectiveId}.${kindNameOf(type)}`;
+}
+
+/** The `objectiveEvent` of an envelope: OperationMetadata, data `{type, <key>}`, info, and the top-level `sequence`. */
+export function objectiveEventBody(config: ObjectiveStart, record: ObjectiveEventRecord): Record<string, unknown> {
+  const objective = config.metadata.objective;
+  return {
+    metadata: {
+      id: record.id,
+      accountId: config.accountId,
+      workspaceId: config.workspaceId,
+      profileId: objective.profileId,
+      createdAt: record.createdAt,
+    },
+    sequence: record.sequence,
+    data: { type: `OBJECTIVE_EVENT_TYPE_${record.type}`, ...record.data },
+    info: { objective },
+  };
+}
+
+export function webhookEnvelope(config: ObjectiveStart, record: ObjectiveEventRecord): Record<string, unknown> {
+  return {
+    timestamp: record.createdAt,
+    type: webhookTypeOf(record.type),
+    data: {
+      agent: config.metadata.agent,
+      agentVariation: config.metadata.agentVariation,
+      objective: config.metadata.objective,
+      objectiveEvent: objectiveEventBody(config, record),
+    },
+  };
+}
+
+export function outgoingObjectiveEvent(config: ObjectiveStart, record: ObjectiveEventRecord): OutgoingEvent {
+  return {
+    id: record.id,
+    type: webhookTypeOf(record.type),
+    subject: objectiveEventSubject(config, record.type),
+    data: record.data,
+    payload: webhookEnvelope(config, record),
+  };
+}
+
+/** The objective row's `info` as the actor knows it. */
+export interface ObjectiveInfoChange {
+  status: ObjectiveStatus;
+  createdAt: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  output: unknown;
+  lastMessage: string | null;
+  error: ObjectiveError | null;
+  usage: ObjectiveUsage;
+  toolCallCount: number;
+  subObjectiveCount: number;
+  pendingToolCallIds: string[];
+  /** The last event's sequence, so a projector can skip a stale row write. */
+  sequence: number;
+}
+
+/** Read-model changes of kind `objective`: the objective row, and one objective_events row per public event. */
+export type ObjectiveChange =
+  | { type: 'objective'; objectiveId: string; workspaceId: string; info: ObjectiveInfoChange }
+  | {
+    type: 'objective_event';
+    objectiveId: string;
+    workspaceId: string;
+    record: ObjectiveEventRecord;
+    /** The webhook type and envelope, so webhook deliveries can be queued from the row. */
+    webhookType: string;
+    envelope: Record<string, unknown>;
+  };
+
+export function objectiveInfoOf(state: ObjectiveState): ObjectiveInfoChange {
+  return {
+    status: state.status ?? 'OBJECTIVE_STATUS_PENDING',
+    createdAt: state.createdAt,
+    startedAt: state.startedAt,
+    finishedAt: state.finishedAt,
+    output: state.output,
+    lastMessage: state.lastMessage,
+    error: state.error,
+    usage: state.usage,
+    toolCallCount: state.toolCallCount,
+    subObjectiveCount: state.subObjectiveCount,
+    pendingToolCallIds: state.turnCalls.filter((call) => call.state === 'awaiting_approval').map((call) => call.id),
+    sequence: state.sequence,
+  };
+}

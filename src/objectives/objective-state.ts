@@ -1,0 +1,293 @@
+// The objective actor's state, its journal events and the pure fold between
+// them (issue 9 item 2). Journal events are of two sorts: `recorded` carries
+// one public objective event (the thing webhooks, NATS and the events API
+// show, numbered by a gapless per-objective `sequence`), the others are the
+// actor's own bookkeeping (a model call started, the calls of a turn, a status
+// change). Everything here is JSON, so it survives replay and snapshots.
+import type { OperationMetadata, ResourceMetadata } from '../schemas/common.schema';
+import type { ExecutableTool } from '../tools/tool-call-outcome';
+import type { ChatMessage, ChatToolCall, ChatUsage } from './chat-model-types';
+
+export const ObjectiveStatus = {
+  PENDING: 'OBJECTIVE_STATUS_PENDING',
+  RUNNING: 'OBJECTIVE_STATUS_RUNNING',
+  AWAITING_APPROVAL: 'OBJECTIVE_STATUS_AWAITING_APPROVAL',
+  COMPLETED: 'OBJECTIVE_STATUS_COMPLETED',
+  FAILED: 'OBJECTIVE_STATUS_FAILED',
+  CANCELLED: 'OBJECTIVE_STATUS_CANCELLED',
+} as const;
+export type ObjectiveStatus = (typeof ObjectiveStatus)[keyof typeof ObjectiveStatus];
+
+/** Statuses after which nothing runs; a follow-up message restarts only a COMPLETED objective. */
+export function isTerminal(status: ObjectiveStatus | null): boolean {
+  return status === ObjectiveStatus.COMPLETED || status === ObjectiveStatus.FAILED || status === ObjectiveStatus.CANCELLED;
+}
+
+/** A tool the objective offers the model, resolved by the API layer at creation. */
+export interface ObjectiveTool {
+  /** The name the model sees (modelToolName of the tool's metadata.name). */
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments. */
+  inputSchema: Record<string, unknown>;
+  /** The variation assignment's `requiresApproval` when it sets one, else the tool's own. */
+  requiresApproval: boolean;
+  /** The `tool.call` effect's deadline (effectTimeoutMsFor the tool). */
+  effectTimeoutMs: number;
+  /** What the `tool.call` effect executes. */
+  executable: ExecutableTool;
+  /** The tool's ResourceMetadata, shown as `toolCalls[].tool.tool` in assistant-message events. */
+  metadata?: ResourceMetadata;
+}
+
+/** Everything the actor needs, resolved by the API layer when the objective is created. */
+export interface ObjectiveStart {
+  accountId: string;
+  workspaceId: string;
+  agentId: string;
+  objectiveId: string;
+  variationId: string;
+  /** The metadata every webhook envelope carries (`data.agent`, `data.agentVariation`, `data.objective`). */
+  metadata: { objective: OperationMetadata; agent: ResourceMetadata; agentVariation: ResourceMetadata };
+  /** The selected variation's system prompt. */
+  systemPrompt: string | null;
+  /** `family/model`. */
+  modelId: string;
+  temperature?: number;
+  tools: ObjectiveTool[];
+  /** 0 means no limit. */
+  limits: { maxToolCalls: number; maxSubObjectives: number };
+  /** The first user message: `initialMessage`, else `data` rendered as JSON. */
+  initialMessage: string;
+  /** The agent's outputDefinition: when set, `emit_output` is offered and its valid arguments are the output. */
+  outputDefinition: Record<string, unknown> | null;
+  /** Deadline of one model call. @default DEFAULT_MODEL_CALL_TIMEOUT_MS */
+  modelCallTimeoutMs?: number;
+}
+
+export const ObjectiveEventType = {
+  USER_MESSAGE: 'OBJECTIVE_EVENT_TYPE_USER_MESSAGE',
+  ASSISTANT_MESSAGE: 'OBJECTIVE_EVENT_TYPE_ASSISTANT_MESSAGE',
+  TOOL_CALLED: 'OBJECTIVE_EVENT_TYPE_TOOL_CALLED',
+  TOOL_RESULT: 'OBJECTIVE_EVENT_TYPE_TOOL_RESULT',
+  TOOL_ERROR: 'OBJECTIVE_EVENT_TYPE_TOOL_ERROR',
+  TOOL_APPROVAL_REQUESTED: 'OBJECTIVE_EVENT_TYPE_TOOL_APPROVAL_REQUESTED',
+  TOOL_APPROVED: 'OBJECTIVE_EVENT_TYPE_TOOL_APPROVED',
+  TOOL_DENIED: 'OBJECTIVE_EVENT_TYPE_TOOL_DENIED',
+  ERROR: 'OBJECTIVE_EVENT_TYPE_ERROR',
+  CANCELLED: 'OBJECTIVE_EVENT_TYPE_CANCELLED',
+  FINALIZED: 'OBJECTIVE_EVENT_TYPE_FINALIZED',
+} as const;
+export type ObjectiveEventType = keyof typeof ObjectiveEventType;
+
+/** One public objective event: a row of objective_events and the `objectiveEvent` of a webhook. */
+export interface ObjectiveEventRecord {
+  /** `objevt_…`: the webhook's event id and the NATS message id. */
+  id: string;
+  objectiveId: string;
+  /** 1, 2, 3 … per objective, no gaps. */
+  sequence: number;
+  type: ObjectiveEventType;
+  createdAt: string;
+  /** The kind's fields, under the kind's camelCase key in `objectiveEvent.data`. */
+  data: Record<string, unknown>;
+}
+
+export interface ObjectiveUsage {
+  promptTokens: number;
+  completionTokens: number;
+  costCents: number;
+}
+
+export interface ObjectiveError {
+  message: string;
+  type: string;
+}
+
+/** Where one tool call of the current model turn stands. */
+export type ToolCallState = 'awaiting_approval' | 'approved' | 'running' | 'done' | 'not_run';
+
+export interface TurnToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+  state: ToolCallState;
+  /** What goes back to the model as this call's tool message, once known. */
+  result: string | null;
+}
+
+export interface ObjectiveState {
+  objectiveId: string;
+  /** Null until `start`. */
+  config: ObjectiveStart | null;
+  status: ObjectiveStatus | null;
+  /** The last public event's sequence. */
+  sequence: number;
+  /** The conversation sent to the model after the system prompt. */
+  conversation: ChatMessage[];
+  /** User messages received but not yet sent to the model (taken at the next model call). */
+  pendingUserMessages: string[];
+  /** Model calls started so far; the next call's effect id is derived from it. */
+  modelTurn: number;
+  /** The running `model.call` effect, if any. */
+  modelCallEffectId: string | null;
+  /** The tool calls of the latest model turn, in the model's order. */
+  turnCalls: TurnToolCall[];
+  /** Every tool call id the model ever made, so an unknown id is NOT_FOUND and an old one FAILED_PRECONDITION. */
+  knownToolCallIds: string[];
+  toolCallCount: number;
+  subObjectiveCount: number;
+  usage: ObjectiveUsage;
+  output: unknown;
+  /** Set when a valid `emit_output` arrived in the current run; the run completes once the turn settles. */
+  outputEmitted: boolean;
+  lastMessage: string | null;
+  error: ObjectiveError | null;
+  createdAt: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+/** The journal events of kind `objective`. */
+export type ObjectiveEvent =
+  | { type: 'created'; config: ObjectiveStart; at: string }
+  | { type: 'status_changed'; status: ObjectiveStatus; at: string }
+  /**
+   * A public event. `modelResult`: the tool message content a TOOL_RESULT/TOOL_ERROR/TOOL_DENIED gives the model;
+   * `assistantToolCalls`: an ASSISTANT_MESSAGE's calls as the model made them (with their ids, which the public event does not show).
+   */
+  | { type: 'recorded'; record: ObjectiveEventRecord; modelResult?: string; assistantToolCalls?: ChatToolCall[] }
+  /** A model call started: the open turn's results (placeholders included) and the waiting user messages join the conversation first. */
+  | { type: 'model_call_started'; effectId: string; toolResults: Array<{ toolCallId: string; content: string }>; userMessages: number }
+  | { type: 'model_call_ended'; effectId: string }
+  /** The assistant's tool calls of this turn (not run yet); `counted` ones count against maxToolCalls. */
+  | { type: 'tool_calls_received'; calls: Array<ChatToolCall & { counted: boolean }> }
+  | { type: 'output_emitted'; output: unknown }
+  | { type: 'error_set'; error: ObjectiveError };
+
+export function initialObjectiveState(objectiveId: string): ObjectiveState {
+  return {
+    objectiveId,
+    config: null,
+    status: null,
+    sequence: 0,
+    conversation: [],
+    pendingUserMessages: [],
+    modelTurn: 0,
+    modelCallEffectId: null,
+    turnCalls: [],
+    knownToolCallIds: [],
+    toolCallCount: 0,
+    subObjectiveCount: 0,
+    usage: { promptTokens: 0, completionTokens: 0, costCents: 0 },
+    output: null,
+    outputEmitted: false,
+    lastMessage: null,
+    error: null,
+    createdAt: null,
+    startedAt: null,
+    finishedAt: null,
+  };
+}
+
+function updateCall(state: ObjectiveState, toolCallId: string, change: Partial<TurnToolCall>): ObjectiveState {
+  return { ...state, turnCalls: state.turnCalls.map((call) => (call.id === toolCallId ? { ...call, ...change } : call)) };
+}
+
+function addUsage(total: ObjectiveUsage, usage: ChatUsage | undefined): ObjectiveUsage {
+  if (!usage) return total;
+  return {
+    promptTokens: total.promptTokens + usage.promptTokens,
+    completionTokens: total.completionTokens + usage.completionTokens,
+    costCents: total.costCents + usage.costCents,
+  };
+}
+
+function evolveRecord(state: ObjectiveState, event: Extract<ObjectiveEvent, { type: 'recorded' }>): ObjectiveState {
+  const { record, modelResult } = event;
+  const next = { ...state, sequence: record.sequence };
+  const toolCallId = (record.data[dataKeyOf(record.type)] as { toolCallId?: string } | undefined)?.toolCallId ?? '';
+  switch (record.type) {
+    case 'USER_MESSAGE': {
+      const { content } = record.data.userMessage as { content: string };
+      return { ...next, pendingUserMessages: [...next.pendingUserMessages, content] };
+    }
+    case 'ASSISTANT_MESSAGE': {
+      const message = record.data.assistantMessage as { content: string | null; usage?: ChatUsage };
+      const calls = event.assistantToolCalls ?? [];
+      return {
+        ...next,
+        conversation: [...next.conversation, { role: 'assistant', content: message.content, ...(calls.length ? { toolCalls: calls } : {}) }],
+        usage: addUsage(next.usage, message.usage),
+        lastMessage: message.content ?? next.lastMessage,
+      };
+    }
+    case 'TOOL_APPROVAL_REQUESTED':
+      return updateCall(next, toolCallId, { state: 'awaiting_approval' });
+    case 'TOOL_APPROVED':
+      return updateCall(next, toolCallId, { state: 'approved' });
+    case 'TOOL_CALLED':
+      return updateCall(next, toolCallId, { state: 'running' });
+    case 'TOOL_RESULT':
+    case 'TOOL_ERROR':
+    case 'TOOL_DENIED':
+      return updateCall(next, toolCallId, { state: 'done', result: modelResult ?? '' });
+    default:
+      return next;
+  }
+}
+
+/** The camelCase key a kind's fields sit under in `objectiveEvent.data` (USER_MESSAGE → userMessage). */
+export function dataKeyOf(type: ObjectiveEventType): string {
+  return type.toLowerCase().replace(/_([a-z])/gu, (_, letter: string) => letter.toUpperCase());
+}
+
+/** The pure fold of one journal event. */
+export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): ObjectiveState {
+  switch (event.type) {
+    case 'created':
+      return { ...state, config: event.config, status: ObjectiveStatus.PENDING, createdAt: event.at };
+    case 'status_changed': {
+      const finished = isTerminal(event.status);
+      return {
+        ...state,
+        status: event.status,
+        startedAt: state.startedAt ?? (event.status === ObjectiveStatus.RUNNING ? event.at : null),
+        finishedAt: finished ? event.at : null,
+        // A run after COMPLETED (follow-up message) starts without the previous run's output flag.
+        outputEmitted: event.status === ObjectiveStatus.RUNNING && isTerminal(state.status) ? false : state.outputEmitted,
+        // Calls waiting or running when the objective ends will never run or report (running ones are aborted).
+        turnCalls: finished
+          ? state.turnCalls.map((call) => (call.state === 'done' ? call : { ...call, state: 'not_run' }))
+          : state.turnCalls,
+      };
+    }
+    case 'recorded':
+      return evolveRecord(state, event);
+    case 'model_call_started': {
+      const toolMessages: ChatMessage[] = event.toolResults.map((result) => ({ role: 'tool', toolCallId: result.toolCallId, content: result.content }));
+      const userMessages: ChatMessage[] = state.pendingUserMessages.slice(0, event.userMessages).map((content) => ({ role: 'user', content }));
+      return {
+        ...state,
+        conversation: [...state.conversation, ...toolMessages, ...userMessages],
+        pendingUserMessages: state.pendingUserMessages.slice(event.userMessages),
+        turnCalls: [],
+        modelTurn: state.modelTurn + 1,
+        modelCallEffectId: event.effectId,
+      };
+    }
+    case 'model_call_ended':
+      return state.modelCallEffectId === event.effectId ? { ...state, modelCallEffectId: null } : state;
+    case 'tool_calls_received':
+      return {
+        ...state,
+        turnCalls: event.calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments, state: 'not_run', result: null })),
+        knownToolCallIds: [...state.knownToolCallIds, ...event.calls.map((call) => call.id)],
+        toolCallCount: state.toolCallCount + event.calls.filter((call) => call.counted).length,
+      };
+    case 'output_emitted':
+      return { ...state, output: event.output, outputEmitted: true };
+    case 'error_set':
+      return { ...state, error: event.error };
+  }
+}

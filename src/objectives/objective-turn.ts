@@ -1,0 +1,98 @@
+// One decision of the objective actor under construction. Each journal event
+// is folded into a working state the moment it is added, so the later steps
+// of the same decision (the loop deciding what comes next) see its effect,
+// exactly as `evolve` will on replay. A public event also gets its sequence
+// here, its outbox message and its objective_events row, so the three can
+// never disagree; the objective row is written once, with the final state.
+import { newId } from '../ids';
+import type { ActorContext, ActorDecision, EffectRequest } from '../ports/actor-behavior';
+import type { ChatToolCall } from './chat-model-types';
+import {
+  objectiveInfoOf, outgoingObjectiveEvent, webhookEnvelope, webhookTypeOf, type ObjectiveChange,
+} from './objective-events';
+import {
+  dataKeyOf, evolveObjective, type ObjectiveEvent, type ObjectiveEventType, type ObjectiveStart, type ObjectiveState,
+} from './objective-state';
+
+export class ObjectiveTurn {
+  private readonly events: ObjectiveEvent[] = [];
+  private readonly changes: ObjectiveChange[] = [];
+  private readonly published: NonNullable<ActorDecision<unknown, unknown>['publish']> = [];
+  private readonly started: EffectRequest[] = [];
+  private readonly aborted: string[] = [];
+
+  constructor(
+    public state: ObjectiveState,
+    private readonly context: ActorContext,
+  ) {}
+
+  get now(): string {
+    return this.context.now.toISOString();
+  }
+
+  /** The started objective's configuration (every command but `start` needs one). */
+  get config(): ObjectiveStart {
+    if (!this.state.config) throw new Error(`objective ${this.state.objectiveId} has no configuration`);
+    return this.state.config;
+  }
+
+  apply(event: ObjectiveEvent): void {
+    this.events.push(event);
+    this.state = evolveObjective(this.state, event);
+  }
+
+  /** Records one public event: the next sequence, the outbox message and the objective_events row. */
+  record(
+    type: ObjectiveEventType,
+    fields: Record<string, unknown>,
+    extra: { modelResult?: string; assistantToolCalls?: ChatToolCall[] } = {},
+  ): void {
+    const config = this.config;
+    const record = {
+      id: newId('objectiveEvent'),
+      objectiveId: config.objectiveId,
+      sequence: this.state.sequence + 1,
+      type,
+      createdAt: this.now,
+      data: { [dataKeyOf(type)]: fields },
+    };
+    this.apply({ type: 'recorded', record, ...extra });
+    this.published.push(outgoingObjectiveEvent(config, record));
+    this.changes.push({
+      type: 'objective_event',
+      objectiveId: config.objectiveId,
+      workspaceId: config.workspaceId,
+      record,
+      webhookType: webhookTypeOf(type),
+      envelope: webhookEnvelope(config, record),
+    });
+  }
+
+  startEffect(effect: EffectRequest): void {
+    this.started.push(effect);
+  }
+
+  abortEffect(id: string): void {
+    this.aborted.push(id);
+  }
+
+  decision<Reply>(reply?: Reply): ActorDecision<ObjectiveEvent, Reply, ObjectiveChange> {
+    const decision: ActorDecision<ObjectiveEvent, Reply, ObjectiveChange> = {};
+    if (reply !== undefined) decision.reply = reply;
+    if (this.events.length) {
+      decision.events = this.events;
+      const config = this.config;
+      decision.project = [
+        ...this.changes,
+        { type: 'objective', objectiveId: config.objectiveId, workspaceId: config.workspaceId, info: objectiveInfoOf(this.state) },
+      ];
+    }
+    if (this.published.length) decision.publish = this.published;
+    if (this.started.length || this.aborted.length) {
+      decision.effects = {};
+      if (this.started.length) decision.effects.start = this.started;
+      if (this.aborted.length) decision.effects.abort = this.aborted;
+    }
+    return decision;
+  }
+}

@@ -1,0 +1,162 @@
+// The objective actor's decisions (issue 9 item 2): kind `objective`, one
+// actor per objective, as a pure ActorBehavior. Commands come from the API
+// layer (start, follow-up message, cancel, approve, deny, get); model and tool
+// calls are effects whose outcomes come back through onEffectResult. Every
+// step is a public event with a gapless sequence, published to
+// OBJECTIVE_EVENTS and projected with the objective row. The effect handlers
+// (`model.call`, `tool.call`) and the projector are wired where the runtime is
+// composed; this module declares only the decisions and the stream.
+import { FailedPreconditionError, NotFoundError } from '../errors';
+import type { ActorBehavior, ActorContext, EffectOutcome, RunningEffect, StreamDeclaration } from '../ports/actor-behavior';
+import type { ChatResponse } from './chat-model-types';
+import { approveToolCall, denyToolCall } from './objective-approvals';
+import { OBJECTIVE_EVENTS_STREAM, objectiveInfoOf, type ObjectiveChange, type ObjectiveInfoChange } from './objective-events';
+import {
+  acceptModelResponse, acceptToolOutcome, advance, cancelObjective, failObjective, MODEL_CALL_EFFECT, setStatus, startModelCall, TOOL_CALL_EFFECT,
+} from './objective-loop';
+import { ajvOutputValidator, type OutputValidator } from './objective-output';
+import {
+  evolveObjective, initialObjectiveState, isTerminal, ObjectiveStatus, type ObjectiveEvent, type ObjectiveStart, type ObjectiveState,
+} from './objective-state';
+import { ObjectiveTurn } from './objective-turn';
+
+export const OBJECTIVE_KIND = 'objective';
+export const DEFAULT_CANCEL_REASON = 'cancelled by request';
+
+export type ObjectiveCommand =
+  | { type: 'start'; start: ObjectiveStart }
+  | { type: 'message'; content: string }
+  | { type: 'cancel'; reason?: string }
+  | { type: 'approve'; toolCallId: string }
+  | { type: 'deny'; toolCallId: string; memo?: string }
+  | { type: 'get' };
+
+/** Every command answers with the objective as the actor knows it. */
+export interface ObjectiveReply {
+  objectiveId: string;
+  info: ObjectiveInfoChange;
+}
+
+export interface ObjectiveBehaviorOptions {
+  /** @default ajv with formats */
+  validateOutput?: OutputValidator;
+}
+
+function replyOf(state: ObjectiveState): ObjectiveReply {
+  return { objectiveId: state.objectiveId, info: objectiveInfoOf(state) };
+}
+
+function requireStarted(state: ObjectiveState): void {
+  if (!state.config) throw NotFoundError.resource('objective', state.objectiveId);
+}
+
+function start(turn: ObjectiveTurn, config: ObjectiveStart): void {
+  if (turn.state.config) throw new FailedPreconditionError(`objective ${turn.state.objectiveId} is already started`);
+  turn.apply({ type: 'created', config, at: turn.now });
+  turn.record('USER_MESSAGE', { content: config.initialMessage });
+  setStatus(turn, ObjectiveStatus.RUNNING);
+  startModelCall(turn);
+}
+
+/** A follow-up: taken at the next model call while the objective runs; after COMPLETED it runs again. */
+function followUp(turn: ObjectiveTurn, content: string): void {
+  const { status } = turn.state;
+  if (status === ObjectiveStatus.FAILED || status === ObjectiveStatus.CANCELLED) {
+    throw new FailedPreconditionError(`objective ${turn.state.objectiveId} is ${status}: it takes no more messages`);
+  }
+  turn.record('USER_MESSAGE', { content });
+  if (status === ObjectiveStatus.COMPLETED) {
+    setStatus(turn, ObjectiveStatus.RUNNING);
+    advance(turn);
+  }
+}
+
+function cancel(turn: ObjectiveTurn, reason: string): void {
+  if (isTerminal(turn.state.status)) throw new FailedPreconditionError(`objective ${turn.state.objectiveId} is already ${turn.state.status}`);
+  cancelObjective(turn, reason);
+}
+
+function asChatResponse(value: unknown): ChatResponse | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const response = value as ChatResponse;
+  if (response.toolCalls !== undefined && !Array.isArray(response.toolCalls)) return null;
+  return response;
+}
+
+export function createObjectiveBehavior(
+  options: ObjectiveBehaviorOptions = {},
+): ActorBehavior<ObjectiveState, ObjectiveCommand, ObjectiveEvent, ObjectiveReply, ObjectiveChange> {
+  const validateOutput = options.validateOutput ?? ajvOutputValidator;
+  return {
+    kind: OBJECTIVE_KIND,
+    initialState: initialObjectiveState,
+    evolve: evolveObjective,
+
+    decide(state: ObjectiveState, command: ObjectiveCommand, context: ActorContext) {
+      const turn = new ObjectiveTurn(state, context);
+      if (command.type === 'start') {
+        start(turn, command.start);
+        return turn.decision(replyOf(turn.state));
+      }
+      requireStarted(state);
+      switch (command.type) {
+        case 'message':
+          followUp(turn, command.content);
+          break;
+        case 'cancel':
+          cancel(turn, command.reason ?? DEFAULT_CANCEL_REASON);
+          break;
+        case 'approve':
+          approveToolCall(turn, command.toolCallId);
+          break;
+        case 'deny':
+          denyToolCall(turn, command.toolCallId, command.memo ?? '');
+          break;
+        case 'get':
+          break;
+      }
+      return turn.decision(replyOf(turn.state));
+    },
+
+    onEffectResult(state: ObjectiveState, outcome: EffectOutcome, context: ActorContext) {
+      const turn = new ObjectiveTurn(state, context);
+      // A result after the objective ended (an abort that lost the race) changes nothing.
+      if (!state.config || isTerminal(state.status)) return turn.decision();
+      if (outcome.name === MODEL_CALL_EFFECT) {
+        if (outcome.id !== state.modelCallEffectId) return turn.decision();
+        const response = outcome.ok ? asChatResponse(outcome.value) : null;
+        if (!outcome.ok) failObjective(turn, { message: outcome.error.message, type: outcome.error.code });
+        else if (!response) failObjective(turn, { message: 'the model call returned no chat response', type: 'INTERNAL' });
+        else acceptModelResponse(turn, outcome.id, response, validateOutput);
+      } else if (outcome.name === TOOL_CALL_EFFECT) {
+        acceptToolOutcome(turn, outcome);
+      }
+      return turn.decision();
+    },
+
+    /**
+     * A lost run is run again with the same id, input and deadline. For a
+     * model call that only costs tokens. For a tool call the same id is the
+     * same Idempotency-Key, so a tool that honours it does not act twice when
+     * the first run had already reached it; recording a failure instead would
+     * tell the model a call failed that may well have succeeded, and it would
+     * likely call again under a new id. An effect the state no longer expects
+     * (the objective ended) is dropped.
+     */
+    onEffectInterrupted(state: ObjectiveState, effect: RunningEffect) {
+      const expected = effect.name === MODEL_CALL_EFFECT
+        ? effect.id === state.modelCallEffectId
+        : effect.name === TOOL_CALL_EFFECT && state.turnCalls.some((call) => call.id === effect.id && call.state === 'running');
+      if (!expected || isTerminal(state.status)) return {};
+      return { effects: { start: [{ id: effect.id, name: effect.name, input: effect.input, timeoutMs: effect.timeoutMs }] } };
+    },
+  };
+}
+
+export const objectiveBehavior = createObjectiveBehavior();
+
+/** The streams kind `objective` publishes to; effects and projector are added where the runtime is composed. */
+export const OBJECTIVE_STREAMS: StreamDeclaration[] = [OBJECTIVE_EVENTS_STREAM];
+
+/** The ActorKind-shaped declaration without effect handlers or projector. */
+export const objectiveKindDeclaration = { behavior: objectiveBehavior, streams: OBJECTIVE_STREAMS };
