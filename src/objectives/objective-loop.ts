@@ -192,7 +192,7 @@ export function acceptModelResponse(turn: ObjectiveTurn, effectId: string, respo
       toolCalls: calls.map((call) => ({ arguments: call.arguments, functionName: call.name, tool: toolReferenceOf(turn, call.name) })),
       ...(response.usage ? { usage: response.usage } : {}),
     },
-    { assistantToolCalls: calls },
+    { assistant: { content: response.content ?? null, toolCalls: calls } },
   );
   const dispositions = dispositionsOf(turn, calls);
   turn.apply({

@@ -154,9 +154,9 @@ export type ObjectiveEvent =
   | { type: 'status_changed'; status: ObjectiveStatus; at: string }
   /**
    * A public event. `modelResult`: the tool message content a TOOL_RESULT/TOOL_ERROR/TOOL_DENIED gives the model;
-   * `assistantToolCalls`: an ASSISTANT_MESSAGE's calls as the model made them (with their ids, which the public event does not show).
+   * `assistant`: an ASSISTANT_MESSAGE as the model gave it, for the conversation (the public event shows no call ids).
    */
-  | { type: 'recorded'; record: ObjectiveEventRecord; modelResult?: string; assistantToolCalls?: ChatToolCall[] }
+  | { type: 'recorded'; record: ObjectiveEventRecord; modelResult?: string; assistant?: { content: string | null; toolCalls: ChatToolCall[] } }
   /** A model call started: the open turn's results (placeholders included) and the waiting user messages join the conversation first. */
   | { type: 'model_call_started'; effectId: string; toolResults: Array<{ toolCallId: string; content: string }>; userMessages: number }
   | { type: 'model_call_ended'; effectId: string }
@@ -213,13 +213,14 @@ function evolveRecord(state: ObjectiveState, event: Extract<ObjectiveEvent, { ty
       return { ...next, pendingUserMessages: [...next.pendingUserMessages, content] };
     }
     case 'ASSISTANT_MESSAGE': {
-      const message = record.data.assistantMessage as { content: string | null; usage?: ChatUsage };
-      const calls = event.assistantToolCalls ?? [];
+      const { usage } = record.data.assistantMessage as { usage?: ChatUsage };
+      const content = event.assistant?.content ?? null;
+      const calls = event.assistant?.toolCalls ?? [];
       return {
         ...next,
-        conversation: [...next.conversation, { role: 'assistant', content: message.content, ...(calls.length ? { toolCalls: calls } : {}) }],
-        usage: addUsage(next.usage, message.usage),
-        lastMessage: message.content ?? next.lastMessage,
+        conversation: [...next.conversation, { role: 'assistant', content, ...(calls.length ? { toolCalls: calls } : {}) }],
+        usage: addUsage(next.usage, usage),
+        lastMessage: content || next.lastMessage,
       };
     }
     case 'TOOL_APPROVAL_REQUESTED':

@@ -45,7 +45,7 @@ export class ObjectiveTurn {
   record(
     type: ObjectiveEventType,
     fields: Record<string, unknown>,
-    extra: { modelResult?: string; assistantToolCalls?: ChatToolCall[] } = {},
+    extra: { modelResult?: string; assistant?: { content: string | null; toolCalls: ChatToolCall[] } } = {},
   ): void {
     const config = this.config;
     const record = {

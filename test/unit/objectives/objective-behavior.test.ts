@@ -1,0 +1,356 @@
+import assert from 'node:assert/strict';
+import { ApiError } from '../../../src/errors';
+import type { ChatMessage } from '../../../src/objectives/chat-model-types';
+import type { ObjectiveChange } from '../../../src/objectives/objective-events';
+import { createObjectiveBehavior, objectiveKindDeclaration } from '../../../src/objectives/objective.behavior';
+import { lookupTool, ObjectiveDriver, toolSuccess } from './objective-driver';
+
+async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => error instanceof ApiError && error.code === code);
+}
+
+const statusOf = (driver: ObjectiveDriver) => driver.state.status?.replace('OBJECTIVE_STATUS_', '');
+
+function toolMessages(messages: ChatMessage[]): Array<{ toolCallId: string; content: string }> {
+  return messages.flatMap((message) => (message.role === 'tool' ? [{ toolCallId: message.toolCallId, content: message.content }] : []));
+}
+
+describe('objective behaviour', () => {
+  it('declares the OBJECTIVE_EVENTS stream and no effect handlers', () => {
+    assert.deepEqual(objectiveKindDeclaration.streams, [{ name: 'OBJECTIVE_EVENTS', subjects: ['objective_events.>'] }]);
+    assert.equal('effects' in objectiveKindDeclaration, false);
+    assert.equal(objectiveKindDeclaration.behavior.kind, 'objective');
+  });
+
+  it('runs a model turn with one tool call to completion, with gapless events', async () => {
+    const driver = new ObjectiveDriver();
+    const reply = await driver.start();
+    assert.equal(reply?.info.status, 'OBJECTIVE_STATUS_RUNNING');
+    const first = driver.runningModelCall();
+    assert.equal(first.id, 'model_call_1');
+    assert.deepEqual(driver.modelRequest().messages, [{ role: 'system', content: 'You help.' }, { role: 'user', content: 'hello' }]);
+    assert.deepEqual(driver.modelRequest().tools.map((tool) => tool.name), ['lookup']);
+
+    await driver.modelAnswers({ content: null, toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{"q":"x"}' }], usage: { promptTokens: 10, completionTokens: 2, costCents: 1 } });
+    assert.equal(statusOf(driver), 'RUNNING');
+    const toolEffect = driver.running.get('call_1');
+    assert.equal(toolEffect?.name, 'tool.call', 'the tool call runs as an effect whose id is the tool call id');
+    assert.deepEqual(toolEffect?.input, { toolCallId: 'call_1', tool: lookupTool().executable, arguments: '{"q":"x"}', context: { workspaceId: 'ws_1' } });
+    assert.equal(toolEffect?.timeoutMs, 35_000);
+
+    await driver.succeed('call_1', toolSuccess('call_1', '42'));
+    assert.equal(driver.runningModelCall().id, 'model_call_2');
+    const messages = driver.modelRequest().messages;
+    assert.deepEqual(messages.slice(2), [
+      { role: 'assistant', content: null, toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{"q":"x"}' }] },
+      { role: 'tool', toolCallId: 'call_1', content: '42' },
+    ]);
+
+    await driver.modelAnswers({ content: 'It is 42.', usage: { promptTokens: 20, completionTokens: 4, costCents: 2 } });
+    assert.equal(statusOf(driver), 'COMPLETED');
+    assert.equal(driver.running.size, 0);
+    assert.deepEqual(driver.kinds(), ['user_message', 'assistant_message', 'tool_called', 'tool_result', 'assistant_message', 'finalized']);
+    assert.deepEqual(driver.sequences(), [1, 2, 3, 4, 5, 6]);
+    assert.equal(driver.state.lastMessage, 'It is 42.');
+    assert.deepEqual(driver.state.usage, { promptTokens: 30, completionTokens: 6, costCents: 3 });
+    assert.equal(driver.state.toolCallCount, 1);
+
+    // Published: subject per kind, message id = event id, payload = the webhook envelope.
+    const result = driver.published[3];
+    assert.equal(result.subject, 'objective_events.acc_1.ws_1.agent_1.obj_1.tool_result');
+    const envelope = result.payload as { type: string; timestamp: string; data: Record<string, { id?: string; sequence?: number; metadata?: { id: string }; data?: unknown }> };
+    assert.equal(envelope.type, 'objective_event.tool_result');
+    assert.equal(envelope.data.agent.id, 'agent_1');
+    assert.equal(envelope.data.agentVariation.id, 'agentvar_1');
+    assert.equal(envelope.data.objective.id, 'obj_1');
+    assert.equal(envelope.data.objectiveEvent.metadata?.id, result.id);
+    assert.match(result.id!, /^objevt_/u);
+    assert.equal(envelope.data.objectiveEvent.sequence, 4);
+    assert.deepEqual(envelope.data.objectiveEvent.data, { type: 'OBJECTIVE_EVENT_TYPE_TOOL_RESULT', toolResult: { content: '42', toolCallId: 'call_1', type: 'text' } });
+    const finalized = driver.published[5].payload as { data: { objectiveEvent: { data: unknown } } };
+    assert.deepEqual(finalized.data.objectiveEvent.data, {
+      type: 'OBJECTIVE_EVENT_TYPE_FINALIZED', finalized: { status: 'OBJECTIVE_STATUS_COMPLETED', output: null, usage: { promptTokens: 30, completionTokens: 6, costCents: 3 } },
+    });
+
+    // Projected: one event row per published event, in order, and the objective row after each decision.
+    const eventRows = driver.projected.filter((change): change is Extract<ObjectiveChange, { type: 'objective_event' }> => change.type === 'objective_event');
+    assert.deepEqual(eventRows.map((row) => row.record.id), driver.published.map((event) => event.id));
+    const rows = driver.projected.filter((change): change is Extract<ObjectiveChange, { type: 'objective' }> => change.type === 'objective');
+    assert.equal(rows.at(-1)?.info.status, 'OBJECTIVE_STATUS_COMPLETED');
+    assert.equal(rows.at(-1)?.info.sequence, 6);
+    assert.equal(rows.at(-1)?.info.finishedAt, '2026-11-23T12:00:00.000Z');
+  });
+
+  it('starts the consecutive tool calls of one turn together', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start();
+    await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }, { id: 'b', name: 'lookup', arguments: '{}' }] });
+    assert.deepEqual(driver.lastDecision.effects?.start?.map((effect) => effect.id), ['a', 'b']);
+    await driver.succeed('b', toolSuccess('b', 'B'));
+    assert.equal([...driver.running.values()].some((effect) => effect.name === 'model.call'), false, 'the model waits for every call of the turn');
+    await driver.succeed('a', toolSuccess('a', 'A'));
+    assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'a', content: 'A' }, { toolCallId: 'b', content: 'B' }]);
+  });
+
+  describe('approvals', () => {
+    async function awaitingApproval(): Promise<ObjectiveDriver> {
+      const driver = new ObjectiveDriver();
+      await driver.start({ tools: [lookupTool({ requiresApproval: true })] });
+      await driver.modelAnswers({ content: 'Let me check.', toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{}' }] });
+      return driver;
+    }
+
+    it('holds a call that needs approval, with nothing running', async () => {
+      const driver = await awaitingApproval();
+      assert.equal(statusOf(driver), 'AWAITING_APPROVAL');
+      assert.equal(driver.running.size, 0);
+      assert.deepEqual(driver.kinds(), ['user_message', 'assistant_message', 'tool_approval_requested']);
+      const reply = await driver.send({ type: 'get' });
+      assert.deepEqual(reply?.info.pendingToolCallIds, ['call_1']);
+    });
+
+    it('approve runs the call; a second decision is FAILED_PRECONDITION', async () => {
+      const driver = await awaitingApproval();
+      const reply = await driver.send({ type: 'approve', toolCallId: 'call_1' });
+      assert.equal(reply?.info.status, 'OBJECTIVE_STATUS_RUNNING');
+      assert.deepEqual(reply?.info.pendingToolCallIds, []);
+      assert.equal(driver.running.get('call_1')?.name, 'tool.call');
+      assert.deepEqual(driver.kinds().slice(-2), ['tool_approved', 'tool_called']);
+      await rejectsWith(driver.send({ type: 'approve', toolCallId: 'call_1' }), 'FAILED_PRECONDITION');
+      await rejectsWith(driver.send({ type: 'deny', toolCallId: 'call_1' }), 'FAILED_PRECONDITION');
+      await driver.succeed('call_1', toolSuccess('call_1', 'ok'));
+      await driver.modelAnswers({ content: 'Done.' });
+      assert.equal(statusOf(driver), 'COMPLETED');
+      assert.deepEqual(driver.sequences(), driver.sequences().map((_, index) => index + 1));
+    });
+
+    it('deny sends the memo back to the model as the tool result', async () => {
+      const driver = await awaitingApproval();
+      await driver.send({ type: 'deny', toolCallId: 'call_1', memo: 'too risky' });
+      assert.equal(statusOf(driver), 'RUNNING');
+      assert.equal(driver.running.has('call_1'), false, 'a denied call never runs');
+      assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'call_1', content: '[denied: too risky]' }]);
+      const denied = driver.published.find((event) => event.type === 'objective_event.tool_denied');
+      assert.deepEqual(denied?.data, { toolDenied: { toolCallId: 'call_1', memo: 'too risky' } });
+      await rejectsWith(driver.send({ type: 'approve', toolCallId: 'call_1' }), 'FAILED_PRECONDITION');
+    });
+
+    it('an unknown tool call id is NOT_FOUND; a call that never needed approval is FAILED_PRECONDITION', async () => {
+      const driver = await awaitingApproval();
+      await rejectsWith(driver.send({ type: 'approve', toolCallId: 'nope' }), 'NOT_FOUND');
+      await rejectsWith(driver.send({ type: 'deny', toolCallId: 'nope', memo: 'x' }), 'NOT_FOUND');
+      const free = new ObjectiveDriver();
+      await free.start();
+      await free.modelAnswers({ content: null, toolCalls: [{ id: 'call_9', name: 'lookup', arguments: '{}' }] });
+      await rejectsWith(free.send({ type: 'approve', toolCallId: 'call_9' }), 'FAILED_PRECONDITION');
+    });
+
+    it('a follow-up message while awaiting approval waits for the next model call', async () => {
+      const driver = await awaitingApproval();
+      await driver.send({ type: 'message', content: 'also this' });
+      assert.equal(statusOf(driver), 'AWAITING_APPROVAL');
+      assert.equal(driver.running.size, 0);
+      await driver.send({ type: 'deny', toolCallId: 'call_1' });
+      const messages = driver.modelRequest().messages;
+      assert.deepEqual(messages.slice(-2), [{ role: 'tool', toolCallId: 'call_1', content: '[denied]' }, { role: 'user', content: 'also this' }]);
+    });
+  });
+
+  describe('cancel', () => {
+    it('aborts the running model call and ends CANCELLED, FINALIZED last', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start();
+      const reply = await driver.send({ type: 'cancel', reason: 'user left' });
+      assert.deepEqual(driver.aborted, ['model_call_1']);
+      assert.equal(driver.running.size, 0);
+      assert.equal(reply?.info.status, 'OBJECTIVE_STATUS_CANCELLED');
+      assert.deepEqual(driver.kinds(), ['user_message', 'cancelled', 'finalized']);
+      assert.deepEqual(driver.published[1].data, { cancelled: { reason: 'user left' } });
+      await rejectsWith(driver.send({ type: 'cancel' }), 'FAILED_PRECONDITION');
+      await rejectsWith(driver.send({ type: 'message', content: 'again' }), 'FAILED_PRECONDITION');
+    });
+
+    it('aborts running tool calls and drops calls awaiting approval', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start({ tools: [lookupTool(), lookupTool({ name: 'risky', requiresApproval: true })] });
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }, { id: 'b', name: 'risky', arguments: '{}' }] });
+      assert.equal(statusOf(driver), 'AWAITING_APPROVAL');
+      await driver.send({ type: 'cancel' });
+      assert.deepEqual(driver.aborted, ['a']);
+      assert.equal(statusOf(driver), 'CANCELLED');
+      await rejectsWith(driver.send({ type: 'approve', toolCallId: 'b' }), 'FAILED_PRECONDITION');
+    });
+  });
+
+  it('a tool call beyond maxToolCalls is not executed: TOOL_ERROR and the limit result, and the model goes on', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start({ limits: { maxToolCalls: 2, maxSubObjectives: 0 } });
+    await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }] });
+    await driver.succeed('a', toolSuccess('a', 'A'));
+    await driver.modelAnswers({ content: null, toolCalls: [{ id: 'b', name: 'lookup', arguments: '{}' }, { id: 'c', name: 'lookup', arguments: '{}' }] });
+    assert.deepEqual([...driver.running.keys()], ['b']);
+    const error = driver.published.find((event) => event.type === 'objective_event.tool_error');
+    assert.deepEqual(error?.data, { toolError: { message: 'limit reached: maxToolCalls', toolCallId: 'c' } });
+    await driver.succeed('b', toolSuccess('b', 'B'));
+    assert.deepEqual(toolMessages(driver.modelRequest().messages).slice(-2), [{ toolCallId: 'b', content: 'B' }, { toolCallId: 'c', content: 'limit reached: maxToolCalls' }]);
+    assert.equal(driver.state.toolCallCount, 2);
+    await driver.modelAnswers({ content: 'Answer anyway.' });
+    assert.equal(statusOf(driver), 'COMPLETED');
+  });
+
+  describe('emit_output', () => {
+    const outputDefinition = { type: 'object', properties: { answer: { type: 'integer' } }, required: ['answer'], additionalProperties: false };
+
+    it('offers emit_output and completes with a valid output', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start({ outputDefinition });
+      const emit = driver.modelRequest().tools.find((tool) => tool.name === 'emit_output');
+      assert.deepEqual(emit?.parameters, outputDefinition);
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'out_1', name: 'emit_output', arguments: '{"answer":42}' }] });
+      assert.equal(statusOf(driver), 'COMPLETED');
+      assert.deepEqual(driver.state.output, { answer: 42 });
+      assert.deepEqual(driver.kinds(), ['user_message', 'assistant_message', 'tool_called', 'tool_result', 'finalized']);
+      const assistant = driver.published[1].data as { assistantMessage: { toolCalls: unknown[] } };
+      assert.deepEqual(assistant.assistantMessage.toolCalls, [{ arguments: '{"answer":42}', functionName: 'emit_output', tool: { serviceProvidedTool: { name: 'emit_output' } } }]);
+      assert.deepEqual((driver.published.at(-1)?.data as { finalized: { output: unknown } }).finalized.output, { answer: 42 });
+      assert.equal(driver.state.toolCallCount, 0, 'emit_output does not count against maxToolCalls');
+    });
+
+    it('an invalid output is a TOOL_ERROR the model sees, and the model goes on', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start({ outputDefinition });
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'out_1', name: 'emit_output', arguments: '{"answer":"many"}' }] });
+      assert.equal(statusOf(driver), 'RUNNING');
+      const [result] = toolMessages(driver.modelRequest().messages);
+      assert.equal(result.toolCallId, 'out_1');
+      assert.match(result.content, /^invalid output: .*integer/u);
+      assert.equal(driver.kinds().at(-1), 'tool_error');
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'out_2', name: 'emit_output', arguments: '{"answer":7}' }] });
+      assert.deepEqual(driver.state.output, { answer: 7 });
+      assert.equal(statusOf(driver), 'COMPLETED');
+    });
+
+    it('wraps a definition that is not an object schema as {output}', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start({ outputDefinition: { type: 'array', items: { type: 'string' } } });
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'out_1', name: 'emit_output', arguments: '{"output":["a","b"]}' }] });
+      assert.deepEqual(driver.state.output, ['a', 'b']);
+    });
+
+    it('uses a validator passed in', async () => {
+      const driver = new ObjectiveDriver('obj_1', createObjectiveBehavior({ validateOutput: () => 'never good enough' }));
+      await driver.start({ outputDefinition });
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'out_1', name: 'emit_output', arguments: '{"answer":1}' }] });
+      assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'out_1', content: 'invalid output: never good enough' }]);
+    });
+  });
+
+  it('a model error ends FAILED with an ERROR event carrying the error type', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start();
+    await driver.fail('model_call_1', { code: 'UNAVAILABLE', message: 'provider down' });
+    assert.equal(statusOf(driver), 'FAILED');
+    assert.deepEqual(driver.kinds(), ['user_message', 'error', 'finalized']);
+    assert.deepEqual(driver.published[1].data, { error: { message: 'provider down', type: 'UNAVAILABLE' } });
+    assert.deepEqual(driver.state.error, { message: 'provider down', type: 'UNAVAILABLE' });
+    await rejectsWith(driver.send({ type: 'message', content: 'retry' }), 'FAILED_PRECONDITION');
+  });
+
+  describe('interrupted effects', () => {
+    it('runs an interrupted model call again with the same id and input', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start();
+      const first = driver.runningModelCall();
+      await driver.interrupt('model_call_1');
+      const again = driver.runningModelCall();
+      assert.deepEqual({ ...again, attempt: 1 }, first);
+      assert.equal(again.attempt, 2);
+      await driver.modelAnswers({ content: 'fine' });
+      assert.equal(statusOf(driver), 'COMPLETED');
+    });
+
+    it('runs an interrupted tool call again with the same id (the same Idempotency-Key)', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start();
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{}' }] });
+      const first = driver.running.get('call_1')!;
+      await driver.interrupt('call_1');
+      const again = driver.running.get('call_1')!;
+      assert.deepEqual({ ...again, attempt: 1 }, first);
+      assert.equal(driver.kinds().filter((kind) => kind === 'tool_called').length, 1, 'a re-run is no new event');
+      await driver.succeed('call_1', toolSuccess('call_1', 'ok'));
+      assert.equal(driver.runningModelCall().id, 'model_call_2');
+    });
+
+    it('drops an interrupted effect the objective no longer expects', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start();
+      const stale = driver.runningModelCall();
+      await driver.send({ type: 'cancel' });
+      const decision = await driver.behavior.onEffectInterrupted!(driver.state, stale, { kind: 'objective', id: 'obj_1', now: new Date() });
+      assert.deepEqual(decision, {});
+    });
+  });
+
+  describe('results and placeholders before the next model call', () => {
+    it('a tool call past its deadline gets [timed out] and a TOOL_ERROR', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start();
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }, { id: 'b', name: 'lookup', arguments: '{}' }] });
+      await driver.fail('a', { code: 'DEADLINE_EXCEEDED', message: 'deadline passed' });
+      await driver.succeed('b', toolSuccess('b', 'B'));
+      assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'a', content: '[timed out]' }, { toolCallId: 'b', content: 'B' }]);
+      const error = driver.published.find((event) => event.type === 'objective_event.tool_error');
+      assert.deepEqual(error?.data, { toolError: { message: 'DEADLINE_EXCEEDED: deadline passed', toolCallId: 'a' } });
+    });
+
+    it('a failed tool outcome gives the model its explanation', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start();
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }] });
+      await driver.succeed('a', {
+        ok: false, toolCallId: 'a', toolId: 'tool_1', kind: 'http', content: 'HTTP 500 from the tool', truncated: false, durationMs: 3, errorType: 'HTTP_ERROR', message: 'POST https://tools.example.com/lookup answered 500',
+      });
+      assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'a', content: 'HTTP 500 from the tool' }]);
+    });
+
+    it('an unknown tool name is answered without running anything', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start();
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'x', name: 'nonexistent', arguments: '{}' }] });
+      assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'x', content: 'unknown tool: nonexistent' }]);
+    });
+
+    it('a call of a turn that ended with an output gets a placeholder when a follow-up runs the objective again', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start({ outputDefinition: { type: 'object' }, tools: [lookupTool({ requiresApproval: true })] });
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'out', name: 'emit_output', arguments: '{}' }, { id: 'held', name: 'lookup', arguments: '{}' }] });
+      assert.equal(statusOf(driver), 'AWAITING_APPROVAL', 'the turn settles before the output completes it');
+      await driver.send({ type: 'cancel' });
+      // A CANCELLED objective never calls the model again; a follow-up on a COMPLETED one does, placeholders first.
+      const completed = new ObjectiveDriver();
+      await completed.start();
+      await completed.modelAnswers({ content: 'first answer' });
+      await completed.send({ type: 'message', content: 'and then?' });
+      assert.equal(statusOf(completed), 'RUNNING');
+      assert.deepEqual(completed.modelRequest().messages.slice(-2), [{ role: 'assistant', content: 'first answer' }, { role: 'user', content: 'and then?' }]);
+      assert.equal(completed.runningModelCall().id, 'model_call_2');
+    });
+  });
+
+  it('commands before start are NOT_FOUND; a second start is FAILED_PRECONDITION', async () => {
+    const driver = new ObjectiveDriver();
+    await rejectsWith(driver.send({ type: 'get' }), 'NOT_FOUND');
+    await driver.start();
+    await rejectsWith(driver.start(), 'FAILED_PRECONDITION');
+  });
+
+  it('a result of an effect the objective no longer waits for changes nothing', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start();
+    const stale = driver.runningModelCall();
+    await driver.send({ type: 'cancel' });
+    const decision = await driver.behavior.onEffectResult!(driver.state, { ...stale, ok: true, value: { content: 'late' } }, { kind: 'objective', id: 'obj_1', now: new Date() });
+    assert.deepEqual(decision, {});
+  });
+});

@@ -1,0 +1,156 @@
+// A tiny stand-in for the actor runtime, for driving the objective behaviour
+// directly: it decides, folds the decision's events with `evolve`, keeps the
+// effects the decisions started (and drops aborted ones), collects what was
+// published and projected, and feeds effect outcomes and interruptions back
+// the way the runtime does. It also replays the whole journal from the
+// initial state, so every test checks that `evolve` alone rebuilds the state.
+import assert from 'node:assert/strict';
+import type { ActorContext, ActorDecision, EffectError, OutgoingEvent, RunningEffect } from '../../../src/ports/actor-behavior';
+import type { ChatRequest, ChatResponse } from '../../../src/objectives/chat-model-types';
+import type { ObjectiveChange } from '../../../src/objectives/objective-events';
+import { objectiveBehavior, type ObjectiveCommand, type ObjectiveReply } from '../../../src/objectives/objective.behavior';
+import type { ObjectiveEvent, ObjectiveStart, ObjectiveState, ObjectiveTool } from '../../../src/objectives/objective-state';
+import type { ToolCallOutcome } from '../../../src/tools/tool-call-outcome';
+
+const CONTEXT_TIME = new Date('2026-11-23T12:00:00.000Z');
+
+export function lookupTool(overrides: Partial<ObjectiveTool> = {}): ObjectiveTool {
+  return {
+    name: 'lookup',
+    description: 'Looks a thing up',
+    inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+    requiresApproval: false,
+    effectTimeoutMs: 35_000,
+    executable: {
+      id: 'tool_1', name: 'lookup', workspaceId: 'ws_1', kind: 'http', inputSchema: null,
+      httpUrl: 'https://tools.example.com/lookup', httpMethod: 'POST', httpHeaders: null, httpTimeoutMs: 30_000, mcpServerUrl: null, mcpToolName: null,
+    },
+    ...overrides,
+  };
+}
+
+export function startOf(overrides: Partial<ObjectiveStart> = {}): ObjectiveStart {
+  const metadata = { accountId: 'acc_1', workspaceId: 'ws_1', profileId: 'prof_1', createdAt: '2026-11-23T11:00:00.000Z' };
+  return {
+    accountId: 'acc_1',
+    workspaceId: 'ws_1',
+    agentId: 'agent_1',
+    objectiveId: 'obj_1',
+    variationId: 'agentvar_1',
+    metadata: {
+      objective: { ...metadata, id: 'obj_1', externalId: 'ext-1' },
+      agent: { ...metadata, id: 'agent_1', name: 'helper' },
+      agentVariation: { ...metadata, id: 'agentvar_1', name: 'v1' },
+    },
+    systemPrompt: 'You help.',
+    modelId: 'builtin/scripted',
+    tools: [lookupTool()],
+    limits: { maxToolCalls: 0, maxSubObjectives: 0 },
+    initialMessage: 'hello',
+    outputDefinition: null,
+    ...overrides,
+  };
+}
+
+export function toolSuccess(toolCallId: string, content: string): ToolCallOutcome {
+  return { ok: true, toolCallId, toolId: 'tool_1', kind: 'http', content, truncated: false, status: 200, durationMs: 5 };
+}
+
+export class ObjectiveDriver {
+  state: ObjectiveState;
+  readonly journal: ObjectiveEvent[] = [];
+  readonly published: OutgoingEvent[] = [];
+  readonly projected: ObjectiveChange[] = [];
+  readonly aborted: string[] = [];
+  /** Effects started and neither reported nor aborted, by id. */
+  readonly running = new Map<string, RunningEffect>();
+  /** Every effect start, in order (a re-run included). */
+  readonly starts: RunningEffect[] = [];
+  lastDecision: ActorDecision<ObjectiveEvent, ObjectiveReply | undefined, ObjectiveChange> = {};
+
+  constructor(readonly objectiveId = 'obj_1', readonly behavior = objectiveBehavior) {
+    this.state = behavior.initialState(objectiveId);
+  }
+
+  private get context(): ActorContext {
+    return { kind: 'objective', id: this.objectiveId, now: CONTEXT_TIME };
+  }
+
+  private apply(decision: ActorDecision<ObjectiveEvent, ObjectiveReply | undefined, ObjectiveChange>, attempt = 1): void {
+    this.lastDecision = decision;
+    for (const event of decision.events ?? []) {
+      this.journal.push(event);
+      this.state = this.behavior.evolve(this.state, event);
+    }
+    this.published.push(...(decision.publish ?? []));
+    this.projected.push(...(decision.project ?? []));
+    for (const id of decision.effects?.abort ?? []) {
+      this.aborted.push(id);
+      this.running.delete(id);
+    }
+    for (const request of decision.effects?.start ?? []) {
+      const effect = { id: request.id!, name: request.name, input: request.input, timeoutMs: request.timeoutMs, attempt };
+      assert.ok(!this.running.has(effect.id), `effect ${effect.id} started twice`);
+      this.running.set(effect.id, effect);
+      this.starts.push(effect);
+    }
+    // evolve alone must rebuild the state from the journal.
+    assert.deepEqual(this.journal.reduce((state, event) => this.behavior.evolve(state, event), this.behavior.initialState(this.objectiveId)), this.state);
+  }
+
+  async send(command: ObjectiveCommand): Promise<ObjectiveReply | undefined> {
+    const decision = await this.behavior.decide(this.state, command, this.context);
+    this.apply(decision);
+    return decision.reply;
+  }
+
+  start(overrides: Partial<ObjectiveStart> = {}): Promise<ObjectiveReply | undefined> {
+    return this.send({ type: 'start', start: startOf(overrides) });
+  }
+
+  private take(effectId: string): RunningEffect {
+    const effect = this.running.get(effectId);
+    assert.ok(effect, `effect ${effectId} is not running (running: ${[...this.running.keys()].join(', ')})`);
+    this.running.delete(effectId);
+    return effect;
+  }
+
+  async succeed(effectId: string, value: unknown): Promise<void> {
+    const effect = this.take(effectId);
+    this.apply(await this.behavior.onEffectResult!(this.state, { ...effect, ok: true, value }, this.context));
+  }
+
+  async fail(effectId: string, error: EffectError): Promise<void> {
+    const effect = this.take(effectId);
+    this.apply(await this.behavior.onEffectResult!(this.state, { ...effect, ok: false, error }, this.context));
+  }
+
+  /** The model call now running answers `response`. */
+  async modelAnswers(response: ChatResponse): Promise<void> {
+    await this.succeed(this.runningModelCall().id, response);
+  }
+
+  async interrupt(effectId: string): Promise<void> {
+    const effect = this.take(effectId);
+    this.apply(await this.behavior.onEffectInterrupted!(this.state, effect, this.context), effect.attempt + 1);
+  }
+
+  runningModelCall(): RunningEffect {
+    const calls = [...this.running.values()].filter((effect) => effect.name === 'model.call');
+    assert.equal(calls.length, 1, 'exactly one model call runs');
+    return calls[0];
+  }
+
+  modelRequest(): ChatRequest {
+    return this.runningModelCall().input as ChatRequest;
+  }
+
+  /** The published webhook types, without the `objective_event.` prefix. */
+  kinds(): string[] {
+    return this.published.map((event) => event.type.replace('objective_event.', ''));
+  }
+
+  sequences(): number[] {
+    return this.published.map((event) => ((event.payload as { data: { objectiveEvent: { sequence: number } } }).data.objectiveEvent.sequence));
+  }
+}
