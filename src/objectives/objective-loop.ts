@@ -124,13 +124,17 @@ export function runToolCall(turn: ObjectiveTurn, call: TurnToolCall): void {
 
 /**
  * What comes next once something changed in the turn: wait while a call runs
- * or awaits a decision; once all have results, complete (output emitted, or a
- * final answer with no user message waiting) or call the model again.
+ * or awaits a decision; once all have results, complete (a final answer with
+ * no user message waiting) or call the model again. A valid output completes
+ * as soon as nothing runs: a call still awaiting approval is dropped (it gets
+ * a placeholder if a follow-up ever runs the objective again), because
+ * holding a finished objective for a decision whose result nobody reads
+ * would only delay the output.
  */
 export function advance(turn: ObjectiveTurn): void {
   const { state } = turn;
   if (isTerminal(state.status) || state.modelCallEffectId) return;
-  const awaiting = state.turnCalls.some((call) => call.state === 'awaiting_approval');
+  const awaiting = !state.outputEmitted && state.turnCalls.some((call) => call.state === 'awaiting_approval');
   const running = state.turnCalls.some((call) => call.state === 'running' || call.state === 'approved');
   if (awaiting || running) {
     setStatus(turn, awaiting ? ObjectiveStatus.AWAITING_APPROVAL : ObjectiveStatus.RUNNING);

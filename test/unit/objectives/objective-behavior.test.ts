@@ -321,20 +321,63 @@ describe('objective behaviour', () => {
       assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'x', content: 'unknown tool: nonexistent' }]);
     });
 
-    it('a call of a turn that ended with an output gets a placeholder when a follow-up runs the objective again', async () => {
+    it('a call left without a result when an output ended the turn gets [cancelled] before the next model call', async () => {
       const driver = new ObjectiveDriver();
       await driver.start({ outputDefinition: { type: 'object' }, tools: [lookupTool({ requiresApproval: true })] });
-      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'out', name: 'emit_output', arguments: '{}' }, { id: 'held', name: 'lookup', arguments: '{}' }] });
-      assert.equal(statusOf(driver), 'AWAITING_APPROVAL', 'the turn settles before the output completes it');
-      await driver.send({ type: 'cancel' });
-      // A CANCELLED objective never calls the model again; a follow-up on a COMPLETED one does, placeholders first.
-      const completed = new ObjectiveDriver();
-      await completed.start();
-      await completed.modelAnswers({ content: 'first answer' });
-      await completed.send({ type: 'message', content: 'and then?' });
-      assert.equal(statusOf(completed), 'RUNNING');
-      assert.deepEqual(completed.modelRequest().messages.slice(-2), [{ role: 'assistant', content: 'first answer' }, { role: 'user', content: 'and then?' }]);
-      assert.equal(completed.runningModelCall().id, 'model_call_2');
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'out', name: 'emit_output', arguments: '{"done":true}' }, { id: 'held', name: 'lookup', arguments: '{}' }] });
+      assert.equal(statusOf(driver), 'COMPLETED', 'a valid output does not wait for a pending approval');
+      assert.deepEqual(driver.state.output, { done: true });
+      await rejectsWith(driver.send({ type: 'approve', toolCallId: 'held' }), 'FAILED_PRECONDITION');
+      await driver.send({ type: 'message', content: 'and then?' });
+      assert.equal(statusOf(driver), 'RUNNING');
+      assert.equal(driver.runningModelCall().id, 'model_call_2');
+      assert.deepEqual(driver.modelRequest().messages.slice(-3), [
+        { role: 'tool', toolCallId: 'out', content: 'output accepted' },
+        { role: 'tool', toolCallId: 'held', content: '[cancelled]' },
+        { role: 'user', content: 'and then?' },
+      ]);
+    });
+
+    it('a valid output waits for the running calls of its turn, then completes', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start({ outputDefinition: { type: 'object' } });
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }, { id: 'out', name: 'emit_output', arguments: '{}' }] });
+      assert.equal(statusOf(driver), 'RUNNING');
+      await driver.succeed('a', toolSuccess('a', 'A'));
+      assert.equal(statusOf(driver), 'COMPLETED');
+      assert.equal(driver.running.size, 0);
+      assert.equal(driver.kinds().at(-1), 'finalized');
+    });
+
+    it('a follow-up after COMPLETED runs the objective again', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start();
+      await driver.modelAnswers({ content: 'first answer' });
+      await driver.send({ type: 'message', content: 'and then?' });
+      assert.equal(statusOf(driver), 'RUNNING');
+      assert.deepEqual(driver.modelRequest().messages.slice(-2), [{ role: 'assistant', content: 'first answer' }, { role: 'user', content: 'and then?' }]);
+      await driver.modelAnswers({ content: 'second answer' });
+      assert.equal(statusOf(driver), 'COMPLETED');
+      assert.deepEqual(driver.kinds(), ['user_message', 'assistant_message', 'finalized', 'user_message', 'assistant_message', 'finalized']);
+      assert.deepEqual(driver.sequences(), [1, 2, 3, 4, 5, 6]);
+    });
+
+    it('a follow-up while a tool runs is taken at the next model call, after the tool results', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start();
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }] });
+      await driver.send({ type: 'message', content: 'hurry' });
+      await driver.succeed('a', toolSuccess('a', 'A'));
+      assert.deepEqual(driver.modelRequest().messages.slice(-2), [{ role: 'tool', toolCallId: 'a', content: 'A' }, { role: 'user', content: 'hurry' }]);
+    });
+
+    it('a final answer while a user message waits calls the model again instead of completing', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start();
+      await driver.send({ type: 'message', content: 'one more thing' });
+      await driver.modelAnswers({ content: 'first' });
+      assert.equal(statusOf(driver), 'RUNNING');
+      assert.deepEqual(driver.modelRequest().messages.at(-1), { role: 'user', content: 'one more thing' });
     });
   });
 
