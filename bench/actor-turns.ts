@@ -10,11 +10,11 @@
 // Besides throughput and latency it counts what a turn costs Postgres: every
 // statement the runtime pool sends (node-postgres sends one statement, or one
 // multi-statement simple query, per round trip: it never pipelines) and the
-// journal rows per journal INSERT (the group-commit batch size).
+// asks per journal INSERT (the group-commit batch size).
 // Run with `npm run bench:turns` (BENCH_BUS=nats|memory runs one bus only;
 // BENCH_CPU_PROFILE=<file> writes a .cpuprofile of the measured window only,
 // without the start-up, the activations and the warm-up).
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { connect } from '@nats-io/transport-node';
 import { Client } from 'pg';
@@ -31,8 +31,8 @@ const MEASURE_MS = 10_000;
 /** application_name of the runtime pool: only its statements are counted (not the lease session's). */
 const RUNTIME_POOL_NAME = 'bench-turns-runtime';
 
-/** Statements the runtime pool sent, and the journal rows they inserted. */
-const traffic = { statements: 0, journalInserts: 0, journalRows: 0 };
+/** Statements the runtime pool sent, and those that inserted journal entries. */
+const traffic = { statements: 0, journalInserts: 0 };
 
 // Wraps node-postgres's Client.query (the Pool's clients are instances of it) to count what reaches the server.
 function countRuntimeStatements(): void {
@@ -41,13 +41,8 @@ function countRuntimeStatements(): void {
   prototype.query = function (this: { connectionParameters?: { application_name?: string } }, ...args: unknown[]) {
     if (this.connectionParameters?.application_name === RUNTIME_POOL_NAME) {
       traffic.statements++;
-      const config = args[0] as string | { text?: string; values?: unknown[] };
-      const text = typeof config === 'string' ? config : (config?.text ?? '');
-      const values = (typeof config === 'string' ? args[1] : config?.values) as unknown[] | undefined;
-      if (text.includes('INSERT INTO actor_journal')) {
-        traffic.journalInserts++;
-        traffic.journalRows += Array.isArray(values?.[0]) ? values[0].length : 1;
-      }
+      const config = args[0] as string | { text?: string };
+      if ((typeof config === 'string' ? config : (config?.text ?? '')).includes('INSERT INTO actor_journal')) traffic.journalInserts++;
     }
     return original.apply(this, args);
   };
@@ -90,6 +85,32 @@ async function closedLoop(runtime: ActorRuntime, ids: string[], durationMs: numb
   return samples;
 }
 
+/** CPU seconds used so far by the Postgres backends serving this database (local server only: read from /proc). */
+async function backendCpuSeconds(runtime: { pids: number[] }): Promise<number> {
+  let ticks = 0;
+  for (const pid of runtime.pids) {
+    try {
+      // Fields after the command name: state is field 3, utime and stime are fields 14 and 15.
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // The backend has gone.
+    }
+  }
+  return ticks / 100; // USER_HZ
+}
+
+async function backendPids(databaseUrl: string): Promise<number[]> {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const rows = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    return rows.rows.map((row) => row.pid);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Profiles `run` when BENCH_CPU_PROFILE names a file (`<file>.<bus>.cpuprofile`). */
 async function profiled<T>(bus: string, run: () => Promise<T>): Promise<T> {
   const file = process.env.BENCH_CPU_PROFILE;
@@ -116,15 +137,17 @@ async function measure(bus: 'nats' | 'memory') {
     const ids = Array.from({ length: ACTORS }, (_, i) => `turns-${i}`);
     for (let i = 0; i < ids.length; i += IN_FLIGHT) await Promise.all(ids.slice(i, i + IN_FLIGHT).map((id) => runtime.ask('counter', id, { type: 'get' })));
     await closedLoop(runtime, ids, WARMUP_MS);
+    const backends = { pids: await backendPids(database.url) };
     const before = { ...traffic };
+    const backendCpuBefore = await backendCpuSeconds(backends);
     const cpuBefore = process.cpuUsage();
     const started = process.hrtime.bigint();
     const samples = await profiled(bus, () => closedLoop(runtime, ids, MEASURE_MS));
     const elapsedMs = Number(process.hrtime.bigint() - started) / 1e6;
     const cpu = process.cpuUsage(cpuBefore);
+    const backendCpu = (await backendCpuSeconds(backends)) - backendCpuBefore;
     const statements = traffic.statements - before.statements;
     const journalInserts = traffic.journalInserts - before.journalInserts;
-    const journalRows = traffic.journalRows - before.journalRows;
     const sorted = samples.sort((a, b) => a - b);
     return {
       persistedTurnsPerSecond: Math.round((samples.length / elapsedMs) * 1000),
@@ -132,10 +155,13 @@ async function measure(bus: 'nats' | 'memory') {
       p99Ms: percentile(sorted, 99),
       p999Ms: percentile(sorted, 99.9),
       maxMs: Number(sorted[sorted.length - 1].toFixed(2)),
-      turnsPerBatch: Number((journalRows / Math.max(1, journalInserts)).toFixed(1)),
+      // Every ask writes one journal entry: the batch size is asks per journal INSERT.
+      turnsPerBatch: Number((samples.length / Math.max(1, journalInserts)).toFixed(1)),
       roundTripsPerTurn: Number((statements / samples.length).toFixed(3)),
       roundTripsPerBatch: Number((statements / Math.max(1, journalInserts)).toFixed(2)),
       nodeCpuCores: Number(((cpu.user + cpu.system) / 1000 / elapsedMs).toFixed(2)),
+      postgresCpuCores: Number(((backendCpu * 1000) / elapsedMs).toFixed(2)),
+      cpuMsPerTurn: { node: Number(((cpu.user + cpu.system) / 1000 / samples.length).toFixed(3)), postgres: Number(((backendCpu * 1000) / samples.length).toFixed(3)) },
     };
   } finally {
     await runtime.stop();

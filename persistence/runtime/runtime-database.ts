@@ -5,10 +5,42 @@
 // answered. Here every turn runs on a pool no request transaction can reach.
 import { Pool, type PoolClient } from 'pg';
 
+/** How a statement is sent. */
+export interface StatementOptions {
+  /**
+   * Prepares the statement once per connection under this name, so later runs
+   * skip parsing and planning (a hot statement with CTEs plans in about as
+   * long as it runs). One name, one text, forever.
+   */
+  preparedAs?: string;
+}
+
 /** Runs one SQL statement; answers the rows (RETURNING rows for writes). */
 export interface SqlQueryable {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   query<Row = any>(sql: string, parameters?: unknown[]): Promise<Row[]>;
+}
+
+/** The runtime pool and its transactions: statements can be prepared. */
+export interface PreparingQueryable extends SqlQueryable {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  query<Row = any>(sql: string, parameters?: unknown[], options?: StatementOptions): Promise<Row[]>;
+}
+
+const connectionNumbers = new WeakMap<PoolClient, number>();
+let connectionsNumbered = 0;
+
+/**
+ * The query of a statement on `client`. A prepared statement's name carries the
+ * connection's number: the embedded database serves every connection from one
+ * session (embedded-session-queue.ts), where two connections preparing the
+ * same name would collide.
+ */
+function statement(client: PoolClient, text: string, values: unknown[] | undefined, options: StatementOptions | undefined) {
+  if (!options?.preparedAs) return { text, values };
+  let number = connectionNumbers.get(client);
+  if (number === undefined) connectionNumbers.set(client, (number = ++connectionsNumbered));
+  return { name: `${options.preparedAs}_${number}`, text, values };
 }
 
 export interface RuntimeDatabaseOptions {
@@ -19,7 +51,7 @@ export interface RuntimeDatabaseOptions {
 }
 
 /** A pg pool with row-returning queries and explicit transactions. */
-export class RuntimeDatabase implements SqlQueryable {
+export class RuntimeDatabase implements PreparingQueryable {
   private readonly pool: Pool;
 
   constructor(options: RuntimeDatabaseOptions) {
@@ -29,16 +61,29 @@ export class RuntimeDatabase implements SqlQueryable {
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  async query<Row = any>(sql: string, parameters?: unknown[]): Promise<Row[]> {
-    const result = await this.pool.query(sql, parameters);
-    return result.rows as Row[];
+  async query<Row = any>(sql: string, parameters?: unknown[], options?: StatementOptions): Promise<Row[]> {
+    if (!options?.preparedAs) return (await this.pool.query(sql, parameters)).rows as Row[];
+    const client = await this.pool.connect();
+    // As in pool.query: a backend terminated meanwhile emits 'error' on the client (the query reports it), and a client whose query failed is not reused.
+    const ignore = () => undefined;
+    client.on('error', ignore);
+    let failure: Error | undefined;
+    try {
+      return (await client.query(statement(client, sql, parameters, options))).rows as Row[];
+    } catch (error) {
+      failure = error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      client.off('error', ignore);
+      client.release(failure);
+    }
   }
 
   /**
    * Runs `work` in one transaction on one connection; commits when it
    * resolves, rolls back when it throws. A connection that broke is discarded.
    */
-  async transaction<T>(work: (sql: SqlQueryable) => Promise<T>): Promise<T> {
+  async transaction<T>(work: (sql: PreparingQueryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     // A backend terminated while the client is checked out emits 'error' on the client; the failing query reports it.
     const ignore = () => undefined;
@@ -66,8 +111,8 @@ export class RuntimeDatabase implements SqlQueryable {
   }
 }
 
-function clientQueryable(client: PoolClient): SqlQueryable {
+function clientQueryable(client: PoolClient): PreparingQueryable {
   return {
-    query: async (sql, parameters) => (await client.query(sql, parameters)).rows,
+    query: async (sql, parameters, options) => (await client.query(statement(client, sql, parameters, options))).rows,
   };
 }
