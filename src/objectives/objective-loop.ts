@@ -170,12 +170,18 @@ function emitOutput(turn: ObjectiveTurn, call: ChatToolCall, validateOutput: Out
   turn.record('TOOL_RESULT', { content: OUTPUT_ACCEPTED_RESULT, toolCallId: call.id, type: TOOL_RESULT_TYPE_TEXT }, { modelResult: OUTPUT_ACCEPTED_RESULT });
 }
 
-type CallDisposition = 'emit_output' | 'unknown_tool' | 'limit_reached' | 'approval' | 'run';
+type CallDisposition = 'duplicate_id' | 'emit_output' | 'unknown_tool' | 'limit_reached' | 'approval' | 'run';
+
+/** The result for a call whose id the model used before: its id is the Idempotency-Key, so running it could return the earlier call's result. */
+export const DUPLICATE_CALL_ID_RESULT = 'tool call id already used: call again with a new id';
 
 function dispositionsOf(turn: ObjectiveTurn, calls: ChatToolCall[]): CallDisposition[] {
   const config = turn.config;
+  const seen = new Set(turn.state.knownToolCallIds);
   let accepted = 0;
   return calls.map((call) => {
+    if (seen.has(call.id)) return 'duplicate_id';
+    seen.add(call.id);
     if (call.name === EMIT_OUTPUT_TOOL_NAME && config.outputDefinition) return 'emit_output';
     const tool = config.tools.find((candidate) => candidate.name === call.name);
     if (!tool) return 'unknown_tool';
@@ -205,6 +211,8 @@ export function acceptModelResponse(turn: ObjectiveTurn, effectId: string, respo
   });
   calls.forEach((call, index) => {
     switch (dispositions[index]) {
+      case 'duplicate_id':
+        return turn.record('TOOL_ERROR', { message: DUPLICATE_CALL_ID_RESULT, toolCallId: call.id }, { modelResult: DUPLICATE_CALL_ID_RESULT });
       case 'emit_output':
         return emitOutput(turn, call, validateOutput);
       case 'unknown_tool': {

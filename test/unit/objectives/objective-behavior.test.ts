@@ -381,6 +381,17 @@ describe('objective behaviour', () => {
     });
   });
 
+  it('a tool call id the model used before is not run again (it is the Idempotency-Key)', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start();
+    await driver.modelAnswers({ content: null, toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{}' }] });
+    await driver.succeed('call_1', toolSuccess('call_1', 'A'));
+    await driver.modelAnswers({ content: null, toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{}' }] });
+    assert.equal(driver.running.has('call_1'), false);
+    assert.deepEqual(toolMessages(driver.modelRequest().messages).at(-1), { toolCallId: 'call_1', content: 'tool call id already used: call again with a new id' });
+    assert.equal(driver.state.toolCallCount, 1);
+  });
+
   it('commands before start are NOT_FOUND; a second start is FAILED_PRECONDITION', async () => {
     const driver = new ObjectiveDriver();
     await rejectsWith(driver.send({ type: 'get' }), 'NOT_FOUND');
