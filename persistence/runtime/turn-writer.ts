@@ -78,12 +78,18 @@ export interface TurnWriterOptions {
   /** Projectors by kind. */
   projectors: ReadonlyMap<string, Projector>;
   /**
-   * Batches of each lane written at once. @default 1: a batch is one short
-   * statement, and a second one in flight only halves the batch size, which
-   * costs the node and Postgres more per turn for no more turns per second
-   * (measured with bench/actor-turns.ts).
+   * Batches of journal-only turns written at once. @default 1: such a batch
+   * is one short statement, and a second one in flight only halves the batch
+   * size, which costs the node and Postgres more per turn for no more turns
+   * per second (measured with bench/actor-turns.ts).
    */
-  concurrentBatches?: number;
+  entryBatchesInFlight?: number;
+  /**
+   * Transactions of the other turns written at once. @default 2: such a batch
+   * spends most of its time in round trips (BEGIN, its statements, COMMIT),
+   * which a second batch overlaps.
+   */
+  transactionBatchesInFlight?: number;
   /** Most turns in one batch. @default 256 */
   maxBatch?: number;
 }
@@ -133,10 +139,9 @@ export class TurnWriter {
     private readonly database: RuntimeDatabase,
     private readonly options: TurnWriterOptions,
   ) {
-    const concurrency = options.concurrentBatches ?? 1;
     const maxBatch = options.maxBatch ?? 256;
-    this.entriesLane = new GroupCommitLane((batch) => this.writeEntries(batch), concurrency, maxBatch);
-    this.transactionLane = new GroupCommitLane((batch) => this.writeInTransaction(batch), concurrency, maxBatch);
+    this.entriesLane = new GroupCommitLane((batch) => this.writeEntries(batch), options.entryBatchesInFlight ?? 1, maxBatch);
+    this.transactionLane = new GroupCommitLane((batch) => this.writeInTransaction(batch), options.transactionBatchesInFlight ?? 2, maxBatch);
   }
 
   /**
