@@ -15,6 +15,7 @@ import { UnavailableError } from '../src/errors';
 import type { ClusterStatusSource } from '../src/schemas/cluster.schema';
 import type { FoundationStore } from '../src/ports/foundation-store';
 import { createFoundationStore } from '../persistence/repositories/foundation.store';
+import { usePreparedReads } from '../persistence/repositories/record-table';
 import { loadServiceKey } from '../persistence/repositories/service-key.store';
 import { createIdempotencyStore } from '../persistence/repositories/idempotency.store';
 import { TenantService } from '../src/tenants/tenant.service';
@@ -107,6 +108,10 @@ async function noRuntime(): Promise<never> {
 
 /** Builds the services of every area over one data source. */
 export function createServices({ dataSource, masterKey, config, clusterStatus }: Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus'>): Services {
+  // A Postgres server of the node's own: reads by id may be prepared once per
+  // connection. Not on the embedded database (no DATABASE_URL), whose single
+  // session all connections share (see usePreparedReads).
+  if (config.databaseUrl) usePreparedReads(dataSource);
   const store = createFoundationStore(dataSource);
   const urlPolicy = { allowPrivateNetwork: config.allowPrivateNetwork };
   const tokens = new ApiKeyTokens(() => loadServiceKey(dataSource, masterKey, API_KEY_TOKEN_KEY_PURPOSE));

@@ -1,15 +1,18 @@
 // Mounts declared routes on a Koa router. Each request runs the same ladder:
 // authenticate, check scope and admin role, rate-limit, validate path, query and
 // body, resolve the workspace, apply Idempotency-Key, call the handler.
+// Authentication reads the workspace the request names together with the API
+// key (one round trip); the ladder still authorizes it at step 5, in order.
 import { createHash } from 'node:crypto';
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import type { Authenticator } from '../src/auth/authenticator';
+import type { Authentication, Authenticator } from '../src/auth/authenticator';
 import { principalKey, type Principal } from '../src/auth/principal';
 import type { RateLimiter } from '../src/auth/rate-limiter';
 import { scopeAllows } from '../src/auth/scopes';
 import { authorizeWorkspace, flatWorkspaceId, WORKSPACE_HEADER, type WorkspaceRef } from '../src/auth/workspace-access';
 import { AbortedError, InvalidArgumentError, PermissionDeniedError } from '../src/errors';
+import { idPattern } from '../src/ids';
 import type { IdempotencyStore } from '../src/ports/idempotency-store';
 import { readJsonBody } from './middleware/json-body';
 import { withoutReadOnlyFields } from './read-only-fields';
@@ -49,10 +52,28 @@ function authorize(definition: RouteDefinition, principal: Principal): void {
   if (definition.admin && !principal.admin) throw new PermissionDeniedError('this operation needs the admin role');
 }
 
-async function resolveWorkspace(route: RouteDefinition, ctx: Koa.Context, principal: Principal, params: Record<string, string>, deps: MountDependencies) {
+const WORKSPACE_ID = new RegExp(idPattern('workspace'));
+
+/**
+ * The workspace a request names, read before validation so the credential
+ * check can fetch it with the key: the path's id, or for flat paths the
+ * header's (null: the key's own). Undefined (nothing fetched) outside
+ * workspaces and for anything that is not a well-formed id, which validation
+ * refuses or resolveWorkspace looks up as before.
+ */
+function namedWorkspaceId(route: RouteDefinition, ctx: Koa.Context): string | null | undefined {
   if (route.workspace === 'none') return undefined;
+  const named = route.workspace === 'path' ? (ctx.params as Record<string, string>).workspaceId : ctx.get(WORKSPACE_HEADER);
+  if (!named) return route.workspace === 'flat' ? null : undefined;
+  return WORKSPACE_ID.test(named) ? named : undefined;
+}
+
+async function resolveWorkspace(route: RouteDefinition, ctx: Koa.Context, authentication: Authentication, params: Record<string, string>, deps: MountDependencies) {
+  if (route.workspace === 'none') return undefined;
+  const { principal, workspaceRead } = authentication;
   const id = route.workspace === 'path' ? params.workspaceId : flatWorkspaceId(principal, ctx.get(WORKSPACE_HEADER) || undefined);
-  return authorizeWorkspace(principal, id, await deps.findWorkspace(id));
+  const workspace = workspaceRead?.id === id ? workspaceRead.workspace : await deps.findWorkspace(id);
+  return authorizeWorkspace(principal, id, workspace);
 }
 
 /** The request an Idempotency-Key stands for; the workspace counts, as flat paths name it only in a header. */
@@ -95,7 +116,10 @@ function handle(route: CompiledRoute, deps: MountDependencies): Koa.Middleware {
   const { definition } = route;
   return async function routeHandler(ctx) {
     ctx.state.routePath = definition.path;
-    const principal = definition.auth === 'bearer' ? await deps.authenticator.authenticate(ctx.get('authorization') || undefined, ctx.get('x-account-id') || undefined) : undefined;
+    const authentication = definition.auth === 'bearer'
+      ? await deps.authenticator.authenticate(ctx.get('authorization') || undefined, { accountHint: ctx.get('x-account-id') || undefined, workspaceId: namedWorkspaceId(definition, ctx) })
+      : undefined;
+    const principal = authentication?.principal;
     if (principal) {
       ctx.state.principal = principal;
       authorize(definition, principal);
@@ -108,7 +132,7 @@ function handle(route: CompiledRoute, deps: MountDependencies): Koa.Middleware {
     }
     const rawBody = route.body ? await readJsonBody(ctx, Math.max(definition.bodyLimitBytes ?? 0, deps.bodyLimitBytes)) : undefined;
     const body = route.body ? route.body(withoutReadOnlyFields(rawBody ?? {}, definition.readOnlyFields)) : undefined;
-    const workspace = principal ? await resolveWorkspace(definition, ctx, principal, params, deps) : undefined;
+    const workspace = authentication ? await resolveWorkspace(definition, ctx, authentication, params, deps) : undefined;
     const run = () =>
       definition.handler({ params, query, body, principal: principal!, workspace: workspace!, headers: ctx.headers, requestId: ctx.state.requestId, koa: ctx });
     const result = definition.idempotent && principal ? await withIdempotency(ctx, principal, workspace, body, deps, run) : await run();

@@ -2,7 +2,7 @@
 // tool sets. One query per method; paging through fetchPage.
 import type { DataSource, EntityManager } from 'typeorm';
 import { In } from 'typeorm';
-import type { FeedbackTally } from '../../src/agents/records';
+import type { AgentRecord, FeedbackTally } from '../../src/agents/records';
 import type { AgentsStore } from '../../src/ports/agents-store';
 import type { ToolRecord, ToolSetRecord } from '../../src/tools/records';
 import { AgentEntity } from '../entities/agent.entity';
@@ -15,7 +15,7 @@ import { VariationAssignmentEntity } from '../entities/variation-assignment.enti
 import { VariationMemoryLayerEntity } from '../entities/variation-memory-layer.entity';
 import { registerUniqueMessage, translateDriverError } from './driver-errors';
 import { fetchPage } from './list-query';
-import { recordTable } from './record-table';
+import { findWithCreatorQuery, readRows, readStatement, recordTable } from './record-table';
 
 registerUniqueMessage('uq_variation_assignments_agent', 'the agent is already a sub-agent of this variation');
 registerUniqueMessage('uq_variation_assignments_tool', 'the tool is already assigned to this variation');
@@ -23,6 +23,8 @@ registerUniqueMessage('uq_variation_assignments_tool_set', 'the tool set is alre
 registerUniqueMessage('uq_variation_memory_layers_layer', 'the memory layer is already assigned to this variation');
 registerUniqueMessage('uq_variation_memory_layers_position', 'another memory layer of this variation has that position');
 registerUniqueMessage('uq_tools_source_mcp_tool', 'the tool set already mirrors an MCP tool of that name');
+
+const VARIATION_COUNTS = readStatement('SELECT agent_id AS "agentId", count(*)::int AS count FROM agent_variations WHERE agent_id = ANY($1::text[]) GROUP BY agent_id');
 
 function groupBy<T, K>(items: T[], key: (item: T) => K): Map<K, T[]> {
   const groups = new Map<K, T[]>();
@@ -40,6 +42,9 @@ function storeFor(manager: EntityManager, dataSource: DataSource): AgentsStore {
   const toolSets = manager.getRepository(ToolSetEntity);
   const toolSetTools = manager.getRepository(ToolSetToolEntity);
   const memoryLayers = manager.getRepository(MemoryLayerEntity);
+  const findAgentWithInfo = findWithCreatorQuery<AgentRecord, { variationCount: number }>(manager, AgentEntity, {
+    variationCount: '(SELECT count(*)::int FROM agent_variations v WHERE v.agent_id = t.id)',
+  });
   return {
     transaction: (work) =>
       manager.queryRunner?.isTransactionActive
@@ -49,6 +54,10 @@ function storeFor(manager: EntityManager, dataSource: DataSource): AgentsStore {
       ...recordTable(manager, AgentEntity),
       list: (workspaceId, page, filter) => fetchPage(agents.createQueryBuilder('a').where('a.workspace_id = :workspaceId', { workspaceId }), 'a', page, filter),
       findByIds: async (ids) => (ids.length ? agents.findBy({ id: In(ids) }) : []),
+      async findWithInfo(id) {
+        const found = await findAgentWithInfo(id);
+        return found && { record: found.record, createdBy: found.createdBy, variationCount: found.extra.variationCount };
+      },
     },
     variations: {
       ...recordTable(manager, AgentVariationEntity),
@@ -56,9 +65,8 @@ function storeFor(manager: EntityManager, dataSource: DataSource): AgentsStore {
       listByAgent: (agentId) => variations.find({ where: { agentId }, order: { id: 'ASC' } }),
       async countByAgents(agentIds) {
         if (!agentIds.length) return new Map();
-        const rows = await variations.createQueryBuilder('v').select('v.agent_id', 'agentId').addSelect('count(*)::int', 'count')
-          .where('v.agent_id IN (:...agentIds)', { agentIds }).groupBy('v.agent_id').getRawMany<{ agentId: string; count: number }>();
-        return new Map(rows.map((row) => [row.agentId, row.count]));
+        const rows = await readRows(manager, VARIATION_COUNTS, [agentIds]);
+        return new Map(rows.map((row) => [row.agentId as string, row.count as number]));
       },
     },
     assignments: {

@@ -1,6 +1,7 @@
 // FoundationStore over TypeORM: accounts, workspaces, profiles, memberships and
-// API keys. One query per method; paging through fetchPage.
-import { In, type DataSource, type EntityManager } from 'typeorm';
+// API keys. One query per method; paging through fetchPage; the reads every
+// request makes (key + workspace, creator profiles) as raw SQL.
+import type { DataSource, EntityManager } from 'typeorm';
 import type { FoundationStore } from '../../src/ports/foundation-store';
 import { WorkspaceStatus } from '../../src/auth/workspace-access';
 import { ProfileType, type ProfileRecord } from '../../src/accounts/records';
@@ -10,7 +11,42 @@ import { ProfileEntity } from '../entities/profile.entity';
 import { WorkspaceMemberEntity } from '../entities/workspace-member.entity';
 import { WorkspaceEntity } from '../entities/workspace.entity';
 import { fetchPage, likePrefix } from './list-query';
-import { recordTable } from './record-table';
+import { entityColumns, findWithCreatorQuery, readRows, readStatement, recordTable } from './record-table';
+
+const CREDENTIAL_COLUMNS = ['id', 'accountId', 'workspaceId', 'principalProfileId', 'permissions', 'system', 'state', 'tokenVersion'] as const;
+const WORKSPACE_HEAD_COLUMNS = ['id', 'accountId', 'name', 'status'] as const;
+
+/**
+ * The credential check in one round trip: the key row's state and token
+ * version (read on every request, so that revocation and rotation act at
+ * once on every node) and the workspace the request acts in, joined. Only the
+ * columns the check needs, so Postgres sends and pg parses little.
+ */
+function credentialQuery(manager: EntityManager): FoundationStore['apiKeys']['findCredential'] {
+  const key = entityColumns(manager, ApiKeyEntity, 'k', CREDENTIAL_COLUMNS);
+  const workspace = entityColumns(manager, WorkspaceEntity, 'w', WORKSPACE_HEAD_COLUMNS);
+  const keyOnly = readStatement(`SELECT ${key.json} AS k FROM api_keys k WHERE k.id = $1`);
+  const withWorkspace = readStatement(`SELECT ${key.json} AS k, ${workspace.json} AS w
+    FROM api_keys k LEFT JOIN workspaces w ON w.id = COALESCE($2, k.workspace_id) WHERE k.id = $1`);
+  return async (id, workspaceId) => {
+    const rows = await (workspaceId === undefined ? readRows(manager, keyOnly, [id]) : readRows(manager, withWorkspace, [id, workspaceId]));
+    const found = rows[0] ? key.decode(rows[0].k) : null;
+    if (!found) return null;
+    return { key: found, workspace: workspaceId === undefined ? null : workspace.decode(rows[0].w) };
+  };
+}
+
+/** Profiles by id in one raw statement: every `info.createdBy` goes through it. */
+function profilesByIdsQuery(manager: EntityManager) {
+  const profile = entityColumns(manager, ProfileEntity, 't');
+  const statement = readStatement(`SELECT ${profile.json} AS r FROM profiles t WHERE t.id = ANY($1::text[])`);
+  return async (ids: ReadonlyArray<string | null>): Promise<Map<string, ProfileRecord>> => {
+    const unique = [...new Set(ids.filter((id): id is string => !!id))];
+    if (!unique.length) return new Map();
+    const rows = await readRows(manager, statement, [unique]);
+    return new Map(rows.map((row) => profile.decode(row.r)!).map((record) => [record.id, record]));
+  };
+}
 
 function storeFor(manager: EntityManager, dataSource: DataSource): FoundationStore {
   const workspaces = manager.getRepository(WorkspaceEntity);
@@ -46,11 +82,7 @@ function storeFor(manager: EntityManager, dataSource: DataSource): FoundationSto
         const rows: Array<{ oidc_subject: string | null }> = await manager.query('SELECT oidc_subject FROM profiles WHERE id = $1', [id]);
         return rows[0]?.oidc_subject ?? null;
       },
-      async findByIds(ids) {
-        const unique = [...new Set(ids.filter((id): id is string => !!id))];
-        const rows = unique.length ? await profiles.findBy({ id: In(unique) }) : [];
-        return new Map(rows.map((row) => [row.id, row]));
-      },
+      findByIds: profilesByIdsQuery(manager),
       findUserByEmail: (accountId, email) =>
         profiles.createQueryBuilder('p').where('p.account_id = :accountId AND lower(p.email) = lower(:email) AND p.type = :type', { accountId, email, type: ProfileType.USER }).getOne(),
       findUsersByEmail: (email) =>
@@ -91,6 +123,8 @@ function storeFor(manager: EntityManager, dataSource: DataSource): FoundationSto
         return fetchPage(query, 'k', page, filter);
       },
       findGlobal: (accountId) => apiKeys.findOneBy({ accountId, system: true }),
+      findCredential: credentialQuery(manager),
+      findWithCreator: findWithCreatorQuery(manager, ApiKeyEntity),
     },
   };
 }

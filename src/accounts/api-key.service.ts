@@ -51,9 +51,10 @@ export class ApiKeyService {
     return { ...result, items: result.items.map((row) => toApiKey(row, { createdBy: creators.get(row.profileId ?? '') })) };
   }
 
+  /** The key with its creator, read in one round trip (find refuses the system key, so no preview is needed). */
   async get(workspace: WorkspaceRef, id: string): Promise<ApiKey> {
-    const record = await this.find(workspace, id);
-    return this.withInfo(record);
+    const found = await this.store.apiKeys.findWithCreator(id);
+    return toApiKey(visibleKey(workspace, id, found?.record ?? null), { createdBy: found?.createdBy ?? null });
   }
 
   async update(principal: Principal, workspace: WorkspaceRef, id: string, body: UpdateApiKeyBody, ifMatch?: string): Promise<ApiKey> {
@@ -120,17 +121,9 @@ export class ApiKeyService {
     return { ...(await this.withInfo(current)), spec: { ...toApiKey(current, { token }).spec } };
   }
 
-  /**
-   * A key of the workspace. The account's system key is addressable here too
-   * (so its deletion can be refused explicitly), but only by an admin.
-   */
+  /** The key `id` of the workspace (see visibleKey). */
   private async find(workspace: WorkspaceRef, id: string): Promise<ApiKeyRecord> {
-    const record = await this.store.apiKeys.findById(id);
-    if (!record || record.accountId !== workspace.accountId || (record.workspaceId !== workspace.id && !record.system)) {
-      throw NotFoundError.resource('API key', id);
-    }
-    if (record.system) throw new PermissionDeniedError('the system API key is managed through /v1/account/global_api_key and cannot be deleted');
-    return record;
+    return visibleKey(workspace, id, await this.store.apiKeys.findById(id));
   }
 
   private async global(principal: Principal): Promise<ApiKeyRecord> {
@@ -150,6 +143,19 @@ export class ApiKeyService {
     });
   }
 
+}
+
+/**
+ * A key of the workspace. The account's system key is addressable here too
+ * (so its deletion can be refused explicitly), but only by an admin.
+ * @throws NotFoundError for another workspace's or account's key; PermissionDeniedError for the system key
+ */
+function visibleKey(workspace: WorkspaceRef, id: string, record: ApiKeyRecord | null): ApiKeyRecord {
+  if (!record || record.accountId !== workspace.accountId || (record.workspaceId !== workspace.id && !record.system)) {
+    throw NotFoundError.resource('API key', id);
+  }
+  if (record.system) throw new PermissionDeniedError('the system API key is managed through /v1/account/global_api_key and cannot be deleted');
+  return record;
 }
 
 export interface NewKey {

@@ -88,8 +88,11 @@ export class AgentService {
     };
   }
 
+  /** The agent with its `info`, read in one round trip. */
   async get(workspace: WorkspaceRef, id: string): Promise<Agent> {
-    return this.withInfo(await this.find(workspace, id));
+    const found = await this.store.agents.findWithInfo(id);
+    const record = inWorkspace(found?.record ?? null, workspace, 'agent', id);
+    return toAgent(record, { createdBy: found?.createdBy, variationCount: found?.variationCount ?? 0 });
   }
 
   /** @throws AbortedError when If-Match does not match `updatedAt` */

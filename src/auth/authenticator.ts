@@ -1,6 +1,8 @@
 // Turns a bearer token into a Principal: our API key JWTs (key state and token
 // version checked on every request, so disable and rotation act at once) or an
-// OpenID Connect user token verified against the issuer's JWKS.
+// OpenID Connect user token verified against the issuer's JWKS. For an API key
+// the workspace the request names is read in the same round trip as the key
+// (authorized later, by workspace-access.ts).
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { UnauthenticatedError } from '../errors';
 import { ApiKeyState, ProfileType, type ProfileRecord } from '../accounts/records';
@@ -8,6 +10,7 @@ import type { FoundationStore } from '../ports/foundation-store';
 import type { Principal } from './principal';
 import { FULL_ACCESS } from './scopes';
 import { isApiKeyToken, MAX_TOKEN_LENGTH, type ApiKeyTokens } from './tokens';
+import type { WorkspaceRef } from './workspace-access';
 
 export interface OidcOptions {
   issuer: string;
@@ -16,6 +19,27 @@ export interface OidcOptions {
 }
 
 const OIDC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'];
+
+export interface AuthenticateOptions {
+  /** `X-Account-Id`, used only when an email has profiles in several accounts. */
+  accountHint?: string;
+  /**
+   * The workspace the request acts in, to read with the credential: its id,
+   * null for the key's own workspace, undefined when the request acts in none.
+   */
+  workspaceId?: string | null;
+}
+
+/** What authentication established: who calls and, when it was read with the key, a workspace. */
+export interface Authentication {
+  principal: Principal;
+  /**
+   * The workspace read with the credential: the id looked up and the row
+   * (null when there is none). Not yet authorized. Undefined when nothing was
+   * read (user tokens, requests outside workspaces).
+   */
+  workspaceRead?: { id: string; workspace: WorkspaceRef | null };
+}
 
 export class Authenticator {
   private readonly jwks?: JWTVerifyGetKey;
@@ -30,34 +54,39 @@ export class Authenticator {
 
   /**
    * @param authorization the Authorization header value
-   * @param accountHint `X-Account-Id`, used only when an email has profiles in several accounts
    * @throws UnauthenticatedError for a missing, malformed, unknown, disabled or rotated credential
    */
-  async authenticate(authorization: string | undefined, accountHint?: string): Promise<Principal> {
+  async authenticate(authorization: string | undefined, options: AuthenticateOptions = {}): Promise<Authentication> {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
     if (!match) throw new UnauthenticatedError('missing bearer token (Authorization: Bearer <token>)');
     const token = match[1];
     if (token.length > MAX_TOKEN_LENGTH) throw new UnauthenticatedError('bearer token is too long');
-    if (isApiKeyToken(token)) return this.apiKeyPrincipal(token);
-    if (this.jwks) return this.userPrincipal(token, accountHint);
+    if (isApiKeyToken(token)) return this.apiKeyPrincipal(token, options.workspaceId);
+    if (this.jwks) return { principal: await this.userPrincipal(token, options.accountHint) };
     throw new UnauthenticatedError('invalid bearer token');
   }
 
-  private async apiKeyPrincipal(token: string): Promise<Principal> {
+  private async apiKeyPrincipal(token: string, workspaceId: string | null | undefined): Promise<Authentication> {
     const claims = await this.tokens.verify(token);
-    const key = await this.store.apiKeys.findById(claims.apiKeyId);
+    const found = await this.store.apiKeys.findCredential(claims.apiKeyId, workspaceId);
+    const key = found?.key;
+    const lookedUp = workspaceId === undefined ? undefined : (workspaceId ?? key?.workspaceId);
+    const workspaceRead = found && lookedUp ? { id: lookedUp, workspace: found.workspace } : undefined;
     if (!key) throw new UnauthenticatedError('the API key no longer exists');
     if (key.tokenVersion !== claims.tokenVersion) throw new UnauthenticatedError('the API key was rotated; this token is no longer valid');
     if (key.state !== ApiKeyState.ENABLED) throw new UnauthenticatedError('the API key is disabled');
     return {
-      kind: 'API_KEY',
-      accountId: key.accountId,
-      profileId: key.principalProfileId,
-      scopes: key.permissions,
-      admin: key.system,
-      apiKeyId: key.id,
-      global: key.system,
-      workspaceId: key.workspaceId ?? undefined,
+      principal: {
+        kind: 'API_KEY',
+        accountId: key.accountId,
+        profileId: key.principalProfileId,
+        scopes: key.permissions,
+        admin: key.system,
+        apiKeyId: key.id,
+        global: key.system,
+        workspaceId: key.workspaceId ?? undefined,
+      },
+      workspaceRead,
     };
   }
 

@@ -11,6 +11,7 @@ import type {
   VariationRecord,
   WorkspaceResourceRecord,
 } from '../agents/records';
+import type { ProfileRecord } from '../accounts/records';
 import type { PageRequest } from '../resource/pagination';
 import type { ToolRecord, ToolSetRecord } from '../tools/records';
 import type { ListFilter, RecordTable } from './foundation-store';
@@ -34,6 +35,8 @@ export interface AgentsStore {
   agents: RecordTable<AgentRecord> & {
     list(workspaceId: string, page: PageRequest, filter: ListFilter): Promise<AgentRecord[]>;
     findByIds(ids: string[]): Promise<AgentRecord[]>;
+    /** The agent with what its `info` shows (creator, variation count), in one read; null when absent. */
+    findWithInfo(id: string): Promise<{ record: AgentRecord; createdBy: ProfileRecord | null; variationCount: number } | null>;
   };
   variations: RecordTable<VariationRecord> & {
     list(agentId: string, page: PageRequest, filter: ListFilter): Promise<VariationRecord[]>;

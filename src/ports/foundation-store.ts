@@ -9,6 +9,12 @@ import type {
 } from '../accounts/records';
 import type { PageRequest } from '../resource/pagination';
 
+/** The columns of an API key row the credential check needs. */
+export type ApiKeyCredential = Pick<ApiKeyRecord, 'id' | 'accountId' | 'workspaceId' | 'principalProfileId' | 'permissions' | 'system' | 'state' | 'tokenVersion'>;
+
+/** The columns of a workspace row access checks and handlers need (a WorkspaceRef). */
+export type WorkspaceHead = Pick<WorkspaceRecord, 'id' | 'accountId' | 'name' | 'status'>;
+
 /** Filters every list of labelled resources accepts. */
 export interface ListFilter {
   /** Matches an id prefix or a name prefix. */
@@ -64,5 +70,14 @@ export interface FoundationStore {
   apiKeys: RecordTable<ApiKeyRecord> & {
     list(workspaceId: string, page: PageRequest, filter: ListFilter & { query?: string }): Promise<ApiKeyRecord[]>;
     findGlobal(accountId: string): Promise<ApiKeyRecord | null>;
+    /**
+     * What the credential check of every request reads of the key and, in the
+     * same round trip, of the workspace the request acts in: `workspaceId`,
+     * or the key's own when null; none when undefined. Null when the key does
+     * not exist.
+     */
+    findCredential(id: string, workspaceId: string | null | undefined): Promise<{ key: ApiKeyCredential; workspace: WorkspaceHead | null } | null>;
+    /** The key with its creator's profile, in one read; null when absent. */
+    findWithCreator(id: string): Promise<{ record: ApiKeyRecord; createdBy: ProfileRecord | null } | null>;
   };
 }
