@@ -14,6 +14,7 @@ import { OBJECTIVE_EVENTS_STREAM, objectiveInfoOf, type ObjectiveChange, type Ob
 import {
   acceptModelResponse, acceptToolOutcome, advance, cancelObjective, failObjective, MODEL_CALL_EFFECT, setStatus, startModelCall, TOOL_CALL_EFFECT,
 } from './objective-loop';
+import { modelCallErrorTypeOf } from '../models/model-call-error';
 import { ajvOutputValidator, type OutputValidator } from './objective-output';
 import {
   evolveObjective, initialObjectiveState, isTerminal, ObjectiveStatus, type ObjectiveEvent, type ObjectiveStart, type ObjectiveState,
@@ -125,7 +126,7 @@ export function createObjectiveBehavior(
       if (outcome.name === MODEL_CALL_EFFECT) {
         if (outcome.id !== state.modelCallEffectId) return turn.decision();
         const response = outcome.ok ? asChatResponse(outcome.value) : null;
-        if (!outcome.ok) failObjective(turn, { message: outcome.error.message, type: outcome.error.code });
+        if (!outcome.ok) failObjective(turn, { message: outcome.error.message, type: modelCallErrorTypeOf(outcome.error) });
         else if (!response) failObjective(turn, { message: 'the model call returned no chat response', type: 'INTERNAL' });
         else acceptModelResponse(turn, outcome.id, response, validateOutput);
       } else if (outcome.name === TOOL_CALL_EFFECT) {

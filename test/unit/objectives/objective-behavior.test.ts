@@ -1,3 +1,4 @@
+import { ModelCallError } from '../../../src/models/model-call-error';
 import assert from 'node:assert/strict';
 import { ApiError } from '../../../src/errors';
 import type { ChatMessage } from '../../../src/objectives/chat-model-types';
@@ -254,6 +255,15 @@ describe('objective behaviour', () => {
     assert.deepEqual(driver.published[1].data, { error: { message: 'provider down', type: 'UNAVAILABLE' } });
     assert.deepEqual(driver.state.error, { message: 'provider down', type: 'UNAVAILABLE' });
     await rejectsWith(driver.send({ type: 'message', content: 'retry' }), 'FAILED_PRECONDITION');
+  });
+
+  it('a model call error carries its user-actionable type (no key, rate limited ...) to the ERROR event', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start();
+    const error = new ModelCallError('NO_PROVIDER_KEY', 'the workspace has no OpenRouter key');
+    await driver.fail('model_call_1', { code: error.code, message: error.message, details: error.details });
+    assert.equal(statusOf(driver), 'FAILED');
+    assert.deepEqual(driver.published[1].data, { error: { message: 'the workspace has no OpenRouter key', type: 'NO_PROVIDER_KEY' } });
   });
 
   describe('interrupted effects', () => {
