@@ -1,0 +1,108 @@
+// The objective behaviour on the real runtime (embedded mode over Postgres),
+// with its effects served by the real libraries: `model.call` by the
+// builtin/scripted model, `tool.call` by the ToolExecutor against a real HTTP
+// tool server. Proves the pieces of issue 9 fit the stage-2 runtime: an
+// objective runs to COMPLETED with no outside message after `start`, the tool
+// sees the tool call id as its Idempotency-Key, and every event is published
+// in sequence and projected in the same turns. (The API, the tables and the
+// real projector are not built yet.)
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { DataSource } from 'typeorm';
+import type { ActorRuntime } from '../../actors';
+import { FailedPreconditionError } from '../../src/errors';
+import { ScriptedChatModel } from '../../src/models/scripted-model';
+import type { ActorKind } from '../../src/ports/actor-behavior';
+import type { ChatRequest } from '../../src/ports/model-provider';
+import type { ToolCallEffectInput } from '../../src/objectives/objective-loop';
+import { objectiveKindDeclaration, type ObjectiveReply } from '../../src/objectives/objective.behavior';
+import { ObjectiveStatus } from '../../src/objectives/objective-state';
+import { ToolExecutor } from '../../src/tools/tool-executor';
+import { createDataSource } from '../../persistence/data-source';
+import { eventually } from '../support/cluster-harness';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { startEmbeddedTestRuntime } from '../support/embedded-test-runtime';
+import type { FlakyPublisher } from '../support/flaky-publisher';
+import { lookupTool, startOf } from '../unit/objectives/objective-driver';
+
+describe('objective behaviour on the runtime (scripted model, real tool server)', () => {
+  let database: TestDatabase;
+  let dataSource: DataSource;
+  let runtime: ActorRuntime;
+  let publisher: FlakyPublisher;
+  let toolServer: Server;
+  let toolUrl: string;
+  const toolRequests: Array<{ idempotencyKey: string | undefined; body: string }> = [];
+
+  before(async () => {
+    database = await createTestDatabase();
+    dataSource = createDataSource({ url: database.url, poolSize: 4 });
+    await dataSource.initialize();
+    await dataSource.query('CREATE TABLE test_objective_changes (id bigserial PRIMARY KEY, objective_id text NOT NULL, change jsonb NOT NULL)');
+    toolServer = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        toolRequests.push({ idempotencyKey: request.headers['idempotency-key'] as string | undefined, body });
+        response.setHeader('content-type', 'application/json');
+        response.end(JSON.stringify({ answer: 42 }));
+      });
+    });
+    await new Promise<void>((resolve) => toolServer.listen(0, '127.0.0.1', resolve));
+    toolUrl = `http://127.0.0.1:${(toolServer.address() as AddressInfo).port}/lookup`;
+    const model = new ScriptedChatModel();
+    const tools = new ToolExecutor({
+      secrets: {
+        secretValues: async (_workspaceId, names) => {
+          throw new FailedPreconditionError(`secret ${names[0]} does not exist`);
+        },
+      },
+      mcp: { callTool: async () => Promise.reject(new Error('no MCP server in this test')) },
+      urlPolicy: { allowPrivateNetwork: true },
+    });
+    const objectiveKind: ActorKind = {
+      ...objectiveKindDeclaration,
+      effects: {
+        'model.call': (input: ChatRequest, context) => model.complete(input, { signal: context.signal, deadline: context.deadline, callId: `${context.actorId}/${context.effectId}` }),
+        'tool.call': (input: ToolCallEffectInput, context) =>
+          tools.executeToolCall({ tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: input.context, signal: context.signal, deadline: context.deadline }),
+      },
+      projector: async (sql, changes) => {
+        await sql.query('INSERT INTO test_objective_changes (objective_id, change) SELECT * FROM unnest($1::text[], $2::jsonb[])', [
+          changes.map((change) => change.actorId),
+          changes.map((change) => JSON.stringify(change.change)),
+        ]);
+      },
+    };
+    ({ runtime, publisher } = await startEmbeddedTestRuntime(database.url, { shardCount: 8, outboxPollMs: 50 }, { kinds: [objectiveKind] }));
+  });
+
+  after(async () => {
+    await runtime.stop();
+    await new Promise((resolve) => toolServer.close(resolve));
+    await dataSource.destroy();
+    await database.drop();
+  });
+
+  it('runs an objective with one tool call to COMPLETED, publishing and projecting every event in sequence', async () => {
+    const objectiveId = 'obj_01KRUNTIMETEST00000000001';
+    const start = startOf({
+      objectiveId,
+      tools: [lookupTool({ executable: { ...lookupTool().executable, httpUrl: toolUrl } })],
+      initialMessage: 'CALL lookup {"q":"meaning"}\nSAY done',
+    });
+    await runtime.ask('objective', objectiveId, { type: 'start', start });
+    await eventually(async () => (await runtime.ask<ObjectiveReply>('objective', objectiveId, { type: 'get' })).info.status === ObjectiveStatus.COMPLETED, 'objective completed', 10_000);
+    assert.equal(toolRequests.length, 1);
+    assert.match(toolRequests[0].idempotencyKey ?? '', /^call_/);
+    assert.deepEqual(JSON.parse(toolRequests[0].body), { q: 'meaning' });
+    await eventually(() => publisher.inner.published().some((event) => event.subject.endsWith('.finalized')), 'events published');
+    const published = publisher.inner.published().filter((event) => event.subject.includes(objectiveId));
+    const sequences = published.map((event) => (JSON.parse(event.data) as { data: { objectiveEvent: { sequence: number } } }).data.objectiveEvent.sequence);
+    assert.deepEqual(sequences, Array.from({ length: sequences.length }, (_, i) => i + 1));
+    assert.ok(published.some((event) => event.subject.endsWith('.tool_result')), published.map((event) => event.subject).join(', '));
+    const [{ events }] = await dataSource.query("SELECT count(*)::int AS events FROM test_objective_changes WHERE change->>'type' = 'objective_event' AND objective_id = $1", [objectiveId]);
+    assert.equal(events, published.length, 'one projected event row per published event');
+  });
+});
