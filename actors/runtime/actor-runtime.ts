@@ -76,6 +76,7 @@ export class ActorRuntime {
     const kinds = new Map(deps.kinds.map((kind) => [kind.behavior.kind, kind]));
     const projectors = new Map(deps.kinds.filter((kind) => kind.projector).map((kind) => [kind.behavior.kind, kind.projector!]));
     const commands = new ActorCommandRepository(database, idleTimeoutMs);
+    const reminders = new ActorReminderRepository(database);
     this.cluster = new ActorClusterRepository(database);
     this.system = startSystem();
     const streams = [{ name: options.eventStream, subjects: [`${options.subjectPrefix}.events.>`] }, ...deps.kinds.flatMap((kind) => kind.streams ?? [])];
@@ -87,7 +88,7 @@ export class ActorRuntime {
       kinds,
       journal: new ActorJournalRepository(database, idleTimeoutMs),
       commands,
-      reminders: new ActorReminderRepository(database),
+      reminders,
       work: new ActorWorkRepository(database),
       writer: new TurnWriter(database, { idleTimeoutMs, projectors }),
       options,
@@ -101,7 +102,7 @@ export class ActorRuntime {
       onShardLost: (shard) => void this.balancer.shardLost(shard),
     });
     this.balancer = new ShardBalancer({ cluster: this.cluster, leases: deps.leases, host: this.host, options, logger });
-    this.poller = new ReminderPoller({ reminders: new ActorReminderRepository(database), commands, host: this.host, kinds: [...kinds.keys()], pollMs: options.reminderPollMs, logger });
+    this.poller = new ReminderPoller({ reminders, commands, host: this.host, kinds: [...kinds.keys()], pollMs: options.reminderPollMs, logger });
     this.sweeper = new RetentionSweeper({
       retention: new ActorRetentionRepository(database),
       windowMs: options.retentionWindowMs,

@@ -5,7 +5,7 @@
 // failure a ModelCallError. The provider key lives only in the request's
 // Authorization header: it is never logged and redacted from every message.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PermissionDeniedError } from '../errors';
+import { errorCodeIn, refusalIn } from '../network/error-chain';
 import type { UrlPolicyOptions } from '../network/url-policy';
 import { DEFAULT_MODEL_CALL_DEADLINE_MS, type ChatCallOptions, type ChatRequest, type ChatResponse } from '../ports/model-provider';
 import { ModelCallError, ModelCallErrorType } from './model-call-error';
@@ -89,21 +89,6 @@ function watchCall(signal: AbortSignal | undefined, deadline: number): CallWatch
     cancelled: () => !timedOut() && signal?.aborted === true,
     dispose: () => clearTimeout(handle),
   };
-}
-
-function errorCodeIn(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current && depth < 8; current = (current as { cause?: unknown }).cause, depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return undefined;
-}
-
-function refusalIn(error: unknown): PermissionDeniedError | undefined {
-  for (let current = error, depth = 0; current && depth < 8; current = (current as { cause?: unknown }).cause, depth++) {
-    if (current instanceof PermissionDeniedError) return current;
-  }
-  return undefined;
 }
 
 type Body = AsyncIterable<Buffer> & { destroy(): unknown };

@@ -4,8 +4,9 @@
 // deadline and the effect's signal, and every way it can end turned into a
 // ToolCallOutcome (JSON; a failure is an answer for the model, never a throw).
 // Secret values stay inside a call: they are redacted from every outcome.
-import { ApiError, FailedPreconditionError, PermissionDeniedError, type FieldViolation } from '../errors';
+import { ApiError, FailedPreconditionError, type FieldViolation } from '../errors';
 import type { Logger } from '../logger';
+import { errorCodeIn, refusalIn } from '../network/error-chain';
 import type { UrlPolicyOptions } from '../network/url-policy';
 import type { McpToolCaller } from '../ports/mcp-tool-caller';
 import type { SecretResolver } from '../ports/secret-resolver';
@@ -102,22 +103,6 @@ function watchCall(timeoutMs: number, signal: AbortSignal | undefined, deadline:
     cancelled: () => !timedOut() && signal?.aborted === true,
     dispose: () => clearTimeout(handle),
   };
-}
-
-/** The error code of an undici or socket error, looked for along the cause chain. */
-function errorCodeIn(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current && depth < 8; current = (current as { cause?: unknown }).cause, depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return undefined;
-}
-
-function refusalIn(error: unknown): PermissionDeniedError | undefined {
-  for (let current = error, depth = 0; current && depth < 8; current = (current as { cause?: unknown }).cause, depth++) {
-    if (current instanceof PermissionDeniedError) return current;
-  }
-  return undefined;
 }
 
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
