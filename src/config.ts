@@ -32,6 +32,8 @@ export interface Config {
   uploadMaxBytes: number;
   /** S3-compatible object storage for uploads; undefined: the data folder. */
   s3?: S3Config;
+  /** Objective limits (AGENTRT_OBJECTIVE_MAX_DEPTH, AGENTRT_MODEL_CALL_TIMEOUT_MS). */
+  objectives: { maxDepth: number; modelCallTimeoutMs: number };
 }
 
 export class ConfigError extends Error {
@@ -125,5 +127,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: (env.AGENTRT_PUBLIC_URL || `http://${host}:${port}`).replace(/\/$/, ''),
     uploadMaxBytes: integer(env, 'AGENTRT_UPLOAD_MAX_BYTES', 100 * 1024 * 1024, 0),
     s3: s3Config(env),
+    objectives: {
+      maxDepth: integer(env, 'AGENTRT_OBJECTIVE_MAX_DEPTH', 5, 1),
+      modelCallTimeoutMs: integer(env, 'AGENTRT_MODEL_CALL_TIMEOUT_MS', 120_000, 1000),
+    },
   };
 }

@@ -6,8 +6,9 @@
 // of stream OBJECTIVE_EVENTS, and the read-model changes a projector writes to
 // the objectives and objective_events tables.
 import type { OutgoingEvent, StreamDeclaration } from '../ports/actor-behavior';
+import type { OperationMetadata } from '../schemas/common.schema';
 import {
-  type ObjectiveError, type ObjectiveEventRecord, type ObjectiveEventType, type ObjectiveStart, type ObjectiveState,
+  type ObjectiveError, type ObjectiveEventRecord, type ObjectiveEventType, type ObjectiveSpec, type ObjectiveStart, type ObjectiveState,
   type ObjectiveStatus, type ObjectiveUsage,
 } from './objective-state';
 
@@ -28,13 +29,12 @@ export function objectiveEventSubject(config: ObjectiveStart, type: ObjectiveEve
 }
 
 /** The `objectiveEvent` of an envelope: OperationMetadata, data `{type, <key>}`, info, and the top-level `sequence`. */
-export function objectiveEventBody(config: ObjectiveStart, record: ObjectiveEventRecord): Record<string, unknown> {
-  const objective = config.metadata.objective;
+export function objectiveEventBody(objective: OperationMetadata, record: ObjectiveEventRecord): Record<string, unknown> {
   return {
     metadata: {
       id: record.id,
-      accountId: config.accountId,
-      workspaceId: config.workspaceId,
+      accountId: objective.accountId,
+      workspaceId: objective.workspaceId,
       profileId: objective.profileId,
       createdAt: record.createdAt,
     },
@@ -52,7 +52,7 @@ export function webhookEnvelope(config: ObjectiveStart, record: ObjectiveEventRe
       agent: config.metadata.agent,
       agentVariation: config.metadata.agentVariation,
       objective: config.metadata.objective,
-      objectiveEvent: objectiveEventBody(config, record),
+      objectiveEvent: objectiveEventBody(config.metadata.objective, record),
     },
   };
 }
@@ -84,8 +84,21 @@ export interface ObjectiveInfoChange {
   sequence: number;
 }
 
+/** What the objectives row holds besides `info`: the start without the resolved tools and prompt. */
+export interface ObjectiveCreatedRow {
+  metadata: OperationMetadata;
+  spec: ObjectiveSpec;
+  startKey: string | null;
+}
+
+export function objectiveCreatedRowOf(config: ObjectiveStart): ObjectiveCreatedRow {
+  return { metadata: config.metadata.objective, spec: config.spec, startKey: config.startKey ?? null };
+}
+
 /** Read-model changes of kind `objective`: the objective row, and one objective_events row per public event. */
 export type ObjectiveChange =
+  /** The row's first write (in the `start` turn): metadata and spec, which never change after. */
+  | { type: 'objective_created'; objectiveId: string; workspaceId: string; accountId: string; start: ObjectiveCreatedRow }
   | { type: 'objective'; objectiveId: string; workspaceId: string; info: ObjectiveInfoChange }
   | {
     type: 'objective_event';

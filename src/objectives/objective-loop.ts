@@ -30,6 +30,12 @@ export interface ToolCallEffectInput {
   context: { workspaceId: string };
 }
 
+/** What the `model.call` effect gets: the request and the workspace whose provider key pays for it. */
+export interface ModelCallEffectInput {
+  workspaceId: string;
+  request: ChatRequest;
+}
+
 /**
  * Deterministic per model turn, so a model call run again after a crash keeps
  * its id (a provider that de-duplicates by it sees the same key) and replay
@@ -69,7 +75,7 @@ export function startModelCall(turn: ObjectiveTurn): void {
   turn.startEffect({
     id: effectId,
     name: MODEL_CALL_EFFECT,
-    input: chatRequestOf(turn.state),
+    input: { workspaceId: turn.config.workspaceId, request: chatRequestOf(turn.state) } satisfies ModelCallEffectInput,
     timeoutMs: turn.config.modelCallTimeoutMs ?? DEFAULT_MODEL_CALL_TIMEOUT_MS,
   });
 }

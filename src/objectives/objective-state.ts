@@ -40,6 +40,21 @@ export interface ObjectiveTool {
   metadata?: ResourceMetadata;
 }
 
+/** The objective's `spec` as the API shows it (api-decisions.md "Objectives"); ids of tenant, subject, parent, schedule or null. */
+export interface ObjectiveSpec {
+  agentId: string;
+  variationId: string;
+  data: unknown;
+  /** As the client sent it (null when the first message was rendered from `data`). */
+  initialMessage: string | null;
+  episodicKey: string | null;
+  memoryLayerIds: string[];
+  tenantId: string | null;
+  subjectId: string | null;
+  parentObjectiveId: string | null;
+  scheduleId: string | null;
+}
+
 /** Everything the actor needs, resolved by the API layer when the objective is created. */
 export interface ObjectiveStart {
   accountId: string;
@@ -63,6 +78,15 @@ export interface ObjectiveStart {
   outputDefinition: Record<string, unknown> | null;
   /** Deadline of one model call. @default DEFAULT_MODEL_CALL_TIMEOUT_MS */
   modelCallTimeoutMs?: number;
+  /** The objective's spec, projected into the objectives row at creation. */
+  spec: ObjectiveSpec;
+  /**
+   * The creating request's `Idempotency-Key` (scoped by the API layer), kept on
+   * the row so a retry after a crash finds the objective instead of starting a second.
+   */
+  startKey?: string | null;
+  /** 0 for an objective started by the API or a schedule; a child is its parent's depth + 1. */
+  depth?: number;
 }
 
 export const ObjectiveEventType = {

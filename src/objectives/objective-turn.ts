@@ -68,6 +68,11 @@ export class ObjectiveTurn {
     });
   }
 
+  /** Adds a read-model change of its own (the row's creation, say) before the turn's final row write. */
+  project(change: ObjectiveChange): void {
+    this.changes.push(change);
+  }
+
   startEffect(effect: EffectRequest): void {
     this.started.push(effect);
   }

@@ -10,7 +10,7 @@ import { FailedPreconditionError, NotFoundError } from '../errors';
 import type { ActorBehavior, ActorContext, EffectOutcome, RunningEffect, StreamDeclaration } from '../ports/actor-behavior';
 import type { ChatResponse } from './chat-model-types';
 import { approveToolCall, denyToolCall } from './objective-approvals';
-import { OBJECTIVE_EVENTS_STREAM, objectiveInfoOf, type ObjectiveChange, type ObjectiveInfoChange } from './objective-events';
+import { OBJECTIVE_EVENTS_STREAM, objectiveCreatedRowOf, objectiveInfoOf, type ObjectiveChange, type ObjectiveInfoChange } from './objective-events';
 import {
   acceptModelResponse, acceptToolOutcome, advance, cancelObjective, failObjective, MODEL_CALL_EFFECT, setStatus, startModelCall, TOOL_CALL_EFFECT,
 } from './objective-loop';
@@ -54,6 +54,9 @@ function requireStarted(state: ObjectiveState): void {
 function start(turn: ObjectiveTurn, config: ObjectiveStart): void {
   if (turn.state.config) throw new FailedPreconditionError(`objective ${turn.state.objectiveId} is already started`);
   turn.apply({ type: 'created', config, at: turn.now });
+  turn.project({
+    type: 'objective_created', objectiveId: config.objectiveId, workspaceId: config.workspaceId, accountId: config.accountId, start: objectiveCreatedRowOf(config),
+  });
   turn.record('USER_MESSAGE', { content: config.initialMessage });
   setStatus(turn, ObjectiveStatus.RUNNING);
   startModelCall(turn);

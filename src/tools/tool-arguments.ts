@@ -18,11 +18,11 @@ const validators = new Map<string, ValidateFunction>();
 
 export type ParsedArguments = { ok: true; value: Record<string, unknown> } | { ok: false; violations: FieldViolation[] };
 
-function fieldOf(error: ErrorObject): string {
+function fieldOf(error: ErrorObject, root: string): string {
   const segments = error.instancePath.split('/').slice(1).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
   if (error.keyword === 'additionalProperties') segments.push(String(error.params.additionalProperty));
-  return segments.reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : `${path}.${part}`), ROOT);
+  return segments.reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : `${path}.${part}`), root);
 }
 
 function describe(error: ErrorObject): string {
@@ -41,12 +41,12 @@ function describe(error: ErrorObject): string {
 }
 
 /** ajv's errors as field violations, deduplicated; anyOf/oneOf wrappers repeat their branches, so they are left out. */
-function violationsOf(errors: ErrorObject[]): FieldViolation[] {
+function violationsOf(errors: ErrorObject[], root: string): FieldViolation[] {
   const seen = new Set<string>();
   const violations: FieldViolation[] = [];
   for (const error of errors) {
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
-    const violation = { field: fieldOf(error), description: describe(error) };
+    const violation = { field: fieldOf(error, root), description: describe(error) };
     const key = `${violation.field}|${violation.description}`;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -96,6 +96,17 @@ export function parseToolArguments(raw: unknown, inputSchema: Record<string, unk
     return { ok: false, violations: [{ field: ROOT, description: 'must be a JSON object' }] };
   }
   const validate = inputSchema ? validatorFor(inputSchema) : null;
-  if (validate && !validate(value)) return { ok: false, violations: violationsOf(validate.errors ?? []) };
+  if (validate && !validate(value)) return { ok: false, violations: violationsOf(validate.errors ?? [], ROOT) };
   return { ok: true, value: value as Record<string, unknown> };
+}
+
+/**
+ * Checks a JSON value against a stored schema (an agent's inputDataSchema, say),
+ * naming fields from `root` (`data.customer.id: is required`).
+ * @returns the violations; empty when the value conforms or the schema does not compile
+ */
+export function schemaViolations(value: unknown, schema: Record<string, unknown>, root: string): FieldViolation[] {
+  const validate = validatorFor(schema);
+  if (!validate || validate(value)) return [];
+  return violationsOf(validate.errors ?? [], root);
 }

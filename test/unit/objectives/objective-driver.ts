@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import type { ActorContext, ActorDecision, EffectError, OutgoingEvent, RunningEffect } from '../../../src/ports/actor-behavior';
 import type { ChatRequest, ChatResponse } from '../../../src/objectives/chat-model-types';
 import type { ObjectiveChange } from '../../../src/objectives/objective-events';
+import type { ModelCallEffectInput } from '../../../src/objectives/objective-loop';
 import { objectiveBehavior, type ObjectiveCommand, type ObjectiveReply } from '../../../src/objectives/objective.behavior';
 import type { ObjectiveEvent, ObjectiveStart, ObjectiveState, ObjectiveTool } from '../../../src/objectives/objective-state';
 import type { ToolCallOutcome } from '../../../src/tools/tool-call-outcome';
@@ -48,6 +49,10 @@ export function startOf(overrides: Partial<ObjectiveStart> = {}): ObjectiveStart
     limits: { maxToolCalls: 0, maxSubObjectives: 0 },
     initialMessage: 'hello',
     outputDefinition: null,
+    spec: {
+      agentId: 'agent_1', variationId: 'agentvar_1', data: null, initialMessage: 'hello', episodicKey: null, memoryLayerIds: [],
+      tenantId: null, subjectId: null, parentObjectiveId: null, scheduleId: null,
+    },
     ...overrides,
   };
 }
@@ -142,7 +147,7 @@ export class ObjectiveDriver {
   }
 
   modelRequest(): ChatRequest {
-    return this.runningModelCall().input as ChatRequest;
+    return (this.runningModelCall().input as ModelCallEffectInput).request;
   }
 
   /** The published webhook types, without the `objective_event.` prefix. */

@@ -1,0 +1,36 @@
+// The `objective` actor kind as the runtime registers it: the pure behaviour
+// of src/objectives with its side effects bound to the real libraries
+// (`model.call` to the model router, `tool.call` to the tool executor,
+// `objective.prepare_child` to the objective service's resolution) and its
+// projector writing the objectives read model in the actor's own turn.
+import type { ActorKind, EffectContext } from '../../src/ports/actor-behavior';
+import type { ModelProvider } from '../../src/ports/model-provider';
+import type { ObjectivesStore } from '../../src/ports/objectives-store';
+import type { ObjectiveChange } from '../../src/objectives/objective-events';
+import { MODEL_CALL_EFFECT, TOOL_CALL_EFFECT, type ModelCallEffectInput, type ToolCallEffectInput } from '../../src/objectives/objective-loop';
+import { objectiveKindDeclaration } from '../../src/objectives/objective.behavior';
+import type { ToolCallOutcome } from '../../src/tools/tool-call-outcome';
+import type { ToolCallRequest } from '../../src/tools/tool-executor';
+
+export interface ObjectiveKindDependencies {
+  models: Pick<ModelProvider, 'complete'>;
+  tools: { executeToolCall(call: ToolCallRequest): Promise<ToolCallOutcome> };
+  store: Pick<ObjectivesStore, 'project'>;
+}
+
+export function createObjectiveKind(dependencies: ObjectiveKindDependencies): ActorKind {
+  const { models, tools, store } = dependencies;
+  return {
+    ...objectiveKindDeclaration,
+    effects: {
+      [MODEL_CALL_EFFECT]: (input: ModelCallEffectInput, context: EffectContext) =>
+        // The call id is stable across re-runs of the effect: a provider that de-duplicates by it sees one call.
+        models.complete(input.workspaceId, input.request, { signal: context.signal, deadline: context.deadline, callId: `${context.actorId}/${context.effectId}` }),
+      [TOOL_CALL_EFFECT]: (input: ToolCallEffectInput, context: EffectContext) =>
+        tools.executeToolCall({
+          tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: input.context, signal: context.signal, deadline: context.deadline,
+        }),
+    },
+    projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: ObjectiveChange }>),
+  };
+}

@@ -1,0 +1,40 @@
+// Row → wire mapping of an objective, written once for the API, search and
+// webhooks: optional fields appear only when set, as everywhere in the API.
+import type { ObjectiveRecord } from '../ports/objectives-store';
+import type { Objective } from '../schemas/objectives.schema';
+
+function present<K extends string, V>(key: K, value: V | null | undefined): Partial<Record<K, V>> {
+  return value === null || value === undefined ? {} : ({ [key]: value } as Record<K, V>);
+}
+
+export function toObjective(record: ObjectiveRecord): Objective {
+  const { spec, info } = record;
+  return {
+    metadata: record.metadata,
+    spec: {
+      agentId: spec.agentId,
+      variationId: spec.variationId,
+      ...present('data', spec.data),
+      ...present('initialMessage', spec.initialMessage),
+      ...present('episodicKey', spec.episodicKey),
+      memoryLayerIds: spec.memoryLayerIds,
+      ...present('tenantId', spec.tenantId),
+      ...present('subjectId', spec.subjectId),
+      ...present('parentObjectiveId', spec.parentObjectiveId),
+      ...present('scheduleId', spec.scheduleId),
+    },
+    info: {
+      status: info.status,
+      createdAt: info.createdAt ?? record.metadata.createdAt,
+      ...present('startedAt', info.startedAt),
+      ...present('finishedAt', info.finishedAt),
+      ...present('output', info.output),
+      ...present('lastMessage', info.lastMessage),
+      ...present('error', info.error),
+      usage: { promptTokens: info.usage.promptTokens, completionTokens: info.usage.completionTokens, costCents: info.usage.costCents },
+      toolCallCount: info.toolCallCount,
+      subObjectiveCount: info.subObjectiveCount,
+      pendingToolCallIds: info.pendingToolCallIds,
+    },
+  };
+}

@@ -1,0 +1,14 @@
+// How the API reaches objective actors: one durable command to one objective,
+// answered once its turn has committed (so the read model already shows its
+// effect). The composition root implements it over the actor runtime; a
+// process without a runtime (the CLI) gets one that answers UNAVAILABLE.
+import type { ObjectiveCommand, ObjectiveReply } from '../objectives/objective.behavior';
+
+export interface ObjectiveCommandOptions {
+  /** Makes a retried command apply once (the runtime's command id). */
+  commandId?: string;
+}
+
+export interface ObjectiveCommandPort {
+  send(objectiveId: string, command: ObjectiveCommand, options?: ObjectiveCommandOptions): Promise<ObjectiveReply>;
+}

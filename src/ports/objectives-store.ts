@@ -1,0 +1,63 @@
+// The storage port of the objectives read model (issue 9): the `objectives`
+// row and the `objective_events` rows the objective actor projects in its
+// fenced turns, and the reads of the API. persistence/repositories/objectives.store.ts
+// implements it. Nothing but the projector writes these tables, except
+// erasure, which goes through the actor too (its `erase` command) so the
+// actor's state and the rows agree.
+import type { ObjectiveChange } from '../objectives/objective-events';
+import type { ObjectiveEventRecord, ObjectiveSpec, ObjectiveStatus } from '../objectives/objective-state';
+import type { ObjectiveInfoChange } from '../objectives/objective-events';
+import type { PageRequest } from '../resource/pagination';
+import type { OperationMetadata } from '../schemas/common.schema';
+import type { ListFilter } from './foundation-store';
+
+/** One objectives row: what GET /objectives/{id} shows. */
+export interface ObjectiveRecord {
+  id: string;
+  accountId: string;
+  workspaceId: string;
+  metadata: OperationMetadata;
+  spec: ObjectiveSpec;
+  /** `info` without the fields only the API adds; `sequence` is the last event's. */
+  info: ObjectiveInfoChange;
+  /** The scoped Idempotency-Key the objective was created with, if any. */
+  startKey: string | null;
+  updatedAt: Date;
+}
+
+export interface ObjectiveListFilter extends ListFilter {
+  agentId?: string;
+  status?: ObjectiveStatus;
+  tenantId?: string;
+  subjectId?: string;
+  scheduleId?: string;
+  parentObjectiveId?: string;
+  externalId?: string;
+}
+
+/** What a projector gets from the runtime: the turn's connection and the changes, in order. */
+export interface ProjectionConnection {
+  query(sql: string, parameters?: unknown[]): Promise<unknown>;
+}
+
+export interface ObjectivesStore {
+  /**
+   * Writes the changes of one turn on the turn's own connection (inside its
+   * fenced transaction): `objective_created` inserts the row (once),
+   * `objective` updates its info unless a later sequence is already stored,
+   * `objective_event` inserts an event row (once per id).
+   */
+  project(connection: ProjectionConnection, changes: ReadonlyArray<{ actorId: string; change: ObjectiveChange }>): Promise<void>;
+
+  findById(id: string): Promise<ObjectiveRecord | null>;
+  /** The objective a scoped Idempotency-Key created in the workspace, if any. */
+  findByStartKey(workspaceId: string, startKey: string): Promise<ObjectiveRecord | null>;
+  /** Rows of `limit + 1` in page order (see toPage). */
+  list(workspaceId: string, page: PageRequest, filter: ObjectiveListFilter): Promise<ObjectiveRecord[]>;
+  /** Events with `sequence > afterSequence`, ascending, at most `limit`. */
+  listEvents(objectiveId: string, afterSequence: number, limit: number): Promise<ObjectiveEventRecord[]>;
+  /** Objectives of the agent not in a terminal state. */
+  countRunningByAgent(agentId: string): Promise<number>;
+  /** Ids of the workspace's objectives naming the tenant or one of the subjects (for erasure). */
+  idsNaming(target: { workspaceId: string; tenantId?: string; subjectIds: readonly string[] }): Promise<string[]>;
+}
