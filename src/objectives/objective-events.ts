@@ -100,6 +100,14 @@ export type ObjectiveChange =
   /** The row's first write (in the `start` turn): metadata and spec, which never change after. */
   | { type: 'objective_created'; objectiveId: string; workspaceId: string; accountId: string; start: ObjectiveCreatedRow }
   | { type: 'objective'; objectiveId: string; workspaceId: string; info: ObjectiveInfoChange }
+  /**
+   * Tenant or subject erasure: the row's content (`spec.data`,
+   * `spec.initialMessage`, `info.output`, `info.lastMessage`) and every event
+   * row's content become `[erased]` (ERASED), metadata stays. Written after the
+   * turn's own event rows, so they are erased too; the `objective` change that
+   * follows carries the erased info.
+   */
+  | { type: 'objective_erased'; objectiveId: string; workspaceId: string }
   | {
     type: 'objective_event';
     objectiveId: string;

@@ -3,11 +3,18 @@
 // the model again, until it answers without tools (COMPLETED), emits a valid
 // output (COMPLETED with the output), fails (FAILED) or is cancelled. Model
 // and tool calls are effects, so they run outside the actor's turn and their
-// results come back as inputs; nothing here does I/O.
+// results come back as inputs; a sub-agent call runs a child objective
+// (objective-children.ts) whose report comes back as a command. Nothing here
+// does I/O.
 import type { EffectError, EffectOutcome, EffectRequest } from '../ports/actor-behavior';
 import type { ExecutableTool, ToolCallOutcome } from '../tools/tool-call-outcome';
 import type { ChatRequest, ChatResponse, ChatToolCall } from './chat-model-types';
-import { TOOL_CALL_LIMIT_RESULT, withinToolCallLimit } from './objective-limits';
+import {
+  invalidSubAgentArgumentsResult, PARENT_CANCELLED_REASON, PARENT_FAILED_REASON, reportToParent, startChild, stopRunningCalls, subAgentArguments,
+} from './objective-children';
+import {
+  depthLimitResult, maxDepthOf, SUB_OBJECTIVE_LIMIT_RESULT, TOOL_CALL_LIMIT_RESULT, withinDepthLimit, withinSubObjectiveLimit, withinToolCallLimit,
+} from './objective-limits';
 import { EMIT_OUTPUT_TOOL_NAME, emitOutputToolDefinition, outputFromArguments, type OutputValidator } from './objective-output';
 import {
   isTerminal, ObjectiveStatus, type ObjectiveError, type ObjectiveState, type TurnToolCall,
@@ -21,6 +28,11 @@ export const DEFAULT_MODEL_CALL_TIMEOUT_MS = 120_000;
 export const TOOL_RESULT_TYPE_TEXT = 'text';
 /** The result a valid `emit_output` call gives the model. */
 export const OUTPUT_ACCEPTED_RESULT = 'output accepted';
+/** The reminder that bounds one objective turn (`turnTimeoutMs`). */
+export const TURN_DEADLINE_REMINDER = 'turn_deadline';
+/** The ERROR type of an objective whose turn ran past `turnTimeoutMs` (as a model call past its deadline). */
+export const TURN_TIMED_OUT_ERROR_TYPE = 'TIMED_OUT';
+const NO_USAGE = { promptTokens: 0, completionTokens: 0, costCents: 0 };
 
 /** What the `tool.call` effect gets: a ToolCallRequest without its signal and deadline (those come from the effect context). */
 export interface ToolCallEffectInput {
@@ -80,47 +92,74 @@ export function startModelCall(turn: ObjectiveTurn): void {
   });
 }
 
-export function setStatus(turn: ObjectiveTurn, status: ObjectiveStatus): void {
-  if (turn.state.status !== status) turn.apply({ type: 'status_changed', status, at: turn.now });
+/** When the current turn's clock runs out, or null without a `turnTimeoutMs`. */
+export function turnDeadlineOf(state: ObjectiveState): Date | null {
+  const limit = state.config?.turnTimeoutMs ?? 0;
+  if (limit <= 0 || state.status !== ObjectiveStatus.RUNNING || !state.runStartedAt) return null;
+  return new Date(Date.parse(state.runStartedAt) + limit);
 }
 
-/** Ends the run: the terminal status, then FINALIZED, always the last event. */
+/**
+ * Moves to a status. Entering RUNNING starts the turn clock (a reminder at
+ * `turnTimeoutMs`), leaving it (approval, the end) stops the clock.
+ */
+export function setStatus(turn: ObjectiveTurn, status: ObjectiveStatus): void {
+  const before = turn.state.status;
+  if (before === status) return;
+  turn.apply({ type: 'status_changed', status, at: turn.now });
+  if ((turn.config.turnTimeoutMs ?? 0) <= 0) return;
+  const deadline = turnDeadlineOf(turn.state);
+  if (deadline) turn.setReminder({ name: TURN_DEADLINE_REMINDER, dueAt: deadline });
+  else if (before === ObjectiveStatus.RUNNING) turn.cancelReminder(TURN_DEADLINE_REMINDER);
+}
+
+/** Ends the run: the terminal status, then FINALIZED, always the last event; a child then reports to its parent (once). */
 function finish(turn: ObjectiveTurn, status: ObjectiveStatus): void {
   setStatus(turn, status);
   const { state } = turn;
   turn.record('FINALIZED', { status, output: state.output, usage: state.usage });
+  reportToParent(turn);
 }
 
-/** Aborts whatever runs: the model call and the running tool calls (an aborted effect never reports). */
-function abortRunning(turn: ObjectiveTurn): void {
+/**
+ * Stops whatever runs: the model call and the running tool calls (an aborted
+ * effect never reports), and the children still working for a call (sent
+ * `cancel` with `childReason`, unless it is null).
+ */
+function abortRunning(turn: ObjectiveTurn, childReason: string | null): void {
   const { modelCallEffectId } = turn.state;
   if (modelCallEffectId) {
     turn.abortEffect(modelCallEffectId);
     turn.apply({ type: 'model_call_ended', effectId: modelCallEffectId });
   }
-  for (const call of turn.state.turnCalls) if (call.state === 'running') turn.abortEffect(call.id);
+  stopRunningCalls(turn, childReason);
 }
 
 export function failObjective(turn: ObjectiveTurn, error: ObjectiveError): void {
-  abortRunning(turn);
+  abortRunning(turn, PARENT_FAILED_REASON);
   turn.apply({ type: 'error_set', error });
   turn.record('ERROR', { message: error.message, type: error.type });
   finish(turn, ObjectiveStatus.FAILED);
 }
 
-export function cancelObjective(turn: ObjectiveTurn, reason: string): void {
-  abortRunning(turn);
+/** CANCELLED, FINALIZED last; running children are cancelled too (`childReason` null: the caller messages them). */
+export function cancelObjective(turn: ObjectiveTurn, reason: string, childReason: string | null = PARENT_CANCELLED_REASON): void {
+  abortRunning(turn, childReason);
   turn.record('CANCELLED', { reason });
   finish(turn, ObjectiveStatus.CANCELLED);
 }
 
-/** Starts one accepted tool call as an effect whose id is the tool call id (the Idempotency-Key the tool sees). */
+/**
+ * Runs one accepted call: a tool as a `tool.call` effect whose id is the tool
+ * call id (the Idempotency-Key the tool sees), a sub-agent as a child objective.
+ */
 export function runToolCall(turn: ObjectiveTurn, call: TurnToolCall): void {
   const tool = turn.config.tools.find((candidate) => candidate.name === call.name)!;
+  if (tool.subAgent) return startChild(turn, call, tool);
   turn.record('TOOL_CALLED', { toolCallId: call.id });
   const input: ToolCallEffectInput = {
     toolCallId: call.id,
-    tool: tool.executable,
+    tool: tool.executable!,
     arguments: call.arguments,
     context: { workspaceId: turn.config.workspaceId },
   };
@@ -158,7 +197,8 @@ function toolReferenceOf(turn: ObjectiveTurn, name: string): Record<string, unkn
   const config = turn.config;
   if (name === EMIT_OUTPUT_TOOL_NAME && config.outputDefinition) return { serviceProvidedTool: { name } };
   const tool = config.tools.find((candidate) => candidate.name === name);
-  return tool?.metadata ? { tool: tool.metadata } : {};
+  if (!tool?.metadata) return {};
+  return tool.subAgent ? { agent: tool.metadata } : { tool: tool.metadata };
 }
 
 /** Handles the emit_output call: a valid output is kept (the run completes when the turn settles), an invalid one goes back to the model. */
@@ -176,7 +216,15 @@ function emitOutput(turn: ObjectiveTurn, call: ChatToolCall, validateOutput: Out
   turn.record('TOOL_RESULT', { content: OUTPUT_ACCEPTED_RESULT, toolCallId: call.id, type: TOOL_RESULT_TYPE_TEXT }, { modelResult: OUTPUT_ACCEPTED_RESULT });
 }
 
-type CallDisposition = 'duplicate_id' | 'emit_output' | 'unknown_tool' | 'limit_reached' | 'approval' | 'run';
+/**
+ * What happens to one call of a model turn: `refused` calls get a TOOL_ERROR
+ * with `result` and run nothing; `counted` ones count against maxToolCalls
+ * (tools run or held for approval; sub-agent calls count against
+ * maxSubObjectives instead, when their child is created).
+ */
+type CallDisposition =
+  | { kind: 'emit_output' | 'approval' | 'run'; counted: boolean }
+  | { kind: 'refused'; result: string };
 
 /** The result for a call whose id the model used before: its id is the Idempotency-Key, so running it could return the earlier call's result. */
 export const DUPLICATE_CALL_ID_RESULT = 'tool call id already used: call again with a new id';
@@ -184,16 +232,27 @@ export const DUPLICATE_CALL_ID_RESULT = 'tool call id already used: call again w
 function dispositionsOf(turn: ObjectiveTurn, calls: ChatToolCall[]): CallDisposition[] {
   const config = turn.config;
   const seen = new Set(turn.state.knownToolCallIds);
-  let accepted = 0;
-  return calls.map((call) => {
-    if (seen.has(call.id)) return 'duplicate_id';
+  let acceptedTools = 0;
+  let acceptedChildren = 0;
+  const refused = (result: string): CallDisposition => ({ kind: 'refused', result });
+  return calls.map((call): CallDisposition => {
+    if (seen.has(call.id)) return refused(DUPLICATE_CALL_ID_RESULT);
     seen.add(call.id);
-    if (call.name === EMIT_OUTPUT_TOOL_NAME && config.outputDefinition) return 'emit_output';
+    if (call.name === EMIT_OUTPUT_TOOL_NAME && config.outputDefinition) return { kind: 'emit_output', counted: false };
     const tool = config.tools.find((candidate) => candidate.name === call.name);
-    if (!tool) return 'unknown_tool';
-    if (!withinToolCallLimit(turn.state, accepted)) return 'limit_reached';
-    accepted += 1;
-    return tool.requiresApproval ? 'approval' : 'run';
+    if (!tool || (!tool.subAgent && !tool.executable)) return refused(`unknown tool: ${call.name}`);
+    const kind = tool.requiresApproval ? 'approval' : 'run';
+    if (tool.subAgent) {
+      if (!withinDepthLimit(turn.state)) return refused(depthLimitResult(maxDepthOf(turn.state)));
+      if (!withinSubObjectiveLimit(turn.state, acceptedChildren)) return refused(SUB_OBJECTIVE_LIMIT_RESULT);
+      const parsed = subAgentArguments(tool, call.arguments);
+      if ('problem' in parsed) return refused(invalidSubAgentArgumentsResult(parsed.problem));
+      acceptedChildren += 1;
+      return { kind, counted: false };
+    }
+    if (!withinToolCallLimit(turn.state, acceptedTools)) return refused(TOOL_CALL_LIMIT_RESULT);
+    acceptedTools += 1;
+    return { kind, counted: true };
   });
 }
 
@@ -206,27 +265,26 @@ export function acceptModelResponse(turn: ObjectiveTurn, effectId: string, respo
     {
       content: response.content ?? '',
       toolCalls: calls.map((call) => ({ arguments: call.arguments, functionName: call.name, tool: toolReferenceOf(turn, call.name) })),
-      ...(response.usage ? { usage: response.usage } : {}),
+      // Every model call records its usage, zeros when the provider reported none.
+      usage: response.usage ?? NO_USAGE,
     },
     { assistant: { content: response.content ?? null, toolCalls: calls } },
   );
   const dispositions = dispositionsOf(turn, calls);
   turn.apply({
     type: 'tool_calls_received',
-    calls: calls.map((call, index) => ({ ...call, counted: dispositions[index] === 'approval' || dispositions[index] === 'run' })),
+    calls: calls.map((call, index) => {
+      const disposition = dispositions[index];
+      return { ...call, counted: disposition.kind !== 'refused' && disposition.counted };
+    }),
   });
   calls.forEach((call, index) => {
-    switch (dispositions[index]) {
-      case 'duplicate_id':
-        return turn.record('TOOL_ERROR', { message: DUPLICATE_CALL_ID_RESULT, toolCallId: call.id }, { modelResult: DUPLICATE_CALL_ID_RESULT });
+    const disposition = dispositions[index];
+    switch (disposition.kind) {
+      case 'refused':
+        return turn.record('TOOL_ERROR', { message: disposition.result, toolCallId: call.id }, { modelResult: disposition.result });
       case 'emit_output':
         return emitOutput(turn, call, validateOutput);
-      case 'unknown_tool': {
-        const message = `unknown tool: ${call.name}`;
-        return turn.record('TOOL_ERROR', { message, toolCallId: call.id }, { modelResult: message });
-      }
-      case 'limit_reached':
-        return turn.record('TOOL_ERROR', { message: TOOL_CALL_LIMIT_RESULT, toolCallId: call.id }, { modelResult: TOOL_CALL_LIMIT_RESULT });
       case 'approval':
         return turn.record('TOOL_APPROVAL_REQUESTED', { toolCallId: call.id });
       case 'run':

@@ -8,6 +8,9 @@ import type { OperationMetadata, ResourceMetadata } from '../schemas/common.sche
 import type { ExecutableTool } from '../tools/tool-call-outcome';
 import type { ChatMessage, ChatToolCall, ChatUsage } from './chat-model-types';
 
+/** The actor kind of objectives (one actor per objective, id = the objective id). */
+export const OBJECTIVE_KIND = 'objective';
+
 export const ObjectiveStatus = {
   PENDING: 'OBJECTIVE_STATUS_PENDING',
   RUNNING: 'OBJECTIVE_STATUS_RUNNING',
@@ -32,11 +35,17 @@ export interface ObjectiveTool {
   inputSchema: Record<string, unknown>;
   /** The variation assignment's `requiresApproval` when it sets one, else the tool's own. */
   requiresApproval: boolean;
-  /** The `tool.call` effect's deadline (effectTimeoutMsFor the tool). */
+  /** The `tool.call` effect's deadline (effectTimeoutMsFor the tool); unused for a sub-agent. */
   effectTimeoutMs: number;
-  /** What the `tool.call` effect executes. */
-  executable: ExecutableTool;
-  /** The tool's ResourceMetadata, shown as `toolCalls[].tool.tool` in assistant-message events. */
+  /** What the `tool.call` effect executes: present for HTTP and MCP tools, absent for a sub-agent. */
+  executable?: ExecutableTool;
+  /**
+   * Set when the tool is an assigned sub-agent: a call creates a child
+   * objective of `agentId`. `promptOnly`: the agent has no inputDataSchema, so
+   * the tool takes `{prompt: string}` and the prompt is the child's first message.
+   */
+  subAgent?: { agentId: string; promptOnly: boolean };
+  /** The tool's (or sub-agent's) ResourceMetadata, shown as `toolCalls[].tool.tool` (`.agent`) in assistant-message events. */
   metadata?: ResourceMetadata;
 }
 
@@ -70,14 +79,25 @@ export interface ObjectiveStart {
   modelId: string;
   temperature?: number;
   tools: ObjectiveTool[];
-  /** 0 means no limit. */
-  limits: { maxToolCalls: number; maxSubObjectives: number };
+  /**
+   * maxToolCalls, maxSubObjectives: 0 means no limit. maxDepth: the deepest a
+   * sub-objective may sit (a top-level objective is depth 0; 0 allows no
+   * sub-agent calls). @default maxDepth DEFAULT_MAX_OBJECTIVE_DEPTH
+   */
+  limits: { maxToolCalls: number; maxSubObjectives: number; maxDepth?: number };
   /** The first user message: `initialMessage`, else `data` rendered as JSON. */
   initialMessage: string;
   /** The agent's outputDefinition: when set, `emit_output` is offered and its valid arguments are the output. */
   outputDefinition: Record<string, unknown> | null;
   /** Deadline of one model call. @default DEFAULT_MODEL_CALL_TIMEOUT_MS */
   modelCallTimeoutMs?: number;
+  /**
+   * Wall-clock limit of one objective turn: a stretch of status RUNNING (from
+   * the message or approval that set it running to the next wait for approval
+   * or the end), past which the objective fails with an ERROR of type
+   * TIMED_OUT. Absent or 0: no limit.
+   */
+  turnTimeoutMs?: number;
   /** The objective's spec, projected into the objectives row at creation. */
   spec: ObjectiveSpec;
   /**
@@ -87,6 +107,8 @@ export interface ObjectiveStart {
   startKey?: string | null;
   /** 0 for an objective started by the API or a schedule; a child is its parent's depth + 1. */
   depth?: number;
+  /** A child objective's tool call in its parent (with `spec.parentObjectiveId`): where it reports when it ends. */
+  parentToolCallId?: string | null;
 }
 
 export const ObjectiveEventType = {
@@ -100,6 +122,9 @@ export const ObjectiveEventType = {
   TOOL_DENIED: 'OBJECTIVE_EVENT_TYPE_TOOL_DENIED',
   ERROR: 'OBJECTIVE_EVENT_TYPE_ERROR',
   CANCELLED: 'OBJECTIVE_EVENT_TYPE_CANCELLED',
+  SUB_OBJECTIVE_CREATED: 'OBJECTIVE_EVENT_TYPE_SUB_OBJECTIVE_CREATED',
+  SUB_AGENT_SPAWNED: 'OBJECTIVE_EVENT_TYPE_SUB_AGENT_SPAWNED',
+  SUB_AGENT_UPDATED: 'OBJECTIVE_EVENT_TYPE_SUB_AGENT_UPDATED',
   FINALIZED: 'OBJECTIVE_EVENT_TYPE_FINALIZED',
 } as const;
 export type ObjectiveEventType = keyof typeof ObjectiveEventType;
@@ -131,6 +156,14 @@ export interface ObjectiveError {
 /** Where one tool call of the current model turn stands. */
 export type ToolCallState = 'awaiting_approval' | 'approved' | 'running' | 'done' | 'not_run';
 
+/** The child objective of a sub-agent call: its id from the moment the call runs, its metadata once it was started. */
+export interface ChildObjectiveRef {
+  objectiveId: string;
+  /** False while the `objective.prepare_child` effect resolves it; true once its `start` was sent. */
+  started: boolean;
+  metadata: OperationMetadata | null;
+}
+
 export interface TurnToolCall {
   id: string;
   name: string;
@@ -138,6 +171,8 @@ export interface TurnToolCall {
   state: ToolCallState;
   /** What goes back to the model as this call's tool message, once known. */
   result: string | null;
+  /** A sub-agent call's child objective (a `running` call with a child waits for it to report). */
+  child?: ChildObjectiveRef;
 }
 
 export interface ObjectiveState {
@@ -170,6 +205,14 @@ export interface ObjectiveState {
   createdAt: string | null;
   startedAt: string | null;
   finishedAt: string | null;
+  /** When the current stretch of RUNNING began (the turn clock of `turnTimeoutMs`); null when not RUNNING. */
+  runStartedAt: string | null;
+  /** Every child objective started, in order (an erasure reaches them all). */
+  childObjectiveIds: string[];
+  /** A child objective reports to its parent only the first time it ends. */
+  reportedToParent: boolean;
+  /** Its content was replaced by `[erased]`: it takes no more messages. */
+  erased: boolean;
 }
 
 /** The journal events of kind `objective`. */
@@ -187,7 +230,17 @@ export type ObjectiveEvent =
   /** The assistant's tool calls of this turn (not run yet); `counted` ones count against maxToolCalls. */
   | { type: 'tool_calls_received'; calls: Array<ChatToolCall & { counted: boolean }> }
   | { type: 'output_emitted'; output: unknown }
-  | { type: 'error_set'; error: ObjectiveError };
+  | { type: 'error_set'; error: ObjectiveError }
+  /** A sub-agent call runs: its child's id, drawn once here so a replay or a re-run of the prepare effect keeps it. */
+  | { type: 'child_assigned'; toolCallId: string; childObjectiveId: string }
+  /** The child's `start` was sent (in the same turn): it counts against maxSubObjectives. */
+  | { type: 'child_started'; toolCallId: string; metadata: OperationMetadata }
+  /** The child reported its end: its usage joins this objective's (the TOOL_RESULT/TOOL_ERROR that follows settles the call). */
+  | { type: 'child_finished'; toolCallId: string; usage: ObjectiveUsage }
+  /** This objective, a child, reported its end to its parent (it never reports again). */
+  | { type: 'reported_to_parent' }
+  /** Tenant or subject erasure: every piece of content in the state becomes `[erased]`. */
+  | { type: 'erased'; at: string };
 
 export function initialObjectiveState(objectiveId: string): ObjectiveState {
   return {
@@ -211,6 +264,10 @@ export function initialObjectiveState(objectiveId: string): ObjectiveState {
     createdAt: null,
     startedAt: null,
     finishedAt: null,
+    runStartedAt: null,
+    childObjectiveIds: [],
+    reportedToParent: false,
+    erased: false,
   };
 }
 
@@ -218,7 +275,7 @@ function updateCall(state: ObjectiveState, toolCallId: string, change: Partial<T
   return { ...state, turnCalls: state.turnCalls.map((call) => (call.id === toolCallId ? { ...call, ...change } : call)) };
 }
 
-function addUsage(total: ObjectiveUsage, usage: ChatUsage | undefined): ObjectiveUsage {
+export function addUsage(total: ObjectiveUsage, usage: ChatUsage | ObjectiveUsage | undefined): ObjectiveUsage {
   if (!usage) return total;
   return {
     promptTokens: total.promptTokens + usage.promptTokens,
@@ -274,9 +331,11 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
       return { ...state, config: event.config, status: ObjectiveStatus.PENDING, createdAt: event.at };
     case 'status_changed': {
       const finished = isTerminal(event.status);
+      const running = event.status === ObjectiveStatus.RUNNING;
       return {
         ...state,
         status: event.status,
+        runStartedAt: running ? (state.status === ObjectiveStatus.RUNNING ? state.runStartedAt : event.at) : null,
         startedAt: state.startedAt ?? (event.status === ObjectiveStatus.RUNNING ? event.at : null),
         finishedAt: finished ? event.at : null,
         // A run after COMPLETED (follow-up message) starts without the previous run's output flag.
@@ -314,5 +373,66 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
       return { ...state, output: event.output, outputEmitted: true };
     case 'error_set':
       return { ...state, error: event.error };
+    case 'child_assigned':
+      return updateCall(state, event.toolCallId, { child: { objectiveId: event.childObjectiveId, started: false, metadata: null } });
+    case 'child_started': {
+      const call = state.turnCalls.find((candidate) => candidate.id === event.toolCallId);
+      if (!call?.child) return state;
+      return {
+        ...updateCall(state, event.toolCallId, { child: { ...call.child, started: true, metadata: event.metadata } }),
+        subObjectiveCount: state.subObjectiveCount + 1,
+        childObjectiveIds: [...state.childObjectiveIds, call.child.objectiveId],
+      };
+    }
+    case 'child_finished':
+      return { ...state, usage: addUsage(state.usage, event.usage) };
+    case 'reported_to_parent':
+      return { ...state, reportedToParent: true };
+    case 'erased':
+      return eraseContent(state);
   }
+}
+
+/** What erased content reads as, in the state, the rows and the events. */
+export const ERASED = '[erased]';
+
+const erasedOrNull = <T>(value: T | null): string | null => (value === null || value === undefined ? null : ERASED);
+
+function eraseMessage(message: ChatMessage): ChatMessage {
+  switch (message.role) {
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: erasedOrNull(message.content),
+        ...(message.toolCalls ? { toolCalls: message.toolCalls.map((call) => ({ ...call, arguments: ERASED })) } : {}),
+      };
+    case 'tool':
+      return { ...message, content: ERASED };
+    default:
+      return { ...message, content: ERASED };
+  }
+}
+
+/**
+ * Tenant or subject erasure (api-decisions.md "Tenants, subjects, uploads"):
+ * metadata stays, content goes. The conversation, the messages waiting, the
+ * tool calls' arguments and results, the output, the last message and the
+ * start's data and messages all become `[erased]` (absent content stays absent).
+ */
+function eraseContent(state: ObjectiveState): ObjectiveState {
+  const config = state.config && {
+    ...state.config,
+    initialMessage: ERASED,
+    spec: { ...state.config.spec, data: erasedOrNull(state.config.spec.data), initialMessage: erasedOrNull(state.config.spec.initialMessage) },
+  };
+  return {
+    ...state,
+    config,
+    conversation: state.conversation.map(eraseMessage),
+    pendingUserMessages: state.pendingUserMessages.map(() => ERASED),
+    turnCalls: state.turnCalls.map((call) => ({ ...call, arguments: ERASED, result: erasedOrNull(call.result) })),
+    output: erasedOrNull(state.output),
+    lastMessage: erasedOrNull(state.lastMessage),
+    erased: true,
+  };
 }

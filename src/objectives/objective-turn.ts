@@ -5,7 +5,7 @@
 // here, its outbox message and its objective_events row, so the three can
 // never disagree; the objective row is written once, with the final state.
 import { newId } from '../ids';
-import type { ActorContext, ActorDecision, EffectRequest } from '../ports/actor-behavior';
+import type { ActorContext, ActorDecision, ActorSend, EffectRequest, ReminderRequest } from '../ports/actor-behavior';
 import type { ChatToolCall } from './chat-model-types';
 import {
   objectiveInfoOf, outgoingObjectiveEvent, webhookEnvelope, webhookTypeOf, type ObjectiveChange,
@@ -20,6 +20,9 @@ export class ObjectiveTurn {
   private readonly published: NonNullable<ActorDecision<unknown, unknown>['publish']> = [];
   private readonly started: EffectRequest[] = [];
   private readonly aborted: string[] = [];
+  private readonly sends: ActorSend[] = [];
+  /** Reminders by name: the last decision about each wins (a request to set, or null to cancel). */
+  private readonly reminders = new Map<string, ReminderRequest | null>();
 
   constructor(
     public state: ObjectiveState,
@@ -81,6 +84,19 @@ export class ObjectiveTurn {
     this.aborted.push(id);
   }
 
+  /** A durable command to another actor (a child objective, the parent), written with this turn. */
+  send(kind: string, id: string, command: unknown): void {
+    this.sends.push({ kind, id, command });
+  }
+
+  setReminder(reminder: ReminderRequest): void {
+    this.reminders.set(reminder.name, reminder);
+  }
+
+  cancelReminder(name: string): void {
+    this.reminders.set(name, null);
+  }
+
   decision<Reply>(reply?: Reply): ActorDecision<ObjectiveEvent, Reply, ObjectiveChange> {
     const decision: ActorDecision<ObjectiveEvent, Reply, ObjectiveChange> = {};
     if (reply !== undefined) decision.reply = reply;
@@ -97,6 +113,12 @@ export class ObjectiveTurn {
       decision.effects = {};
       if (this.started.length) decision.effects.start = this.started;
       if (this.aborted.length) decision.effects.abort = this.aborted;
+    }
+    if (this.sends.length) decision.send = this.sends;
+    if (this.reminders.size) {
+      const set = [...this.reminders.values()].filter((reminder): reminder is ReminderRequest => reminder !== null);
+      const cancel = [...this.reminders].filter(([, reminder]) => reminder === null).map(([name]) => name);
+      decision.reminders = { ...(set.length ? { set } : {}), ...(cancel.length ? { cancel } : {}) };
     }
     return decision;
   }

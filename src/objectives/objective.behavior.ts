@@ -1,35 +1,51 @@
 // The objective actor's decisions (issue 9 item 2): kind `objective`, one
 // actor per objective, as a pure ActorBehavior. Commands come from the API
-// layer (start, follow-up message, cancel, approve, deny, get); model and tool
-// calls are effects whose outcomes come back through onEffectResult. Every
-// step is a public event with a gapless sequence, published to
-// OBJECTIVE_EVENTS and projected with the objective row. The effect handlers
-// (`model.call`, `tool.call`) and the projector are wired where the runtime is
+// layer (start, follow-up message, cancel, approve, deny, erase, get) and from
+// other objectives (a parent starts and cancels its children, a child reports
+// `child_finished`); model calls, tool calls and the preparation of a child
+// are effects whose outcomes come back through onEffectResult; the turn
+// timeout is a reminder. Every step is a public event with a gapless
+// sequence, published to OBJECTIVE_EVENTS and projected with the objective
+// row. The effect handlers (`model.call`, `tool.call`,
+// `objective.prepare_child`) and the projector are wired where the runtime is
 // composed; this module declares only the decisions and the stream.
 import { FailedPreconditionError, NotFoundError } from '../errors';
-import type { ActorBehavior, ActorContext, EffectOutcome, RunningEffect, StreamDeclaration } from '../ports/actor-behavior';
+import type { ActorBehavior, ActorContext, EffectOutcome, FiredReminder, RunningEffect, StreamDeclaration } from '../ports/actor-behavior';
 import type { ChatResponse } from './chat-model-types';
 import { approveToolCall, denyToolCall } from './objective-approvals';
 import { OBJECTIVE_EVENTS_STREAM, objectiveCreatedRowOf, objectiveInfoOf, type ObjectiveChange, type ObjectiveInfoChange } from './objective-events';
+import { PREPARE_CHILD_EFFECT, type ChildFinishedCommand } from './objective-children';
+import { eraseObjective } from './objective-erasure';
 import {
   acceptModelResponse, acceptToolOutcome, advance, cancelObjective, failObjective, MODEL_CALL_EFFECT, setStatus, startModelCall, TOOL_CALL_EFFECT,
+  TURN_DEADLINE_REMINDER, TURN_TIMED_OUT_ERROR_TYPE, turnDeadlineOf,
 } from './objective-loop';
 import { modelCallErrorTypeOf } from '../models/model-call-error';
 import { ajvOutputValidator, type OutputValidator } from './objective-output';
 import {
-  evolveObjective, initialObjectiveState, isTerminal, ObjectiveStatus, type ObjectiveEvent, type ObjectiveStart, type ObjectiveState,
+  evolveObjective, initialObjectiveState, isTerminal, OBJECTIVE_KIND, ObjectiveStatus, type ObjectiveEvent, type ObjectiveStart, type ObjectiveState,
 } from './objective-state';
+import { acceptChildFinished, acceptPrepareOutcome, expectsPrepareChild } from './objective-sub-agents';
 import { ObjectiveTurn } from './objective-turn';
 
-export const OBJECTIVE_KIND = 'objective';
+export { OBJECTIVE_KIND } from './objective-state';
 export const DEFAULT_CANCEL_REASON = 'cancelled by request';
 
 export type ObjectiveCommand =
   | { type: 'start'; start: ObjectiveStart }
   | { type: 'message'; content: string }
-  | { type: 'cancel'; reason?: string }
+  /**
+   * `fromParent`: a parent cascading its own cancel (or failure). An objective
+   * that already ended ignores it; an API cancel of an ended objective is
+   * FAILED_PRECONDITION.
+   */
+  | { type: 'cancel'; reason?: string; fromParent?: boolean }
   | { type: 'approve'; toolCallId: string }
   | { type: 'deny'; toolCallId: string; memo?: string }
+  /** From a child objective, the first time it ends (see ChildFinishedCommand). */
+  | ChildFinishedCommand
+  /** Tenant or subject erasure: stop if running, content becomes `[erased]`; idempotent. */
+  | { type: 'erase' }
   | { type: 'get' };
 
 /** Every command answers with the objective as the actor knows it. */
@@ -68,6 +84,7 @@ function followUp(turn: ObjectiveTurn, content: string): void {
   if (status === ObjectiveStatus.FAILED || status === ObjectiveStatus.CANCELLED) {
     throw new FailedPreconditionError(`objective ${turn.state.objectiveId} is ${status}: it takes no more messages`);
   }
+  if (turn.state.erased) throw new FailedPreconditionError(`objective ${turn.state.objectiveId} is erased: it takes no more messages`);
   turn.record('USER_MESSAGE', { content });
   if (status === ObjectiveStatus.COMPLETED) {
     setStatus(turn, ObjectiveStatus.RUNNING);
@@ -75,8 +92,12 @@ function followUp(turn: ObjectiveTurn, content: string): void {
   }
 }
 
-function cancel(turn: ObjectiveTurn, reason: string): void {
-  if (isTerminal(turn.state.status)) throw new FailedPreconditionError(`objective ${turn.state.objectiveId} is already ${turn.state.status}`);
+function cancel(turn: ObjectiveTurn, reason: string, fromParent: boolean): void {
+  if (isTerminal(turn.state.status)) {
+    // A parent's cascade crossing the child's own end is expected, not an error.
+    if (fromParent) return;
+    throw new FailedPreconditionError(`objective ${turn.state.objectiveId} is already ${turn.state.status}`);
+  }
   cancelObjective(turn, reason);
 }
 
@@ -108,13 +129,19 @@ export function createObjectiveBehavior(
           followUp(turn, command.content);
           break;
         case 'cancel':
-          cancel(turn, command.reason ?? DEFAULT_CANCEL_REASON);
+          cancel(turn, command.reason ?? DEFAULT_CANCEL_REASON, command.fromParent === true);
           break;
         case 'approve':
           approveToolCall(turn, command.toolCallId);
           break;
         case 'deny':
           denyToolCall(turn, command.toolCallId, command.memo ?? '');
+          break;
+        case 'child_finished':
+          acceptChildFinished(turn, command);
+          break;
+        case 'erase':
+          eraseObjective(turn);
           break;
         case 'get':
           break;
@@ -134,7 +161,21 @@ export function createObjectiveBehavior(
         else acceptModelResponse(turn, outcome.id, response, validateOutput);
       } else if (outcome.name === TOOL_CALL_EFFECT) {
         acceptToolOutcome(turn, outcome);
+      } else if (outcome.name === PREPARE_CHILD_EFFECT) {
+        acceptPrepareOutcome(turn, outcome);
       }
+      return turn.decision();
+    },
+
+    /** The turn clock (`turnTimeoutMs`): FAILED with TIMED_OUT when it fires for the stretch of RUNNING that set it. */
+    onReminder(state: ObjectiveState, reminder: FiredReminder, context: ActorContext) {
+      const turn = new ObjectiveTurn(state, context);
+      if (reminder.name !== TURN_DEADLINE_REMINDER) return turn.decision();
+      const deadline = turnDeadlineOf(state);
+      // Set for an earlier stretch (moved or cancelled since) or after the end: stale.
+      if (!deadline || deadline.getTime() !== reminder.dueAt.getTime()) return turn.decision();
+      const limit = state.config!.turnTimeoutMs!;
+      failObjective(turn, { message: `the objective turn ran longer than its limit of ${limit} ms`, type: TURN_TIMED_OUT_ERROR_TYPE });
       return turn.decision();
     },
 
@@ -144,13 +185,17 @@ export function createObjectiveBehavior(
      * same Idempotency-Key, so a tool that honours it does not act twice when
      * the first run had already reached it; recording a failure instead would
      * tell the model a call failed that may well have succeeded, and it would
-     * likely call again under a new id. An effect the state no longer expects
-     * (the objective ended) is dropped.
+     * likely call again under a new id. A child's preparation runs again with
+     * the same input, which holds the child's id, so there is at most one
+     * child per call. An effect the state no longer expects (the objective
+     * ended) is dropped.
      */
     onEffectInterrupted(state: ObjectiveState, effect: RunningEffect) {
       const expected = effect.name === MODEL_CALL_EFFECT
         ? effect.id === state.modelCallEffectId
-        : effect.name === TOOL_CALL_EFFECT && state.turnCalls.some((call) => call.id === effect.id && call.state === 'running');
+        : effect.name === PREPARE_CHILD_EFFECT
+          ? expectsPrepareChild(state, effect.id)
+          : effect.name === TOOL_CALL_EFFECT && state.turnCalls.some((call) => call.id === effect.id && call.state === 'running' && !call.child);
       if (!expected || isTerminal(state.status)) return {};
       return { effects: { start: [{ id: effect.id, name: effect.name, input: effect.input, timeoutMs: effect.timeoutMs }] } };
     },

@@ -1,21 +1,23 @@
 // A tiny stand-in for the actor runtime, for driving the objective behaviour
 // directly: it decides, folds the decision's events with `evolve`, keeps the
-// effects the decisions started (and drops aborted ones), collects what was
-// published and projected, and feeds effect outcomes and interruptions back
-// the way the runtime does. It also replays the whole journal from the
+// effects the decisions started (and drops aborted ones), the reminders set
+// and the durable commands sent to other actors, collects what was published
+// and projected, and feeds effect outcomes, interruptions and fired reminders
+// back the way the runtime does. It also replays the whole journal from the
 // initial state, so every test checks that `evolve` alone rebuilds the state.
 import assert from 'node:assert/strict';
-import type { ActorContext, ActorDecision, EffectError, OutgoingEvent, RunningEffect } from '../../../src/ports/actor-behavior';
+import type { ActorContext, ActorDecision, ActorSend, EffectError, OutgoingEvent, ReminderRequest, RunningEffect } from '../../../src/ports/actor-behavior';
 import type { ChatRequest, ChatResponse } from '../../../src/objectives/chat-model-types';
 import type { ObjectiveChange } from '../../../src/objectives/objective-events';
 import type { ModelCallEffectInput } from '../../../src/objectives/objective-loop';
 import { objectiveBehavior, type ObjectiveCommand, type ObjectiveReply } from '../../../src/objectives/objective.behavior';
 import type { ObjectiveEvent, ObjectiveStart, ObjectiveState, ObjectiveTool } from '../../../src/objectives/objective-state';
-import type { ToolCallOutcome } from '../../../src/tools/tool-call-outcome';
+import type { ExecutableTool, ToolCallOutcome } from '../../../src/tools/tool-call-outcome';
 
 const CONTEXT_TIME = new Date('2026-11-23T12:00:00.000Z');
 
-export function lookupTool(overrides: Partial<ObjectiveTool> = {}): ObjectiveTool {
+/** An HTTP tool (its `executable` always set). */
+export function lookupTool(overrides: Partial<ObjectiveTool> = {}): ObjectiveTool & { executable: ExecutableTool } {
   return {
     name: 'lookup',
     description: 'Looks a thing up',
@@ -71,6 +73,13 @@ export class ObjectiveDriver {
   readonly running = new Map<string, RunningEffect>();
   /** Every effect start, in order (a re-run included). */
   readonly starts: RunningEffect[] = [];
+  /** Every durable command sent to another actor, in order. */
+  readonly sent: ActorSend[] = [];
+  private delivered = 0;
+  /** Reminders set and neither fired nor cancelled, by name. */
+  readonly reminders = new Map<string, ReminderRequest>();
+  /** The context's clock. */
+  now = CONTEXT_TIME;
   lastDecision: ActorDecision<ObjectiveEvent, ObjectiveReply | undefined, ObjectiveChange> = {};
 
   constructor(readonly objectiveId = 'obj_1', readonly behavior = objectiveBehavior) {
@@ -78,7 +87,7 @@ export class ObjectiveDriver {
   }
 
   private get context(): ActorContext {
-    return { kind: 'objective', id: this.objectiveId, now: CONTEXT_TIME };
+    return { kind: 'objective', id: this.objectiveId, now: this.now };
   }
 
   private apply(decision: ActorDecision<ObjectiveEvent, ObjectiveReply | undefined, ObjectiveChange>, attempt = 1): void {
@@ -99,6 +108,10 @@ export class ObjectiveDriver {
       this.running.set(effect.id, effect);
       this.starts.push(effect);
     }
+    this.sent.push(...(decision.send ?? []));
+    // As the runtime folds them: cancels first, then sets.
+    for (const name of decision.reminders?.cancel ?? []) this.reminders.delete(name);
+    for (const reminder of decision.reminders?.set ?? []) this.reminders.set(reminder.name, reminder);
     // evolve alone must rebuild the state from the journal.
     assert.deepEqual(this.journal.reduce((state, event) => this.behavior.evolve(state, event), this.behavior.initialState(this.objectiveId)), this.state);
   }
@@ -138,6 +151,21 @@ export class ObjectiveDriver {
   async interrupt(effectId: string): Promise<void> {
     const effect = this.take(effectId);
     this.apply(await this.behavior.onEffectInterrupted!(this.state, effect, this.context), effect.attempt + 1);
+  }
+
+  /** Fires a reminder that is set, as the runtime does at its due time. */
+  async fireReminder(name: string): Promise<void> {
+    const reminder = this.reminders.get(name);
+    assert.ok(reminder, `reminder ${name} is not set`);
+    this.reminders.delete(name);
+    this.apply(await this.behavior.onReminder!(this.state, { name, dueAt: reminder.dueAt, payload: reminder.payload ?? null }, this.context));
+  }
+
+  /** The commands sent since the last call (each handed out once, like a delivery). */
+  takeSent(): ActorSend[] {
+    const fresh = this.sent.slice(this.delivered);
+    this.delivered = this.sent.length;
+    return fresh;
   }
 
   runningModelCall(): RunningEffect {

@@ -1,0 +1,424 @@
+import assert from 'node:assert/strict';
+import { ApiError } from '../../../src/errors';
+import type { ActorSend } from '../../../src/ports/actor-behavior';
+import type { ChatMessage } from '../../../src/objectives/chat-model-types';
+import { PREPARE_CHILD_EFFECT, type ChildFinishedCommand, type PrepareChildInput } from '../../../src/objectives/objective-children';
+import type { ObjectiveChange } from '../../../src/objectives/objective-events';
+import { DEFAULT_MAX_OBJECTIVE_DEPTH } from '../../../src/objectives/objective-limits';
+import type { ObjectiveCommand } from '../../../src/objectives/objective.behavior';
+import type { ObjectiveStart, ObjectiveTool } from '../../../src/objectives/objective-state';
+import { lookupTool, ObjectiveDriver, startOf, toolSuccess } from './objective-driver';
+
+async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => error instanceof ApiError && error.code === code);
+}
+
+const statusOf = (driver: ObjectiveDriver) => driver.state.status?.replace('OBJECTIVE_STATUS_', '');
+
+function toolMessages(messages: ChatMessage[]): Array<{ toolCallId: string; content: string }> {
+  return messages.flatMap((message) => (message.role === 'tool' ? [{ toolCallId: message.toolCallId, content: message.content }] : []));
+}
+
+const metadataBase = { accountId: 'acc_1', workspaceId: 'ws_1', profileId: 'prof_1', createdAt: '2026-11-23T11:00:00.000Z' };
+const researcherMetadata = { ...metadataBase, id: 'agent_2', name: 'researcher' };
+
+/** A sub-agent without an inputDataSchema: the tool takes `{prompt}`. */
+function researcherTool(overrides: Partial<ObjectiveTool> = {}): ObjectiveTool {
+  return {
+    name: 'researcher',
+    description: 'Researches a question',
+    inputSchema: { type: 'object', properties: { prompt: { type: 'string' } }, required: ['prompt'] },
+    requiresApproval: false,
+    effectTimeoutMs: 0,
+    subAgent: { agentId: 'agent_2', promptOnly: true },
+    metadata: researcherMetadata,
+    ...overrides,
+  };
+}
+
+/** A sub-agent with an inputDataSchema: the arguments are the child's data. */
+function plannerTool(): ObjectiveTool {
+  return researcherTool({
+    name: 'planner',
+    inputSchema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } }, required: ['city'] },
+    subAgent: { agentId: 'agent_3', promptOnly: false },
+    metadata: { ...metadataBase, id: 'agent_3', name: 'planner' },
+  });
+}
+
+/** What the composition root's `objective.prepare_child` resolves: the child's start, as an API create would. */
+function childStartFor(input: PrepareChildInput, overrides: Partial<ObjectiveStart> = {}): ObjectiveStart {
+  const base = startOf();
+  return startOf({
+    objectiveId: input.childObjectiveId,
+    agentId: input.agentId,
+    metadata: {
+      objective: { ...metadataBase, id: input.childObjectiveId },
+      agent: { ...metadataBase, id: input.agentId, name: 'child-agent' },
+      agentVariation: { ...metadataBase, id: 'agentvar_2', name: 'v1' },
+    },
+    initialMessage: input.initialMessage ?? JSON.stringify(input.data),
+    tools: [lookupTool()],
+    spec: {
+      ...base.spec, agentId: input.agentId, data: input.data, initialMessage: input.initialMessage, tenantId: input.tenantId, subjectId: input.subjectId,
+      parentObjectiveId: input.parentObjectiveId,
+    },
+    depth: input.depth,
+    parentToolCallId: input.parentToolCallId,
+    ...overrides,
+  });
+}
+
+function prepareInput(driver: ObjectiveDriver, toolCallId: string): PrepareChildInput {
+  const effect = driver.running.get(toolCallId);
+  assert.equal(effect?.name, PREPARE_CHILD_EFFECT, `${toolCallId} prepares a child`);
+  return effect.input as PrepareChildInput;
+}
+
+/** Delivers the durable commands a driver sent to the drivers they name (a child driver is made on its `start`). */
+async function deliver(from: ObjectiveDriver, actors: Map<string, ObjectiveDriver>): Promise<ActorSend[]> {
+  const sends = from.takeSent();
+  for (const send of sends) {
+    assert.equal(send.kind, 'objective');
+    let target = actors.get(send.id);
+    if (!target) {
+      target = new ObjectiveDriver(send.id);
+      actors.set(send.id, target);
+    }
+    await target.send(send.command as ObjectiveCommand);
+  }
+  return sends;
+}
+
+const noEvents = (driver: ObjectiveDriver) => assert.equal(driver.lastDecision.events, undefined, 'nothing recorded');
+
+interface Family {
+  parent: ObjectiveDriver;
+  child: ObjectiveDriver;
+  childId: string;
+  actors: Map<string, ObjectiveDriver>;
+}
+
+/** A parent whose model called the researcher once, with the child started and running its first model call. */
+async function family(startOverrides: Partial<ObjectiveStart> = {}): Promise<Family> {
+  const parent = new ObjectiveDriver();
+  await parent.start({ tools: [lookupTool(), researcherTool()], ...startOverrides });
+  await parent.modelAnswers({
+    content: null, toolCalls: [{ id: 'call_sub', name: 'researcher', arguments: '{"prompt":"find X"}' }], usage: { promptTokens: 10, completionTokens: 2, costCents: 1 },
+  });
+  const input = prepareInput(parent, 'call_sub');
+  await parent.succeed('call_sub', childStartFor(input));
+  const actors = new Map([[parent.objectiveId, parent]]);
+  await deliver(parent, actors);
+  const child = actors.get(input.childObjectiveId)!;
+  return { parent, child, childId: input.childObjectiveId, actors };
+}
+
+describe('objective sub-agents', () => {
+  it('a sub-agent call creates a child through a transactional send; its answer is the tool result and its usage joins the parent\'s', async () => {
+    const parent = new ObjectiveDriver();
+    await parent.start({ tools: [lookupTool(), researcherTool()], spec: { ...startOf().spec, tenantId: 'tenant_1', subjectId: 'subject_1' } });
+    assert.deepEqual(parent.modelRequest().tools.map((tool) => tool.name), ['lookup', 'researcher']);
+    await parent.modelAnswers({
+      content: null, toolCalls: [{ id: 'call_sub', name: 'researcher', arguments: '{"prompt":"find X"}' }], usage: { promptTokens: 10, completionTokens: 2, costCents: 1 },
+    });
+    const assistant = parent.published[1].data as { assistantMessage: { toolCalls: Array<{ tool: unknown }> } };
+    assert.deepEqual(assistant.assistantMessage.toolCalls[0].tool, { agent: researcherMetadata }, 'a sub-agent call names its agent');
+
+    // The prepare effect: its id is the tool call id, its input everything the composition root needs.
+    const input = prepareInput(parent, 'call_sub');
+    assert.match(input.childObjectiveId, /^obj_/u);
+    assert.deepEqual(input, {
+      workspaceId: 'ws_1', accountId: 'acc_1', parentObjectiveId: 'obj_1', childObjectiveId: input.childObjectiveId, parentToolCallId: 'call_sub',
+      agentId: 'agent_2', data: { prompt: 'find X' }, initialMessage: 'find X', depth: 1, tenantId: 'tenant_1', subjectId: 'subject_1', profileId: 'prof_1',
+    });
+    assert.deepEqual(parent.sent, [], 'nothing is sent before the child is prepared');
+    assert.equal(statusOf(parent), 'RUNNING');
+
+    const childStart = childStartFor(input, { limits: { maxToolCalls: 0, maxSubObjectives: 0 } });
+    await parent.succeed('call_sub', childStart);
+    assert.deepEqual(parent.kinds(), ['user_message', 'assistant_message', 'tool_called', 'sub_objective_created', 'sub_agent_spawned']);
+    const childMetadata = { ...metadataBase, id: input.childObjectiveId };
+    assert.deepEqual(parent.published[3].data, { subObjectiveCreated: { metadata: childMetadata } });
+    assert.deepEqual(parent.published[4].data, { subAgentSpawned: { metadata: childMetadata, status: 'OBJECTIVE_STATUS_PENDING', toolCallId: 'call_sub' } });
+    assert.equal(parent.state.subObjectiveCount, 1);
+    assert.equal(parent.state.toolCallCount, 0, 'a sub-agent call does not count against maxToolCalls');
+    assert.equal(parent.running.size, 0, 'the call waits for the child, not for an effect');
+    assert.equal(statusOf(parent), 'RUNNING');
+    const sent = parent.takeSent();
+    assert.equal(sent.length, 1);
+    assert.equal(sent[0].kind, 'objective');
+    assert.equal(sent[0].id, input.childObjectiveId);
+    assert.deepEqual(sent[0].command, {
+      type: 'start',
+      start: { ...childStart, depth: 1, parentToolCallId: 'call_sub', spec: { ...childStart.spec, parentObjectiveId: 'obj_1' }, limits: { ...childStart.limits, maxDepth: DEFAULT_MAX_OBJECTIVE_DEPTH } },
+    });
+
+    // The child runs on its own: the prompt is its first message.
+    const child = new ObjectiveDriver(input.childObjectiveId);
+    await child.send(sent[0].command as ObjectiveCommand);
+    assert.deepEqual(child.modelRequest().messages.at(-1), { role: 'user', content: 'find X' });
+    await child.modelAnswers({ content: 'X is 42.', usage: { promptTokens: 5, completionTokens: 1, costCents: 2 } });
+    assert.equal(statusOf(child), 'COMPLETED');
+    const reports = child.takeSent();
+    assert.deepEqual(reports, [{
+      kind: 'objective',
+      id: 'obj_1',
+      command: {
+        type: 'child_finished', childObjectiveId: input.childObjectiveId, toolCallId: 'call_sub', status: 'OBJECTIVE_STATUS_COMPLETED', content: 'X is 42.',
+        usage: { promptTokens: 5, completionTokens: 1, costCents: 2 }, error: null,
+      },
+    }]);
+
+    await parent.send(reports[0].command as ObjectiveCommand);
+    assert.deepEqual(parent.kinds().slice(5), ['sub_agent_updated', 'tool_result']);
+    assert.deepEqual(parent.published[5].data, { subAgentUpdated: { metadata: childMetadata, status: 'OBJECTIVE_STATUS_COMPLETED', toolCallId: 'call_sub' } });
+    assert.deepEqual(parent.published[6].data, { toolResult: { content: 'X is 42.', toolCallId: 'call_sub', type: 'text' } });
+    assert.deepEqual(toolMessages(parent.modelRequest().messages), [{ toolCallId: 'call_sub', content: 'X is 42.' }]);
+    assert.deepEqual(parent.state.usage, { promptTokens: 15, completionTokens: 3, costCents: 3 }, 'the child\'s usage is summed in');
+
+    await parent.modelAnswers({ content: 'The answer is 42.', usage: { promptTokens: 20, completionTokens: 4, costCents: 4 } });
+    assert.equal(statusOf(parent), 'COMPLETED');
+    const finalized = parent.published.at(-1)?.data as { finalized: { usage: unknown } };
+    assert.deepEqual(finalized.finalized.usage, { promptTokens: 35, completionTokens: 7, costCents: 7 });
+    const rows = parent.projected.filter((change): change is Extract<ObjectiveChange, { type: 'objective' }> => change.type === 'objective');
+    assert.deepEqual(rows.at(-1)?.info.usage, { promptTokens: 35, completionTokens: 7, costCents: 7 });
+    assert.equal(rows.at(-1)?.info.subObjectiveCount, 1);
+    assert.deepEqual(parent.takeSent(), [], 'a top-level objective reports to no one');
+  });
+
+  it('a sub-agent with an input schema gets the arguments as data and no initial message; its output is the result, as JSON', async () => {
+    const parent = new ObjectiveDriver();
+    await parent.start({ tools: [plannerTool()] });
+    await parent.modelAnswers({ content: null, toolCalls: [{ id: 'call_plan', name: 'planner', arguments: '{"city":"Oslo","days":2}' }] });
+    const input = prepareInput(parent, 'call_plan');
+    assert.deepEqual({ data: input.data, initialMessage: input.initialMessage, agentId: input.agentId }, { data: { city: 'Oslo', days: 2 }, initialMessage: null, agentId: 'agent_3' });
+
+    const actors = new Map([[parent.objectiveId, parent]]);
+    await parent.succeed('call_plan', childStartFor(input, { outputDefinition: { type: 'object', properties: { plan: { type: 'string' } } } }));
+    await deliver(parent, actors);
+    const child = actors.get(input.childObjectiveId)!;
+    assert.deepEqual(child.modelRequest().messages.at(-1), { role: 'user', content: '{"city":"Oslo","days":2}' });
+    await child.modelAnswers({ content: 'Here it is.', toolCalls: [{ id: 'out', name: 'emit_output', arguments: '{"plan":"fjords"}' }] });
+    assert.equal(statusOf(child), 'COMPLETED');
+    await deliver(child, actors);
+    assert.deepEqual(toolMessages(parent.modelRequest().messages), [{ toolCallId: 'call_plan', content: '{"plan":"fjords"}' }]);
+  });
+
+  it('a failed child is a TOOL_ERROR with its error, and the parent goes on', async () => {
+    const { parent, child, childId, actors } = await family();
+    await child.fail('model_call_1', { code: 'UNAVAILABLE', message: 'provider down' });
+    assert.equal(statusOf(child), 'FAILED');
+    await deliver(child, actors);
+    assert.deepEqual(parent.kinds().slice(-2), ['sub_agent_updated', 'tool_error']);
+    assert.deepEqual(parent.published.at(-1)?.data, { toolError: { message: `sub-objective ${childId} ended OBJECTIVE_STATUS_FAILED: provider down`, toolCallId: 'call_sub' } });
+    assert.deepEqual(toolMessages(parent.modelRequest().messages), [{ toolCallId: 'call_sub', content: '[sub-agent failed: provider down]' }]);
+    assert.equal(statusOf(parent), 'RUNNING');
+  });
+
+  it('a child reports to its parent once: not again after a follow-up run, and a second delivery changes nothing', async () => {
+    const { parent, child, actors } = await family();
+    await child.modelAnswers({ content: 'first' });
+    const [report] = child.takeSent();
+    await parent.send(report.command as ObjectiveCommand);
+    const events = parent.journal.length;
+    await parent.send(report.command as ObjectiveCommand);
+    noEvents(parent);
+    assert.equal(parent.journal.length, events);
+
+    await child.send({ type: 'message', content: 'more please' });
+    await child.modelAnswers({ content: 'second' });
+    assert.equal(statusOf(child), 'COMPLETED');
+    assert.deepEqual(await deliver(child, actors), [], 'a child run again by a follow-up does not report again');
+  });
+
+  it('a report for a call the parent does not know changes nothing', async () => {
+    const { parent, childId } = await family();
+    const stray: ChildFinishedCommand = {
+      type: 'child_finished', childObjectiveId: childId, toolCallId: 'call_other', status: 'OBJECTIVE_STATUS_COMPLETED', content: 'x',
+      usage: { promptTokens: 1, completionTokens: 1, costCents: 1 }, error: null,
+    };
+    await parent.send(stray);
+    noEvents(parent);
+    await parent.send({ ...stray, toolCallId: 'call_sub', childObjectiveId: 'obj_someone_else' });
+    noEvents(parent);
+    assert.equal(statusOf(parent), 'RUNNING');
+  });
+
+  describe('limits', () => {
+    it('a sub-agent call beyond maxSubObjectives is a TOOL_ERROR; sub-agent calls do not count against maxToolCalls', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [lookupTool(), researcherTool()], limits: { maxToolCalls: 1, maxSubObjectives: 1 } });
+      await parent.modelAnswers({
+        content: null,
+        toolCalls: [
+          { id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' },
+          { id: 's2', name: 'researcher', arguments: '{"prompt":"b"}' },
+          { id: 't1', name: 'lookup', arguments: '{}' },
+        ],
+      });
+      assert.deepEqual([...parent.running.keys()], ['s1', 't1']);
+      assert.deepEqual(parent.published.find((event) => event.type === 'objective_event.tool_error')?.data, { toolError: { message: 'limit reached: maxSubObjectives', toolCallId: 's2' } });
+      assert.equal(parent.state.toolCallCount, 1);
+
+      await parent.succeed('s1', childStartFor(prepareInput(parent, 's1')));
+      await parent.succeed('t1', toolSuccess('t1', 'T'));
+      assert.equal(parent.state.subObjectiveCount, 1);
+      const [start] = parent.takeSent();
+      const childId = start.id;
+      await parent.send({ type: 'child_finished', childObjectiveId: childId, toolCallId: 's1', status: 'OBJECTIVE_STATUS_COMPLETED', content: 'A', usage: { promptTokens: 0, completionTokens: 0, costCents: 0 }, error: null });
+      assert.deepEqual(toolMessages(parent.modelRequest().messages), [
+        { toolCallId: 's1', content: 'A' }, { toolCallId: 's2', content: 'limit reached: maxSubObjectives' }, { toolCallId: 't1', content: 'T' },
+      ]);
+
+      // The next turn: the one child allowed exists already.
+      await parent.modelAnswers({ content: null, toolCalls: [{ id: 's3', name: 'researcher', arguments: '{"prompt":"c"}' }] });
+      assert.equal(parent.running.has('s3'), false);
+      assert.deepEqual(toolMessages(parent.modelRequest().messages).at(-1), { toolCallId: 's3', content: 'limit reached: maxSubObjectives' });
+    });
+
+    it('a call that would nest deeper than maxDepth (default 5) is a TOOL_ERROR', async () => {
+      const deep = new ObjectiveDriver();
+      await deep.start({ tools: [researcherTool()], depth: 5 });
+      await deep.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
+      assert.equal(deep.running.has('s1'), false);
+      assert.deepEqual(toolMessages(deep.modelRequest().messages), [{ toolCallId: 's1', content: 'limit reached: sub-objective depth 5' }]);
+
+      const shallow = new ObjectiveDriver();
+      await shallow.start({ tools: [researcherTool()], depth: 1, limits: { maxToolCalls: 0, maxSubObjectives: 0, maxDepth: 2 } });
+      await shallow.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
+      assert.equal(prepareInput(shallow, 's1').depth, 2);
+
+      const limited = new ObjectiveDriver();
+      await limited.start({ tools: [researcherTool()], depth: 2, limits: { maxToolCalls: 0, maxSubObjectives: 0, maxDepth: 2 } });
+      await limited.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
+      assert.deepEqual(limited.published.at(-1)?.data, { toolError: { message: 'limit reached: sub-objective depth 2', toolCallId: 's1' } });
+    });
+
+    it('a child inherits its parent\'s depth limit when its start sets none, and its depth is the parent\'s + 1', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool()], depth: 1, limits: { maxToolCalls: 0, maxSubObjectives: 0, maxDepth: 3 } });
+      await parent.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
+      const input = prepareInput(parent, 's1');
+      await parent.succeed('s1', childStartFor(input, { depth: 0, parentToolCallId: null, limits: { maxToolCalls: 0, maxSubObjectives: 0 } }));
+      const [{ command }] = parent.takeSent();
+      const start = (command as { start: ObjectiveStart }).start;
+      assert.deepEqual({ depth: start.depth, parentToolCallId: start.parentToolCallId, maxDepth: start.limits.maxDepth, parent: start.spec.parentObjectiveId }, {
+        depth: 2, parentToolCallId: 's1', maxDepth: 3, parent: 'obj_1',
+      });
+    });
+  });
+
+  describe('invalid calls', () => {
+    it('arguments that are not JSON, or lack the prompt, go back to the model as a TOOL_ERROR; nothing starts', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool()] });
+      await parent.modelAnswers({
+        content: null,
+        toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt": "a"' }, { id: 's2', name: 'researcher', arguments: '{"question":"a"}' }, { id: 's3', name: 'researcher', arguments: '[1]' }],
+      });
+      assert.equal(parent.running.size, 1, 'only the next model call runs');
+      const results = toolMessages(parent.modelRequest().messages);
+      assert.match(results[0].content, /^invalid arguments: arguments are not JSON: /u);
+      assert.deepEqual(results.slice(1), [
+        { toolCallId: 's2', content: 'invalid arguments: arguments must have a "prompt" string' },
+        { toolCallId: 's3', content: 'invalid arguments: arguments must be a JSON object' },
+      ]);
+      assert.equal(parent.state.subObjectiveCount, 0);
+    });
+
+    it('a failed preparation (the agent refused, the data invalid) is a TOOL_ERROR with its message', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool()] });
+      await parent.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
+      await parent.fail('s1', { code: 'FAILED_PRECONDITION', message: 'agent agent_2 is ARCHIVED' });
+      assert.deepEqual(parent.published.at(-1)?.data, { toolError: { message: 'the sub-agent could not be started: agent agent_2 is ARCHIVED', toolCallId: 's1' } });
+      assert.deepEqual(toolMessages(parent.modelRequest().messages), [{ toolCallId: 's1', content: 'the sub-agent could not be started: agent agent_2 is ARCHIVED' }]);
+      assert.deepEqual(parent.sent, []);
+      assert.equal(parent.state.subObjectiveCount, 0);
+    });
+
+    it('a prepared start for another objective id is refused', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool()] });
+      await parent.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
+      await parent.succeed('s1', childStartFor(prepareInput(parent, 's1'), { objectiveId: 'obj_wrong' }));
+      assert.match((parent.published.at(-1)?.data as { toolError: { message: string } }).toolError.message, /obj_wrong is not the child/u);
+      assert.deepEqual(parent.sent, []);
+    });
+  });
+
+  it('an interrupted preparation runs again with the same input, so at most one child exists', async () => {
+    const parent = new ObjectiveDriver();
+    await parent.start({ tools: [researcherTool()] });
+    await parent.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
+    const first = parent.running.get('s1')!;
+    await parent.interrupt('s1');
+    const again = parent.running.get('s1')!;
+    assert.deepEqual({ ...again, attempt: 1 }, first);
+    assert.equal(again.attempt, 2);
+    assert.equal(parent.kinds().filter((kind) => kind === 'tool_called').length, 1);
+    await parent.succeed('s1', childStartFor(again.input as PrepareChildInput));
+    assert.deepEqual(parent.sent.map((send) => send.id), [(first.input as PrepareChildInput).childObjectiveId]);
+
+    // Once the child was started, a stale interruption of the preparation is dropped.
+    const decision = await parent.behavior.onEffectInterrupted!(parent.state, again, { kind: 'objective', id: 'obj_1', now: new Date() });
+    assert.deepEqual(decision, {});
+  });
+
+  it('a sub-agent that needs approval prepares its child once approved', async () => {
+    const parent = new ObjectiveDriver();
+    await parent.start({ tools: [researcherTool({ requiresApproval: true })] });
+    await parent.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
+    assert.equal(statusOf(parent), 'AWAITING_APPROVAL');
+    assert.equal(parent.running.size, 0);
+    await parent.send({ type: 'approve', toolCallId: 's1' });
+    assert.equal(prepareInput(parent, 's1').initialMessage, 'a');
+    assert.deepEqual(parent.kinds().slice(-2), ['tool_approved', 'tool_called']);
+  });
+
+  describe('cancel cascade', () => {
+    it('cancelling a parent cancels its waiting children; their late reports are ignored', async () => {
+      const { parent, child, childId, actors } = await family();
+      const reply = await parent.send({ type: 'cancel', reason: 'user left' });
+      assert.equal(reply?.info.status, 'OBJECTIVE_STATUS_CANCELLED');
+      assert.deepEqual(parent.kinds().slice(-2), ['cancelled', 'finalized']);
+      assert.deepEqual(parent.takeSent(), [{ kind: 'objective', id: childId, command: { type: 'cancel', reason: 'parent cancelled', fromParent: true } }]);
+      assert.deepEqual(parent.aborted, [], 'no effect ran for the waiting call');
+
+      await child.send({ type: 'cancel', reason: 'parent cancelled', fromParent: true });
+      assert.equal(statusOf(child), 'CANCELLED');
+      assert.deepEqual(child.aborted, ['model_call_1']);
+      assert.deepEqual(child.published.find((event) => event.type === 'objective_event.cancelled')?.data, { cancelled: { reason: 'parent cancelled' } });
+      const events = parent.journal.length;
+      await deliver(child, actors);
+      assert.equal(parent.journal.length, events, 'the parent ended: the child\'s report changes nothing');
+    });
+
+    it('a cancel while the child is being prepared aborts the preparation and sends nothing', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool()] });
+      await parent.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
+      await parent.send({ type: 'cancel' });
+      assert.deepEqual(parent.aborted, ['s1']);
+      assert.deepEqual(parent.sent, []);
+    });
+
+    it('a parent\'s cancel reaching a child that already ended is a no-op; an API cancel of it is FAILED_PRECONDITION', async () => {
+      const { child } = await family();
+      await child.modelAnswers({ content: 'done' });
+      const reply = await child.send({ type: 'cancel', reason: 'parent cancelled', fromParent: true });
+      assert.equal(reply?.info.status, 'OBJECTIVE_STATUS_COMPLETED');
+      noEvents(child);
+      await rejectsWith(child.send({ type: 'cancel' }), 'FAILED_PRECONDITION');
+    });
+
+    it('a parent that fails while a child works cancels the child', async () => {
+      const { parent, childId } = await family({ turnTimeoutMs: 60_000 });
+      parent.now = new Date(parent.now.getTime() + 60_000);
+      await parent.fireReminder('turn_deadline');
+      assert.equal(statusOf(parent), 'FAILED');
+      assert.deepEqual(parent.takeSent(), [{ kind: 'objective', id: childId, command: { type: 'cancel', reason: 'parent failed', fromParent: true } }]);
+    });
+  });
+});
