@@ -19,7 +19,16 @@ import { usePreparedReads } from '../persistence/repositories/record-table';
 import { loadServiceKey } from '../persistence/repositories/service-key.store';
 import { createIdempotencyStore } from '../persistence/repositories/idempotency.store';
 import { TenantService } from '../src/tenants/tenant.service';
-import { objectivesNotYetStored } from '../src/ports/objective-erasure';
+import type { ObjectiveErasure } from '../src/ports/objective-erasure';
+import type { ObjectiveCommandPort } from '../src/ports/objective-commands';
+import { ObjectiveService } from '../src/objectives/objective.service';
+import { createObjectivesStore } from '../persistence/repositories/objectives.store';
+import type { ObjectivesStore } from '../src/ports/objectives-store';
+import { ModelRouter } from '../src/models/model-router';
+import { OpenRouterClient } from '../src/models/openrouter-client';
+import { ToolExecutor } from '../src/tools/tool-executor';
+import { WorkspaceSecretResolver } from '../src/secrets/workspace-secret-resolver';
+import { objectiveRoutes } from './routes/objectives.routes';
 import { createTenantStore } from '../persistence/repositories/tenant.store';
 import { tenantRoutes } from './routes/tenants.routes';
 import { SearchService } from '../src/search/search.service';
@@ -85,7 +94,13 @@ export interface Services {
   tools: ToolService;
   toolSets: ToolSetService;
   bundles: BundleService;
+  objectives: ObjectiveService;
+  objectivesStore: ObjectivesStore;
+  /** What the objective actor's effects call: the model router and the tool executor. */
+  objectiveEffects: { models: ModelRouter; tools: ToolExecutor };
   clusterStatus: ClusterStatusSource;
+  /** Closes the outbound connection pools (model provider, tools). */
+  close(): Promise<void>;
 }
 
 export interface CreateDependenciesOptions {
@@ -97,6 +112,8 @@ export interface CreateDependenciesOptions {
   isDraining?: () => boolean;
   /** The actor runtime's cluster view (GET /v1/cluster); without it the route answers UNAVAILABLE. */
   clusterStatus?: ClusterStatusSource;
+  /** Reaches objective actors; without it objective commands answer UNAVAILABLE (a process with no runtime). */
+  objectiveCommands?: ObjectiveCommandPort;
 }
 
 /** The service key that seals account-level secrets (webhook signing secrets). */
@@ -106,8 +123,12 @@ async function noRuntime(): Promise<never> {
   throw new UnavailableError('this node runs no actor runtime');
 }
 
+const noObjectiveRuntime: ObjectiveCommandPort = { send: noRuntime };
+
 /** Builds the services of every area over one data source. */
-export function createServices({ dataSource, masterKey, config, clusterStatus }: Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus'>): Services {
+export function createServices(
+  { dataSource, masterKey, config, clusterStatus, objectiveCommands, logger }: Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands'> & { logger?: Logger },
+): Services {
   // A Postgres server of the node's own: reads by id may be prepared once per
   // connection. Not on the embedded database (no DATABASE_URL), whose single
   // session all connections share (see usePreparedReads).
@@ -119,8 +140,9 @@ export function createServices({ dataSource, masterKey, config, clusterStatus }:
   const apiKeys = new ApiKeyService(store, tokens);
   const accountSecrets = new ServiceSealer(() => loadServiceKey(dataSource, masterKey, ACCOUNT_SECRETS_KEY_PURPOSE));
   const accounts = new AccountService(store, tokens, workspaces, apiKeys, accountSecrets);
-  // Objectives do not exist yet: erasure of their content is a no-op until they do.
-  const tenants = new TenantService(createTenantStore(dataSource), objectivesNotYetStored);
+  // Tenant erasure reaches the objectives service, built further down (it needs the tenants).
+  const erasure: ObjectiveErasure = { eraseObjectivesOf: (target) => objectives.eraseObjectivesOf(target) };
+  const tenants = new TenantService(createTenantStore(dataSource), erasure);
   const memoryStore = createMemoryStore(dataSource);
   const uploadSigner = new UploadUrlSigner(masterKey);
   const uploads = new UploadService(memoryStore.uploads, createObjectStorage(config, uploadSigner), uploadSigner, { maxBytes: config.uploadMaxBytes });
@@ -140,7 +162,8 @@ export function createServices({ dataSource, masterKey, config, clusterStatus }:
   const assignments = new AssignmentService(agentsStore, variations);
   const feedback = new FeedbackService(agentsStore);
   const tools = new ToolService(agentsStore, store, urlPolicy);
-  const toolSets = new ToolSetService(agentsStore, store, tools, new SdkMcpClient(urlPolicy), urlPolicy);
+  const mcpClient = new SdkMcpClient(urlPolicy);
+  const toolSets = new ToolSetService(agentsStore, store, tools, mcpClient, urlPolicy);
   const bundles = new BundleService(createBundleStore(dataSource), {
     agents, variations, assignments, tools, toolSets,
     memoryOn(memory) {
@@ -148,10 +171,23 @@ export function createServices({ dataSource, masterKey, config, clusterStatus }:
       return { layers, entries: new MemoryEntryService(memory, layers, uploads, store.profiles) };
     },
   });
+  const objectivesStore = createObjectivesStore(dataSource);
+  const openRouter = new OpenRouterClient({ urlPolicy, attribution: { url: config.publicUrl, title: 'agentrt' } });
+  const objectiveEffects = {
+    models: new ModelRouter({ credentials: providerKeys, openRouter }),
+    tools: new ToolExecutor({ secrets: new WorkspaceSecretResolver(secrets), mcp: mcpClient, urlPolicy, logger }),
+  };
+  const objectives: ObjectiveService = new ObjectiveService(
+    agentsStore, modelsStore, tenants, objectivesStore, objectiveCommands ?? noObjectiveRuntime, feedback,
+    { maxDepth: config.objectives.maxDepth, modelCallTimeoutMs: config.objectives.modelCallTimeoutMs },
+  );
   return {
     store, tokens, accounts, workspaces, apiKeys, tenants, search, memoryLayers, memoryEntries, uploads, secrets, providerKeys, models,
-    agents, variations, assignments, feedback, tools, toolSets, bundles,
+    agents, variations, assignments, feedback, tools, toolSets, bundles, objectives, objectivesStore, objectiveEffects,
     clusterStatus: clusterStatus ?? noRuntime,
+    async close() {
+      await Promise.allSettled([openRouter.close(), objectiveEffects.tools.close()]);
+    },
   };
 }
 
@@ -173,6 +209,7 @@ export function allRoutes(services: Services): RouteDefinition[] {
     ...toolRoutes({ tools: services.tools }),
     ...toolSetRoutes({ toolSets: services.toolSets }),
     ...bundleRoutes({ bundles: services.bundles }),
+    ...objectiveRoutes({ objectives: services.objectives }),
     ...clusterRoutes({ clusterStatus: services.clusterStatus }),
   ];
 }

@@ -6,6 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { readClusterStatus, runtimeOptionsFromEnv, startActorRuntime, type RuntimeOptions } from '../actors';
+import { createObjectiveKind } from '../actors/kinds/objective.kind';
+import { RuntimeObjectiveCommands } from '../actors/kinds/runtime-objective-commands';
 import { createApp } from '../http/app';
 import { createAppDependencies, type ApplicationParts, type Services } from '../http/dependencies';
 import { createDataSource, runMigrationsLocked } from '../persistence/data-source';
@@ -141,23 +143,28 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
   // Closed newest first: HTTP, then the runtime, then the database.
   const closers: Array<() => Promise<void>> = [() => database.close()];
   try {
+    // Services first (the objective kind's effects use them), then the
+    // runtime, which the services reach through a port bound once it is up.
+    const objectiveCommands = new RuntimeObjectiveCommands();
+    let draining = false;
+    const deps = createAppDependencies({
+      config, dataSource: database.dataSource, masterKey, logger, objectiveCommands,
+      // Called only once the node serves requests, after the runtime below has started.
+      clusterStatus: () => runtime.clusterStatus(),
+      isDraining: () => draining,
+    });
+    closers.push(() => deps.services.close());
     const runtime = await startActorRuntime({
       dataSource: database.dataSource,
       databaseUrl: config.databaseUrl,
       natsUrl: config.natsUrl,
-      // The actor kinds (objective, schedule, webhook endpoint) are listed
-      // here as they are written; with none the runtime still owns its shards.
-      kinds: [],
+      // The schedule and webhook endpoint kinds join this list as they are written.
+      kinds: [createObjectiveKind({ ...deps.services.objectiveEffects, store: deps.services.objectivesStore, prepareChild: (input) => deps.services.objectives.prepareChild(input) })],
       options: options.runtimeOptions,
       logger: logger.child({ component: 'actors' }),
     });
     closers.push(() => runtime.stop());
-    let draining = false;
-    const deps = createAppDependencies({
-      config, dataSource: database.dataSource, masterKey, logger,
-      clusterStatus: () => runtime.clusterStatus(),
-      isDraining: () => draining,
-    });
+    objectiveCommands.bind(runtime);
     await checkMasterKeyOpensStoredKeys(deps.services);
     await bootstrapFirstAccount(deps.services, database.dataSource, config.dataDir, logger);
     const modelsAdded = await deps.services.models.reconcileCatalog();

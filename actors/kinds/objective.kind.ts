@@ -9,6 +9,8 @@ import type { ObjectivesStore } from '../../src/ports/objectives-store';
 import type { ObjectiveChange } from '../../src/objectives/objective-events';
 import { MODEL_CALL_EFFECT, TOOL_CALL_EFFECT, type ModelCallEffectInput, type ToolCallEffectInput } from '../../src/objectives/objective-loop';
 import { objectiveKindDeclaration } from '../../src/objectives/objective.behavior';
+import { PREPARE_CHILD_EFFECT, type PrepareChildInput } from '../../src/objectives/objective-children';
+import type { ObjectiveStart } from '../../src/objectives/objective-state';
 import type { ToolCallOutcome } from '../../src/tools/tool-call-outcome';
 import type { ToolCallRequest } from '../../src/tools/tool-executor';
 
@@ -16,10 +18,12 @@ export interface ObjectiveKindDependencies {
   models: Pick<ModelProvider, 'complete'>;
   tools: { executeToolCall(call: ToolCallRequest): Promise<ToolCallOutcome> };
   store: Pick<ObjectivesStore, 'project'>;
+  /** Resolves a sub-agent's child objective (ObjectiveService.prepareChild). */
+  prepareChild(input: PrepareChildInput): Promise<ObjectiveStart>;
 }
 
 export function createObjectiveKind(dependencies: ObjectiveKindDependencies): ActorKind {
-  const { models, tools, store } = dependencies;
+  const { models, tools, store, prepareChild } = dependencies;
   return {
     ...objectiveKindDeclaration,
     effects: {
@@ -30,6 +34,7 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
         tools.executeToolCall({
           tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: input.context, signal: context.signal, deadline: context.deadline,
         }),
+      [PREPARE_CHILD_EFFECT]: (input: PrepareChildInput) => prepareChild(input),
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: ObjectiveChange }>),
   };

@@ -10,7 +10,9 @@ import type { DataSource } from 'typeorm';
 import { createApp } from '../../http/app';
 import { createAppDependencies, type Services } from '../../http/dependencies';
 import { createDataSource } from '../../persistence/data-source';
-import { readClusterStatus } from '../../actors';
+import { readClusterStatus, startActorRuntime, type ActorRuntime, type RuntimeOptions } from '../../actors';
+import { createObjectiveKind } from '../../actors/kinds/objective.kind';
+import { RuntimeObjectiveCommands } from '../../actors/kinds/runtime-objective-commands';
 import { loadConfig, type Config } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { sharedTestDatabase } from './global-setup';
@@ -42,6 +44,8 @@ export interface TestApi {
   /** Every log line the app wrote (to check that no secret is logged). */
   logs: string[];
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** The actor runtime, when started with `runtime`. */
+  runtime?: ActorRuntime;
   /** A fresh account with its workspace, admin profile and global key token. */
   bootstrap(name?: string): Promise<BootstrapResult>;
   close(): Promise<void>;
@@ -55,6 +59,12 @@ export interface TestApiOptions {
   logLevel?: string;
   /** Database pool size. @default 5 */
   poolSize?: number;
+  /**
+   * Starts an embedded-mode actor runtime with the objective kind over the
+   * shared database, so objectives run. @default false (objective commands
+   * then answer UNAVAILABLE)
+   */
+  runtime?: boolean | Partial<RuntimeOptions>;
 }
 
 /** Starts the API on an ephemeral port over the shared test database. */
@@ -66,11 +76,24 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const logger = createLogger({ level: options.logLevel ?? 'debug', destination: new Writable({ write(chunk, _encoding, done) { logs.push(String(chunk)); done(); } }) });
   const dataSource = createDataSource({ url: database.url, poolSize: options.poolSize ?? 5 });
   await dataSource.initialize();
+  const objectiveCommands = new RuntimeObjectiveCommands();
   const parts = createAppDependencies({
     config, dataSource, masterKey: config.masterKey ?? RUN_MASTER_KEY, logger,
     clusterStatus: () => readClusterStatus(dataSource, { shardCount: 256, leaseTimeoutMs: 15_000 }),
     isDraining: options.isDraining,
+    ...(options.runtime ? { objectiveCommands } : {}),
   });
+  let runtime: ActorRuntime | undefined;
+  if (options.runtime) {
+    runtime = await startActorRuntime({
+      dataSource,
+      databaseUrl: database.url,
+      kinds: [createObjectiveKind({ ...parts.services.objectiveEffects, store: parts.services.objectivesStore, prepareChild: (input) => parts.services.objectives.prepareChild(input) })],
+      options: { shardCount: 16, outboxPollMs: 50, ...(typeof options.runtime === 'object' ? options.runtime : {}) },
+      logger: logger.child({ component: 'actors' }),
+    });
+    objectiveCommands.bind(runtime);
+  }
   const app = createApp(parts.app);
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -104,8 +127,11 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
       counter += 1;
       return parts.services.accounts.bootstrap({ accountName: name ?? `account-${counter}`, email: `admin-${Date.now()}-${counter}-${Math.random().toString(36).slice(2)}@example.com` });
     },
+    runtime,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await runtime?.stop();
+      await parts.services.close();
       await dataSource.destroy();
     },
   };

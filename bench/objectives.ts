@@ -1,0 +1,195 @@
+// Objectives benchmark (issue 9 item 11): prints JSON lines of figures, asserts
+// nothing. One node in process (the real HTTP API and the actor runtime over a
+// fresh Postgres database, in-process bus), the builtin/scripted model and a
+// loopback HTTP tool server:
+// 1. throughput: objectives created over HTTP with OBJECTIVES_IN_FLIGHT in
+//    flight, each calling the tool once and answering (USER_MESSAGE,
+//    ASSISTANT_MESSAGE, TOOL_CALLED, TOOL_RESULT, ASSISTANT_MESSAGE, FINALIZED
+//    and the status changes), measured from the POST to COMPLETED in the read
+//    model; with the runtime's turn overhead (agentrt_actor_turn_duration_seconds);
+// 2. memory: APPROVALS objectives left awaiting approval, the node's heap and
+//    RSS once all wait, and again once their actors are passivated.
+// Run with `npm run bench:objectives` (APPROVALS=10000 for a quicker run).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent, request } from 'undici';
+import { register } from 'prom-client';
+import { startTestApi } from '../test/support/api';
+
+const OBJECTIVES_IN_FLIGHT = 32;
+const DURATION_MS = Number(process.env.DURATION_MS ?? 15_000);
+const APPROVALS = Number(process.env.APPROVALS ?? 100_000);
+const APPROVAL_CREATORS = 64;
+const PASSIVATE_AFTER_MS = 20_000;
+
+function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return 0;
+  return Number(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))].toFixed(2));
+}
+
+const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
+
+function log(line: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+}
+
+async function startToolServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((incoming, response) => {
+    incoming.resume();
+    incoming.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{"answer":42}'));
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/** Sums the turn-duration histogram into percentiles (bucket upper bounds, ms). */
+async function turnOverhead(): Promise<{ turns: number; p50Ms: number | null; p99Ms: number | null }> {
+  const metric = register.getSingleMetric('agentrt_actor_turn_duration_seconds');
+  if (!metric) return { turns: 0, p50Ms: null, p99Ms: null };
+  const values = (await metric.get()).values as Array<{ value: number; labels: Record<string, string | number>; metricName?: string }>;
+  const buckets = values.filter((value) => value.metricName?.endsWith('_bucket') && value.labels.kind === 'objective');
+  const total = values.find((value) => value.metricName?.endsWith('_count') && value.labels.kind === 'objective')?.value ?? 0;
+  const at = (share: number) => {
+    const wanted = total * share;
+    const sorted = buckets.map((bucket) => ({ le: Number(bucket.labels.le), count: bucket.value })).sort((a, b) => a.le - b.le);
+    return (sorted.find((bucket) => bucket.count >= wanted)?.le ?? Infinity) * 1000;
+  };
+  return { turns: total, p50Ms: at(0.5), p99Ms: at(0.99) };
+}
+
+async function main(): Promise<void> {
+  const tools = await startToolServer();
+  const api = await startTestApi({
+    logLevel: 'silent',
+    poolSize: 10,
+    runtime: { shardCount: 64, passivateAfterMs: PASSIVATE_AFTER_MS, outboxPollMs: 50 },
+    env: { AGENTRT_RATE_LIMIT_PER_SECOND: '1000000', AGENTRT_RATE_LIMIT_BURST: '1000000', AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' },
+  });
+  const dispatcher = new Agent({ connections: APPROVAL_CREATORS, keepAliveTimeout: 60_000 });
+  try {
+    const account = await api.bootstrap('bench-objectives');
+    const headers = { authorization: `Bearer ${account.globalApiKey.token}`, 'content-type': 'application/json' };
+    const ws = account.workspaceId;
+    const post = async (path: string, body: unknown) => {
+      const response = await request(`${api.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body), dispatcher });
+      const text = await response.body.text();
+      if (response.statusCode !== 200) throw new Error(`POST ${path}: ${response.statusCode} ${text}`);
+      return JSON.parse(text) as { metadata: { id: string } };
+    };
+    const agent = await post(`/v1/workspaces/${ws}/agents`, { metadata: { name: 'bench-agent' } });
+    const variation = await post(`/v1/workspaces/${ws}/agents/${agent.metadata.id}/variations`, {
+      metadata: { name: 'v1' }, spec: { prompt: 'You help.', modelConfig: { modelId: 'builtin/scripted' } },
+    });
+    const lookup = await post(`/v1/workspaces/${ws}/tools`, { metadata: { name: 'lookup' }, spec: { description: 'Looks up', http: { url: `${tools.url}/lookup`, method: 'POST' } } });
+    const risky = await post(`/v1/workspaces/${ws}/tools`, { metadata: { name: 'risky' }, spec: { description: 'Needs approval', requiresApproval: true, http: { url: `${tools.url}/risky`, method: 'POST' } } });
+    for (const tool of [lookup, risky]) {
+      await post(`/v1/workspaces/${ws}/agents/${agent.metadata.id}/variations/${variation.metadata.id}/assignments`, { toolId: tool.metadata.id });
+    }
+    const create = (initialMessage: string) => post(`/v1/workspaces/${ws}/objectives`, { agentId: agent.metadata.id, initialMessage });
+
+    // Completion is read from the read model in one query per poll for every objective in flight.
+    const waiting = new Map<string, { startedAt: bigint; done: () => void }>();
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        if (waiting.size) {
+          const rows: Array<{ id: string }> = await api.dataSource.query(
+            "SELECT id FROM objectives WHERE id = ANY($1) AND status IN ('OBJECTIVE_STATUS_COMPLETED', 'OBJECTIVE_STATUS_FAILED', 'OBJECTIVE_STATUS_CANCELLED')",
+            [[...waiting.keys()]],
+          );
+          for (const row of rows) waiting.get(row.id)?.done();
+        }
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    const runOne = async (latencies: number[]) => {
+      const startedAt = process.hrtime.bigint();
+      const objective = await create('CALL lookup {"q":"meaning"}\nSAY done');
+      await new Promise<void>((resolve) => waiting.set(objective.metadata.id, { startedAt, done: resolve }));
+      waiting.delete(objective.metadata.id);
+      latencies.push(Number(process.hrtime.bigint() - startedAt) / 1e6);
+    };
+    // Warm-up: connections, prepared statements, JIT.
+    await Promise.all(Array.from({ length: OBJECTIVES_IN_FLIGHT }, () => runOne([])));
+    register.getSingleMetric('agentrt_actor_turn_duration_seconds')?.reset();
+
+    const latencies: number[] = [];
+    const started = Date.now();
+    const deadline = started + DURATION_MS;
+    await Promise.all(Array.from({ length: OBJECTIVES_IN_FLIGHT }, async () => {
+      while (Date.now() < deadline) await runOne(latencies);
+    }));
+    const elapsedMs = Date.now() - started;
+    const [{ events }] = await api.dataSource.query(
+      'SELECT round(avg(c), 1)::float AS events FROM (SELECT count(*) AS c FROM objective_events e JOIN objectives o ON o.id = e.objective_id WHERE o.workspace_id = $1 GROUP BY e.objective_id) per',
+      [ws],
+    );
+    latencies.sort((a, b) => a - b);
+    log({
+      bench: 'objectives-throughput',
+      inFlight: OBJECTIVES_IN_FLIGHT,
+      completed: latencies.length,
+      objectivesPerSecond: Math.round((latencies.length / elapsedMs) * 1000),
+      endToEndP50Ms: percentile(latencies, 50),
+      endToEndP99Ms: percentile(latencies, 99),
+      eventsPerObjective: events,
+      turnOverhead: await turnOverhead(),
+      target: '>= 300 objectives/s; turn overhead median < 2 ms',
+    });
+
+    // Memory: objectives waiting for approval.
+    global.gc?.();
+    const before = process.memoryUsage();
+    let created = 0;
+    const createdIds: string[] = [];
+    const progressEvery = Math.max(1000, Math.floor(APPROVALS / 20));
+    const approvalsStarted = Date.now();
+    await Promise.all(Array.from({ length: APPROVAL_CREATORS }, async () => {
+      while (created < APPROVALS) {
+        created += 1;
+        const objective = await create('CALL risky {"q":"drop"}\nSAY approved');
+        createdIds.push(objective.metadata.id);
+        if (createdIds.length % progressEvery === 0) log({ progress: 'awaiting-approval objectives created', count: createdIds.length, elapsedS: Math.round((Date.now() - approvalsStarted) / 1000) });
+      }
+    }));
+    const awaiting = async () => {
+      const [{ count }] = await api.dataSource.query("SELECT count(*)::int AS count FROM objectives WHERE workspace_id = $1 AND status = 'OBJECTIVE_STATUS_AWAITING_APPROVAL'", [ws]);
+      return count as number;
+    };
+    while ((await awaiting()) < createdIds.length) await new Promise((resolve) => setTimeout(resolve, 500));
+    global.gc?.();
+    const waitingActive = process.memoryUsage();
+    const activeActors = (await register.getSingleMetric('agentrt_actor_active')?.get())?.values[0]?.value ?? null;
+    await new Promise((resolve) => setTimeout(resolve, PASSIVATE_AFTER_MS + 5_000));
+    global.gc?.();
+    const passivated = process.memoryUsage();
+    const activeAfter = (await register.getSingleMetric('agentrt_actor_active')?.get())?.values[0]?.value ?? null;
+    log({
+      bench: 'objectives-awaiting-approval',
+      objectives: createdIds.length,
+      createdPerSecond: Math.round((createdIds.length / (Date.now() - approvalsStarted - PASSIVATE_AFTER_MS - 5_000)) * 1000),
+      gcExposed: typeof global.gc === 'function',
+      whileActive: { activeActors, heapUsedMiB: mib(waitingActive.heapUsed), heapGrowthMiB: mib(waitingActive.heapUsed - before.heapUsed), rssMiB: mib(waitingActive.rss) },
+      afterPassivation: { activeActors: activeAfter, heapUsedMiB: mib(passivated.heapUsed), heapGrowthMiB: mib(passivated.heapUsed - before.heapUsed), rssMiB: mib(passivated.rss) },
+      target: '100,000 awaiting approval in < 1 GiB',
+    });
+    polling = false;
+    await poller;
+  } finally {
+    await dispatcher.close();
+    await api.close();
+    await tools.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

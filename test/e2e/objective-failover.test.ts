@@ -1,0 +1,208 @@
+// Objectives through node failures (issue 9 item 10), on two BUILT nodes in
+// cluster mode over real Postgres and NATS, driven over their HTTP APIs as a
+// user would: an objective whose tool call is in flight when the node running
+// it is killed with SIGKILL finishes on the other node with no outside message,
+// the tool seeing the same Idempotency-Key again; and an objective awaiting
+// approval on a node that is then killed is approved through the other node
+// and finishes there. The node running an objective is found from GET
+// /v1/cluster (shard owners) and the "listening" log line's nodeId.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { ulid } from 'ulid';
+import { shardOf } from '../../src/sharding/fnv1a32';
+import { eventually } from '../support/cluster-harness';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { assertBuilt, cliEnv, startServe, type ServeProcess } from './cli-process';
+
+const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+const SHARD_COUNT = 8;
+
+interface HeldToolServer {
+  url: string;
+  /** Every request: path and Idempotency-Key. */
+  requests: Array<{ path: string; idempotencyKey: string | undefined }>;
+  close(): Promise<void>;
+}
+
+/**
+ * `/hold` never answers the first request of an Idempotency-Key (the node
+ * sending it is killed while it waits) and answers any later one; `/echo`
+ * answers at once.
+ */
+async function startHeldToolServer(): Promise<HeldToolServer> {
+  const requests: HeldToolServer['requests'] = [];
+  const server = http.createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      const key = request.headers['idempotency-key'] as string | undefined;
+      const route = new URL(request.url ?? '/', 'http://tool.test').pathname;
+      const earlier = requests.filter((item) => item.path === route && item.idempotencyKey === key).length;
+      requests.push({ path: route, idempotencyKey: key });
+      if (route === '/hold' && earlier === 0) return;
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, attempt: earlier + 1 }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+async function deleteStreams(names: string[]): Promise<void> {
+  const connection = await connect({ servers: NATS_URL });
+  try {
+    const manager = await jetstreamManager(connection);
+    for (const name of names) await manager.streams.delete(name).catch(() => false);
+  } finally {
+    await connection.close();
+  }
+}
+
+describe('objectives through node failures (two built nodes, Postgres and NATS)', function () {
+  this.timeout(180_000);
+  let database: TestDatabase;
+  let tools: HeldToolServer;
+  const dataDirs: string[] = [];
+  let nodes: Array<ServeProcess | null> = [];
+  let shared: Record<string, string>;
+  let eventStream: string;
+  let token: string;
+  let workspaceId: string;
+  let agentId: string;
+
+  const liveNode = () => nodes.find((node): node is ServeProcess => node !== null)!;
+
+  async function call(method: string, route: string, body?: unknown, node = liveNode()): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const response = await fetch(`${node.url}${route}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    assert.ok(response.ok, `${method} ${route}: ${response.status} ${text}`);
+    return JSON.parse(text);
+  }
+
+  /** The index in `nodes` of the node whose runtime owns the objective's shard. */
+  async function ownerOf(objectiveId: string): Promise<number> {
+    const shard = shardOf(objectiveId, SHARD_COUNT);
+    let owner = -1;
+    await eventually(async () => {
+      const status = await call('GET', '/v1/cluster');
+      const ownerId = (status.nodes as Array<{ id: string; shards: number[] }>).find((node) => node.shards.includes(shard))?.id;
+      owner = nodes.findIndex((node) => node?.logs().find((line) => line.msg === 'listening')?.nodeId === ownerId);
+      return owner >= 0;
+    }, `an owner for shard ${shard}`, 20_000);
+    return owner;
+  }
+
+  async function startNode(index: number): Promise<void> {
+    nodes[index] = await startServe(cliEnv({ ...shared, AGENTRT_DATA_DIR: dataDirs[index] }));
+  }
+
+  async function objective(id: string) {
+    return call('GET', `/v1/workspaces/${workspaceId}/objectives/${id}`);
+  }
+
+  async function events(id: string): Promise<Array<{ sequence: number; data: { type: string } }>> {
+    return (await call('GET', `/v1/workspaces/${workspaceId}/objectives/${id}/events?limit=1000`)).items;
+  }
+
+  before(async () => {
+    assertBuilt();
+    database = await createTestDatabase();
+    tools = await startHeldToolServer();
+    for (let index = 0; index < 2; index += 1) dataDirs.push(await fs.mkdtemp(path.join(os.tmpdir(), 'agentrt-objective-e2e-')));
+    const suffix = ulid().toLowerCase();
+    eventStream = `E2E_${suffix.toUpperCase()}`;
+    shared = {
+      DATABASE_URL: database.url,
+      NATS_URL,
+      AGENTRT_MASTER_KEY: randomBytes(32).toString('base64'),
+      AGENTRT_SUBJECT_PREFIX: `e2e_${suffix}`,
+      AGENTRT_EVENT_STREAM: eventStream,
+      AGENTRT_SHARD_COUNT: String(SHARD_COUNT),
+      AGENTRT_ALLOW_PRIVATE_NETWORK: 'true',
+      PORT: '0',
+    };
+    nodes = [null, null];
+    await Promise.all([startNode(0), startNode(1)]);
+    const tokens = await Promise.all(dataDirs.map((dir) => fs.readFile(path.join(dir, 'global-api-key.token'), 'utf8').catch(() => null)));
+    token = tokens.find((value) => value !== null)!.trim();
+    workspaceId = (await call('GET', '/v1/workspaces')).items[0].metadata.id;
+    agentId = (await call('POST', `/v1/workspaces/${workspaceId}/agents`, { metadata: { name: 'failover-bot' } })).metadata.id;
+    const variation = await call('POST', `/v1/workspaces/${workspaceId}/agents/${agentId}/variations`, {
+      metadata: { name: 'v1' }, spec: { prompt: 'You help.', modelConfig: { modelId: 'builtin/scripted' } },
+    });
+    const hold = await call('POST', `/v1/workspaces/${workspaceId}/tools`, {
+      metadata: { name: 'hold' }, spec: { description: 'Holds the first call', http: { url: `${tools.url}/hold`, method: 'POST' } },
+    });
+    const risky = await call('POST', `/v1/workspaces/${workspaceId}/tools`, {
+      metadata: { name: 'risky' }, spec: { description: 'Needs approval', requiresApproval: true, http: { url: `${tools.url}/echo`, method: 'POST' } },
+    });
+    for (const tool of [hold, risky]) {
+      await call('POST', `/v1/workspaces/${workspaceId}/agents/${agentId}/variations/${variation.metadata.id}/assignments`, { toolId: tool.metadata.id });
+    }
+  });
+
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') {
+      for (const node of nodes) if (node) process.stderr.write(`node output: ${node.output().stdout.slice(-20_000)}\n${node.output().stderr}\n`);
+    }
+  });
+
+  after(async () => {
+    await Promise.all(nodes.map((node) => node?.stop('SIGKILL')));
+    await tools?.close();
+    await Promise.all(dataDirs.map((dir) => fs.rm(dir, { recursive: true, force: true })));
+    if (eventStream) await deleteStreams([eventStream]);
+    await database?.drop();
+  });
+
+  it('finishes an objective on the other node after the node running its tool call is killed, with the same Idempotency-Key', async () => {
+    const created = await call('POST', `/v1/workspaces/${workspaceId}/objectives`, { agentId, initialMessage: 'CALL hold {"n":1}\nSAY held and done' });
+    const id = created.metadata.id as string;
+    await eventually(async () => tools.requests.some((request) => request.path === '/hold'), 'the tool call reached the tool', 20_000);
+    const owner = await ownerOf(id);
+    await nodes[owner]!.stop('SIGKILL');
+    nodes[owner] = null;
+    await eventually(async () => (await objective(id)).info.status === 'OBJECTIVE_STATUS_COMPLETED', 'COMPLETED on the surviving node', 60_000);
+    const holds = tools.requests.filter((request) => request.path === '/hold');
+    assert.equal(holds.length, 2, 'sent again once after the kill');
+    assert.match(holds[0].idempotencyKey ?? '', /\S/);
+    assert.equal(holds[1].idempotencyKey, holds[0].idempotencyKey, 'the same Idempotency-Key (the tool call id)');
+    const list = await events(id);
+    assert.deepEqual(list.map((event) => event.sequence), list.map((_, index) => index + 1), 'events numbered without gaps');
+    assert.equal(list.filter((event) => event.data.type === 'OBJECTIVE_EVENT_TYPE_TOOL_RESULT').length, 1, 'one result for the one call');
+    assert.equal(list.at(-1)!.data.type, 'OBJECTIVE_EVENT_TYPE_FINALIZED');
+    await startNode(nodes.indexOf(null));
+  });
+
+  it('approves, through the other node, a tool call that was waiting on a node since killed', async () => {
+    const created = await call('POST', `/v1/workspaces/${workspaceId}/objectives`, { agentId, initialMessage: 'CALL risky {"q":"drop"}\nSAY approved and done' });
+    const id = created.metadata.id as string;
+    await eventually(async () => (await objective(id)).info.status === 'OBJECTIVE_STATUS_AWAITING_APPROVAL', 'AWAITING_APPROVAL', 20_000);
+    const [toolCallId] = (await objective(id)).info.pendingToolCallIds as string[];
+    const owner = await ownerOf(id);
+    await nodes[owner]!.stop('SIGKILL');
+    nodes[owner] = null;
+    const approved = await call('PUT', `/v1/workspaces/${workspaceId}/objectives/${id}/tool_calls/${toolCallId}/approve`, {});
+    assert.deepEqual(approved.info.pendingToolCallIds, []);
+    await eventually(async () => (await objective(id)).info.status === 'OBJECTIVE_STATUS_COMPLETED', 'COMPLETED after approval', 60_000);
+    assert.equal(tools.requests.filter((request) => request.path === '/echo' && request.idempotencyKey === toolCallId).length, 1, 'the approved call ran once');
+    const types = (await events(id)).map((event) => event.data.type.replace('OBJECTIVE_EVENT_TYPE_', ''));
+    assert.deepEqual(types.filter((type) => type.startsWith('TOOL_')), ['TOOL_APPROVAL_REQUESTED', 'TOOL_APPROVED', 'TOOL_CALLED', 'TOOL_RESULT']);
+  });
+});
