@@ -23,6 +23,7 @@ import { ToolEntity } from './tool.entity';
 import { ToolSetEntity, ToolSetToolEntity } from './tool-set.entity';
 import { VariationAssignmentEntity } from './variation-assignment.entity';
 import { VariationMemoryLayerEntity } from './variation-memory-layer.entity';
+import { ObjectiveEntity, ObjectiveEventEntity } from './objective.entity';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const entities: EntitySchema<any>[] = [
@@ -49,4 +50,6 @@ export const entities: EntitySchema<any>[] = [
   ToolSetToolEntity,
   VariationAssignmentEntity,
   VariationMemoryLayerEntity,
+  ObjectiveEntity,
+  ObjectiveEventEntity,
 ];

@@ -13,6 +13,7 @@ import { ProfileOidcSubject1763805600000 } from './1763805600000-ProfileOidcSubj
 import { ActorRuntimeStage21763809200000 } from './1763809200000-ActorRuntimeStage2';
 import { EmbeddedEventLog1763812800000 } from './1763812800000-EmbeddedEventLog';
 import { ActorRetentionIndexes1763812900000 } from './1763812900000-ActorRetentionIndexes';
+import { Objectives1763816400000 } from './1763816400000-Objectives';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -27,4 +28,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   ActorRuntimeStage21763809200000,
   EmbeddedEventLog1763812800000,
   ActorRetentionIndexes1763812900000,
+  Objectives1763816400000,
 ];

@@ -15,6 +15,7 @@ import { VariationAssignmentEntity } from '../entities/variation-assignment.enti
 import { VariationMemoryLayerEntity } from '../entities/variation-memory-layer.entity';
 import { registerUniqueMessage, translateDriverError } from './driver-errors';
 import { fetchPage } from './list-query';
+import { countRunningObjectives } from './objectives.store';
 import { findWithCreatorQuery, readRows, readStatement, recordTable } from './record-table';
 
 registerUniqueMessage('uq_variation_assignments_agent', 'the agent is already a sub-agent of this variation');
@@ -178,9 +179,7 @@ function storeFor(manager: EntityManager, dataSource: DataSource): AgentsStore {
       },
     },
     objectives: {
-      // The objectives table arrives with the objectives issue; until then no
-      // agent has running objectives, so DELETE never needs ?force=true.
-      countRunningObjectives: async () => 0,
+      countRunningObjectives: (agentId) => countRunningObjectives(manager, agentId),
     },
   };
 }

@@ -1,7 +1,7 @@
 // SearchStore over Postgres full-text search. Every searchable table carries a
-// generated, weighted `search_tsv` column with a GIN index (migration
-// 1763794800000-TenantsSearchBundles), so whatever writes a row keeps the index
-// current in the same transaction. A search is one UNION ALL over the tables of
+// generated, weighted `search_tsv` column with a GIN index (migrations
+// 1763794800000-TenantsSearchBundles and 1763816400000-Objectives), so whatever
+// writes a row keeps the index current in the same transaction. A search is one UNION ALL over the tables of
 // the requested types, ranked by ts_rank and cut to the limit before the
 // (costlier) ts_headline snippets are computed.
 import type { DataSource } from 'typeorm';
@@ -15,10 +15,12 @@ const HEADLINE_OPTIONS = 'MaxFragments=2, MaxWords=24, MinWords=6, FragmentDelim
 
 interface Source {
   table: string;
-  /** The owning bundle's key (memory entries have none of their own). */
+  /** The owning bundle's key (memory entries and objectives have none of their own). */
   bundleKey: string;
   /** The text snippets are cut from; the same fields the generated column indexes. */
   document: string;
+  /** The hit's `metadata.name` (objectives have no name: their id). @default t.name */
+  name?: string;
 }
 
 const SOURCES: Record<SearchType, Source> = {
@@ -29,6 +31,15 @@ const SOURCES: Record<SearchType, Source> = {
     table: 'memory_entries',
     bundleKey: 'NULL::text',
     document: `concat_ws(' ', t.key, t.title, t.description, left(t.content, ${INDEXED_CONTENT_CHARS}))`,
+  },
+  // External id (split like the index splits it, so its matches are highlighted), label values, and the
+  // first user message (initialMessage, else data as JSON).
+  [SearchType.OBJECTIVES]: {
+    table: 'objectives',
+    bundleKey: 'NULL::text',
+    name: 't.id',
+    document: `concat_ws(' ', translate(t.external_id, '/_.:', '    '), (SELECT string_agg(l.value, ' ') FROM jsonb_each_text(t.labels) l),
+      left(coalesce(t.initial_message, t.data::text), ${INDEXED_CONTENT_CHARS}))`,
   },
 };
 
@@ -50,7 +61,7 @@ interface HitRow {
 
 function branch(type: SearchType): string {
   const source = SOURCES[type];
-  return `(SELECT '${type}'::text AS type, t.id, t.account_id, t.workspace_id, t.name, t.external_id, t.labels, t.profile_id,
+  return `(SELECT '${type}'::text AS type, t.id, t.account_id, t.workspace_id, ${source.name ?? 't.name'} AS name, t.external_id, t.labels, t.profile_id,
       ${source.bundleKey} AS bundle_key, t.created_at, t.updated_at, ${source.document} AS document,
       ts_rank(t.search_tsv, q.query, 32) AS score
     FROM ${source.table} t, q WHERE t.workspace_id = $1 AND t.search_tsv @@ q.query)`;

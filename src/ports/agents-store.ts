@@ -91,8 +91,8 @@ export interface AgentsStore {
   };
   objectives: {
     /**
-     * Objectives of the agent that are not in a terminal state. Always 0 until
-     * the objectives table exists (the objectives issue implements it).
+     * Objectives of the agent that are not in a terminal state (status other
+     * than COMPLETED, FAILED or CANCELLED in the objectives read model).
      */
     countRunningObjectives(agentId: string): Promise<number>;
   };

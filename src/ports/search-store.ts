@@ -9,10 +9,15 @@ export const SearchType = {
   TOOLS: 'tools',
   TOOL_SETS: 'tool_sets',
   MEMORY_ENTRIES: 'memory_entries',
+  OBJECTIVES: 'objectives',
 } as const;
 export type SearchType = (typeof SearchType)[keyof typeof SearchType];
 
-/** One ranked match with the metadata of the resource it found. */
+/**
+ * One ranked match with the metadata of the resource it found. An objective,
+ * which has no name, is named by its id (its OperationMetadata plus `name` and
+ * `updatedAt`).
+ */
 export interface SearchHitRecord {
   type: SearchType;
   metadata: MetadataRecord & { workspaceId: string; bundleKey: string | null };

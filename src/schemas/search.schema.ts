@@ -6,7 +6,7 @@ export const SEARCH_QUERY_MAX = 1000;
 
 export const SearchQuery = Strict({
   query: Type.Optional(Type.String({ maxLength: SEARCH_QUERY_MAX, description: 'Words, "quoted phrases", OR, and -excluded words' })),
-  types: Type.Optional(Type.String({ description: 'Comma-separated: agents, tools, tool_sets, memory_entries (default all)' })),
+  types: Type.Optional(Type.String({ description: 'Comma-separated: agents, tools, tool_sets, memory_entries, objectives (default all)' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, description: 'Default 20; values above 100 are clamped' })),
 });
 export type SearchQuery = Static<typeof SearchQuery>;
@@ -16,6 +16,7 @@ export const SearchResultType = Type.Union([
   Type.Literal('tools'),
   Type.Literal('tool_sets'),
   Type.Literal('memory_entries'),
+  Type.Literal('objectives'),
 ]);
 
 export const SearchResult = Type.Object({

@@ -1,5 +1,5 @@
-// Full-text search over a workspace's agents, tools, tool sets and memory
-// entries (api-decisions.md "Search and bundles"), and progressive tool
+// Full-text search over a workspace's agents, tools, tool sets, memory entries
+// and objectives (api-decisions.md "Search and bundles"), and progressive tool
 // discovery (spec 2.14 `progressiveDiscovery`) over the same index.
 import { InvalidArgumentError } from '../errors';
 import type { WorkspaceRef } from '../auth/workspace-access';
@@ -11,13 +11,7 @@ export const DEFAULT_SEARCH_LIMIT = 20;
 export const MAX_SEARCH_LIMIT = 100;
 export const DEFAULT_MAX_TOOLS = 10;
 export const MAX_DISCOVERED_TOOLS = 100;
-const ALL_TYPES = Object.values(SearchType);
-/**
- * Types api-decisions.md names whose resources are not indexed yet (objectives
- * arrive with their own issue): accepted in `types`, they find nothing.
- */
-const NOT_YET_INDEXED = ['objectives'];
-const KNOWN_TYPES = [...ALL_TYPES, ...NOT_YET_INDEXED];
+const ALL_TYPES: string[] = Object.values(SearchType);
 
 /** A search request as the route passes it. */
 export interface SearchRequest {
@@ -40,19 +34,18 @@ export interface DiscoveryRequest {
 }
 
 /**
- * Parses the `types` parameter into the indexed types to search (a type not
- * indexed yet, like `objectives`, is accepted and dropped).
+ * Parses the `types` parameter into the types to search.
  * @throws InvalidArgumentError naming `types` for an unknown type
  */
 export function parseSearchTypes(raw: string | undefined): SearchType[] {
   const names = (raw ?? '').split(',').map((name) => name.trim()).filter(Boolean);
-  if (!names.length) return [...ALL_TYPES];
+  if (!names.length) return [...ALL_TYPES] as SearchType[];
   for (const name of names) {
-    if (!KNOWN_TYPES.includes(name)) {
-      throw InvalidArgumentError.forField('types', `unknown type "${name}" (one of ${KNOWN_TYPES.join(', ')})`);
+    if (!ALL_TYPES.includes(name)) {
+      throw InvalidArgumentError.forField('types', `unknown type "${name}" (one of ${ALL_TYPES.join(', ')})`);
     }
   }
-  return [...new Set(names)].filter((name) => !NOT_YET_INDEXED.includes(name)) as SearchType[];
+  return [...new Set(names)] as SearchType[];
 }
 
 /**
@@ -79,7 +72,6 @@ export class SearchService {
     const types = parseSearchTypes(request.types);
     const limit = Math.min(request.limit ?? DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT);
     if (limit < 1) throw InvalidArgumentError.forField('limit', 'must be at least 1');
-    if (!types.length) return { items: [] };
     const hits = await this.store.search(workspace.id, query, types, limit);
     return {
       items: hits.map((hit) => ({ type: hit.type, metadata: toResourceMetadata(hit.metadata, hit.metadata.workspaceId), snippet: hit.snippet, score: hit.score })),

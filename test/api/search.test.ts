@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { startTestApi, type TestApi } from '../support/api';
 import type { BootstrapResult } from '../../src/accounts/account.service';
+import { newId } from '../../src/ids';
+import type { ObjectiveChange } from '../../src/objectives/objective-events';
+import { createObjectivesStore } from '../../persistence/repositories/objectives.store';
 
 interface Hit {
   type: string;
@@ -138,6 +141,49 @@ describe('GET /v1/workspaces/{workspaceId}/search', () => {
     });
   });
 
+  describe('objectives', () => {
+    // Objective rows are written only by the objective actor's projector: the
+    // test projects one directly, as the actor's start turn would.
+    async function projectObjective(metadata: { externalId?: string; labels?: Record<string, string> }, spec: { data?: unknown; initialMessage?: string | null }) {
+      const id = newId('objective');
+      const createdAt = new Date().toISOString();
+      const change: ObjectiveChange = {
+        type: 'objective_created', objectiveId: id, workspaceId: account.workspaceId, accountId: account.accountId,
+        start: {
+          metadata: { id, accountId: account.accountId, workspaceId: account.workspaceId, profileId: account.profileId, createdAt, ...metadata },
+          spec: {
+            agentId: 'agt_searched', variationId: 'agtvar_searched', data: spec.data ?? null, initialMessage: spec.initialMessage ?? null, episodicKey: null,
+            memoryLayerIds: [], tenantId: null, subjectId: null, parentObjectiveId: null, scheduleId: null,
+          },
+          startKey: null,
+        },
+      };
+      await createObjectivesStore(api.dataSource).project({ query: (sql, parameters) => api.dataSource.query(sql, parameters) }, [{ actorId: id, change }]);
+      return id;
+    }
+
+    it('finds objectives by external id, label values and first message, named by their id', async () => {
+      const byExternalId = await projectObjective({ externalId: 'invoice/quokka-7' }, { initialMessage: 'Check the invoice' });
+      const byLabel = await projectObjective({ labels: { animal: 'quokka' } }, { data: { order: 1 } });
+      const byMessage = await projectObjective({}, { initialMessage: 'Find the quokka in the report' });
+      const byData = await projectObjective({}, { data: { animal: 'quokka' } });
+      const response = await search('query=quokka');
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      // Weights: external id (A) above label values (B) above the first message (C, data as JSON when no initialMessage).
+      assert.deepEqual(response.body.items.map((item) => item.metadata.id).slice(0, 2), [byExternalId, byLabel]);
+      assert.deepEqual(response.body.items.map((item) => item.metadata.id).slice(2).sort(), [byMessage, byData].sort());
+      const [first] = response.body.items;
+      assert.equal(first.type, 'objectives');
+      assert.equal(first.metadata.name, byExternalId);
+      assert.equal((first.metadata as { externalId?: string }).externalId, 'invoice/quokka-7');
+      assert.equal(first.metadata.workspaceId, account.workspaceId);
+      assert.equal(first.metadata.bundleKey, undefined);
+      assert.match(first.snippet, /\*\*quokka\*\*/);
+      assert.deepEqual((await search('query=quokka&types=agents,tools,tool_sets,memory_entries')).body.items, []);
+      assert.equal((await search('query=quokka&types=objectives')).body.items.length, 4);
+    });
+  });
+
   describe('SearchService.discoverTools', () => {
     let workspaceId: string;
     const ids: Record<string, string> = {};
@@ -216,7 +262,7 @@ describe('GET /v1/workspaces/{workspaceId}/search', () => {
       assert.equal((response.body as unknown as { message: string }).message, 'types: unknown type "widgets" (one of agents, tools, tool_sets, memory_entries, objectives)');
     });
 
-    it('accepts every type of api-decisions.md, objectives included (nothing to find there yet)', async () => {
+    it('accepts every type of api-decisions.md, objectives included', async () => {
       await entry('all-types', { content: 'echidna' });
       const all = await search('query=echidna&types=agents,tools,tool_sets,memory_entries,objectives');
       assert.equal(all.status, 200, JSON.stringify(all.body));

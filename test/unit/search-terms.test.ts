@@ -4,17 +4,17 @@ import { discoveryTerms, parseSearchTypes } from '../../src/search/search.servic
 
 describe('parseSearchTypes', () => {
   it('returns every type when absent or empty', () => {
-    assert.deepEqual(parseSearchTypes(undefined), ['agents', 'tools', 'tool_sets', 'memory_entries']);
-    assert.deepEqual(parseSearchTypes(' , '), ['agents', 'tools', 'tool_sets', 'memory_entries']);
+    assert.deepEqual(parseSearchTypes(undefined), ['agents', 'tools', 'tool_sets', 'memory_entries', 'objectives']);
+    assert.deepEqual(parseSearchTypes(' , '), ['agents', 'tools', 'tool_sets', 'memory_entries', 'objectives']);
   });
 
   it('keeps the listed types once each', () => {
     assert.deepEqual(parseSearchTypes('tools, agents,tools'), ['tools', 'agents']);
   });
 
-  it('accepts objectives (named by api-decisions.md) and drops it until objectives are indexed', () => {
-    assert.deepEqual(parseSearchTypes('agents,objectives'), ['agents']);
-    assert.deepEqual(parseSearchTypes('objectives'), []);
+  it('accepts objectives (named by api-decisions.md)', () => {
+    assert.deepEqual(parseSearchTypes('agents,objectives'), ['agents', 'objectives']);
+    assert.deepEqual(parseSearchTypes('objectives'), ['objectives']);
   });
 
   it('throws InvalidArgumentError naming types for an unknown type', () => {

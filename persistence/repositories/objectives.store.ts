@@ -1,0 +1,277 @@
+// ObjectivesStore over Postgres: the objectives read model (migration
+// Objectives). The projector writes on the actor runtime's connection, inside
+// the fenced transaction of a batch of turns, and is on the hot path of every
+// objective: all the changes of one call go out as ONE statement of three
+// data-modifying CTEs, each fed one JSON array (json_to_recordset), so a call
+// costs one round trip whatever its size. Reads by id and of events are raw,
+// prepared-when-possible statements (record-table.ts); lists page through
+// fetchPage like every other store.
+import type { DataSource, EntityManager } from 'typeorm';
+import type { ObjectiveChange, ObjectiveCreatedRow, ObjectiveInfoChange } from '../../src/objectives/objective-events';
+import { ObjectiveStatus, type ObjectiveEventRecord } from '../../src/objectives/objective-state';
+import type { ObjectiveRecord, ObjectivesStore, ProjectionConnection } from '../../src/ports/objectives-store';
+import type { OperationMetadata } from '../../src/schemas/common.schema';
+import { ObjectiveEntity, ObjectiveEventEntity, type ObjectiveRow } from '../entities/objective.entity';
+import { registerUniqueMessage, translateDriverError } from './driver-errors';
+import { fetchPage } from './list-query';
+import { entityColumns, readRows, readStatement } from './record-table';
+
+registerUniqueMessage('uq_objectives_start_key', 'an objective was already created with this Idempotency-Key');
+
+/*
+ * The one projection statement. $1: rows to create (objective_created, with
+ * the last info of the same call merged in), $2: info updates of rows created
+ * by earlier calls (the last per objective), $3: event rows.
+ * - A created row that already exists (the same turn projected again) only
+ *   takes the info, and only when not older than what is stored.
+ * - An info update is skipped when the stored sequence is later (`<=`: a status
+ *   change that records no event keeps the sequence and must still apply).
+ * - An event already stored (by id, or by objective and sequence) is skipped.
+ * The CTEs see the same snapshot, which is why no objective appears in both
+ * $1 and $2; the events' foreign key is checked at the end of the statement,
+ * after the rows of $1 exist.
+ */
+const PROJECT = `
+  WITH created AS (
+    INSERT INTO objectives AS o (id, account_id, workspace_id, agent_id, variation_id, profile_id, external_id, labels, data,
+      initial_message, episodic_key, memory_layer_ids, tenant_id, subject_id, parent_objective_id, schedule_id,
+      status, info, sequence, start_key, created_at, updated_at)
+    SELECT r.id, r.account_id, r.workspace_id, r.agent_id, r.variation_id, r.profile_id, r.external_id, coalesce(r.labels, '{}'), r.data,
+      r.initial_message, r.episodic_key, coalesce(r.memory_layer_ids, '[]'), r.tenant_id, r.subject_id, r.parent_objective_id, r.schedule_id,
+      r.info->>'status', r.info, r.sequence, r.start_key, r.created_at, now()
+    FROM json_to_recordset($1::json) AS r(id text, account_id text, workspace_id text, agent_id text, variation_id text, profile_id text,
+      external_id text, labels jsonb, data jsonb, initial_message text, episodic_key text, memory_layer_ids jsonb, tenant_id text,
+      subject_id text, parent_objective_id text, schedule_id text, info jsonb, sequence integer, start_key text, created_at timestamptz)
+    ON CONFLICT (id) DO UPDATE SET info = excluded.info, status = excluded.status, sequence = excluded.sequence, updated_at = excluded.updated_at
+      WHERE o.sequence <= excluded.sequence
+  ),
+  updated AS (
+    UPDATE objectives o SET info = r.info, status = r.info->>'status', sequence = r.sequence, updated_at = now()
+    FROM json_to_recordset($2::json) AS r(id text, sequence integer, info jsonb)
+    WHERE o.id = r.id AND o.sequence <= r.sequence
+  ),
+  events AS (
+    INSERT INTO objective_events (id, objective_id, workspace_id, sequence, type, created_at, data, webhook_type, envelope)
+    SELECT r.id, r.objective_id, r.workspace_id, r.sequence, r.type, r.created_at, r.data, r.webhook_type, r.envelope
+    FROM json_to_recordset($3::json) AS r(id text, objective_id text, workspace_id text, sequence integer, type text,
+      created_at timestamptz, data jsonb, webhook_type text, envelope jsonb)
+    ON CONFLICT DO NOTHING
+  )
+  SELECT 1`;
+
+/**
+ * Objectives of an agent not in a terminal state. The predicate is the partial
+ * index ix_objectives_agent_running's, word for word.
+ */
+const COUNT_RUNNING = readStatement(
+  `SELECT count(*)::int AS count FROM objectives
+   WHERE agent_id = $1 AND status NOT IN ('OBJECTIVE_STATUS_COMPLETED', 'OBJECTIVE_STATUS_FAILED', 'OBJECTIVE_STATUS_CANCELLED')`,
+);
+
+/** countRunningByAgent on `manager` (the agents store's delete check runs it in its own transaction). */
+export async function countRunningObjectives(manager: EntityManager, agentId: string): Promise<number> {
+  const rows = await readRows(manager, COUNT_RUNNING, [agentId]);
+  return Number(rows[0]?.count ?? 0);
+}
+
+/** The info of a row created without an info change in the same call (the actor always sends one). */
+function pendingInfo(start: ObjectiveCreatedRow): ObjectiveInfoChange {
+  return {
+    status: ObjectiveStatus.PENDING,
+    createdAt: start.metadata.createdAt,
+    startedAt: null,
+    finishedAt: null,
+    output: null,
+    lastMessage: null,
+    error: null,
+    usage: { promptTokens: 0, completionTokens: 0, costCents: 0 },
+    toolCallCount: 0,
+    subObjectiveCount: 0,
+    pendingToolCallIds: [],
+    sequence: 0,
+  };
+}
+
+type CreatedChange = Extract<ObjectiveChange, { type: 'objective_created' }>;
+type EventChange = Extract<ObjectiveChange, { type: 'objective_event' }>;
+
+function createdRowOf(change: CreatedChange, info: ObjectiveInfoChange): Record<string, unknown> {
+  const { metadata, spec, startKey } = change.start;
+  return {
+    id: change.objectiveId,
+    account_id: change.accountId,
+    workspace_id: change.workspaceId,
+    agent_id: spec.agentId,
+    variation_id: spec.variationId,
+    profile_id: metadata.profileId || null,
+    external_id: metadata.externalId ?? null,
+    labels: metadata.labels ?? {},
+    data: spec.data ?? null,
+    initial_message: spec.initialMessage,
+    episodic_key: spec.episodicKey,
+    memory_layer_ids: spec.memoryLayerIds,
+    tenant_id: spec.tenantId,
+    subject_id: spec.subjectId,
+    parent_objective_id: spec.parentObjectiveId,
+    schedule_id: spec.scheduleId,
+    info,
+    sequence: info.sequence,
+    start_key: startKey,
+    created_at: metadata.createdAt,
+  };
+}
+
+function eventRowOf(change: EventChange): Record<string, unknown> {
+  const { record } = change;
+  return {
+    id: record.id,
+    objective_id: change.objectiveId,
+    workspace_id: change.workspaceId,
+    sequence: record.sequence,
+    type: record.type,
+    created_at: record.createdAt,
+    data: record.data,
+    webhook_type: change.webhookType,
+    envelope: change.envelope,
+  };
+}
+
+/** The three JSON arrays of PROJECT: created rows (with their last info), info updates (the last per objective), event rows. */
+export function projectionParameters(changes: ReadonlyArray<{ change: ObjectiveChange }>): [string, string, string] {
+  const created = new Map<string, CreatedChange>();
+  const infos = new Map<string, ObjectiveInfoChange>();
+  const events: Array<Record<string, unknown>> = [];
+  for (const { change } of changes) {
+    switch (change.type) {
+      case 'objective_created':
+        if (!created.has(change.objectiveId)) created.set(change.objectiveId, change);
+        break;
+      case 'objective': {
+        // Changes come in turn order: the last info of an objective is its newest.
+        const previous = infos.get(change.objectiveId);
+        if (!previous || previous.sequence <= change.info.sequence) infos.set(change.objectiveId, change.info);
+        break;
+      }
+      case 'objective_event':
+        events.push(eventRowOf(change));
+        break;
+      default:
+        // A change this projector does not know must fail its turn, not vanish.
+        throw new Error(`objectives projector: unknown change type ${(change as { type: string }).type}`);
+    }
+  }
+  const createdRows = [...created.values()].map((change) => {
+    const info = infos.get(change.objectiveId) ?? pendingInfo(change.start);
+    infos.delete(change.objectiveId);
+    return createdRowOf(change, info);
+  });
+  const updates = [...infos].map(([id, info]) => ({ id, sequence: info.sequence, info }));
+  return [JSON.stringify(createdRows), JSON.stringify(updates), JSON.stringify(events)];
+}
+
+function metadataOf(row: ObjectiveRow): OperationMetadata {
+  return {
+    id: row.id,
+    accountId: row.accountId,
+    workspaceId: row.workspaceId,
+    profileId: row.profileId ?? '',
+    createdAt: row.createdAt.toISOString(),
+    ...(row.externalId !== null ? { externalId: row.externalId } : {}),
+    ...(row.labels && Object.keys(row.labels).length ? { labels: row.labels } : {}),
+  };
+}
+
+export function objectiveRecordOf(row: ObjectiveRow): ObjectiveRecord {
+  return {
+    id: row.id,
+    accountId: row.accountId,
+    workspaceId: row.workspaceId,
+    metadata: metadataOf(row),
+    spec: {
+      agentId: row.agentId,
+      variationId: row.variationId,
+      data: row.data ?? null,
+      initialMessage: row.initialMessage,
+      episodicKey: row.episodicKey,
+      memoryLayerIds: row.memoryLayerIds ?? [],
+      tenantId: row.tenantId,
+      subjectId: row.subjectId,
+      parentObjectiveId: row.parentObjectiveId,
+      scheduleId: row.scheduleId,
+    },
+    info: row.info,
+    startKey: row.startKey,
+    updatedAt: row.updatedAt,
+  };
+}
+
+export function createObjectivesStore(dataSource: DataSource): ObjectivesStore {
+  const manager = dataSource.manager;
+  const objectives = manager.getRepository(ObjectiveEntity);
+  const columns = entityColumns(manager, ObjectiveEntity, 't');
+  const eventColumns = entityColumns(manager, ObjectiveEventEntity, 'e', ['id', 'objectiveId', 'sequence', 'type', 'createdAt', 'data']);
+  const byId = readStatement(`SELECT ${columns.json} AS r FROM objectives t WHERE t.id = $1`);
+  const byStartKey = readStatement(`SELECT ${columns.json} AS r FROM objectives t WHERE t.workspace_id = $1 AND t.start_key = $2`);
+  const eventsAfter = readStatement(
+    `SELECT ${eventColumns.json} AS r FROM objective_events e WHERE e.objective_id = $1 AND e.sequence > $2 ORDER BY e.sequence LIMIT $3`,
+  );
+
+  async function readOne(statement: ReturnType<typeof readStatement>, values: unknown[]): Promise<ObjectiveRecord | null> {
+    const row = (await readRows(manager, statement, values))[0];
+    const decoded = row ? columns.decode(row.r) : null;
+    return decoded ? objectiveRecordOf(decoded) : null;
+  }
+
+  return {
+    async project(connection: ProjectionConnection, changes) {
+      if (!changes.length) return;
+      try {
+        await connection.query(PROJECT, projectionParameters(changes));
+      } catch (error) {
+        throw translateDriverError(error);
+      }
+    },
+
+    findById: (id) => readOne(byId, [id]),
+
+    findByStartKey: (workspaceId, startKey) => readOne(byStartKey, [workspaceId, startKey]),
+
+    async list(workspaceId, page, filter) {
+      const query = objectives.createQueryBuilder('o').where('o.workspace_id = :workspaceId', { workspaceId });
+      const equal: Array<[column: string, value: string | undefined]> = [
+        ['agent_id', filter.agentId],
+        ['status', filter.status],
+        ['tenant_id', filter.tenantId],
+        ['subject_id', filter.subjectId],
+        ['schedule_id', filter.scheduleId],
+        ['parent_objective_id', filter.parentObjectiveId],
+        ['external_id', filter.externalId],
+      ];
+      for (const [column, value] of equal) {
+        if (value !== undefined) query.andWhere(`o.${column} = :${column}`, { [column]: value });
+      }
+      // Objectives have no name: a prefix matches the id.
+      const rows = await fetchPage(query, 'o', page, filter, 'id');
+      return rows.map(objectiveRecordOf);
+    },
+
+    async listEvents(objectiveId, afterSequence, limit) {
+      const rows = await readRows(manager, eventsAfter, [objectiveId, afterSequence, limit]);
+      return rows.map((row): ObjectiveEventRecord => {
+        const event = eventColumns.decode(row.r)!;
+        return { id: event.id, objectiveId: event.objectiveId, sequence: event.sequence, type: event.type, createdAt: event.createdAt.toISOString(), data: event.data };
+      });
+    },
+
+    countRunningByAgent: (agentId) => countRunningObjectives(manager, agentId),
+
+    async idsNaming({ workspaceId, tenantId, subjectIds }) {
+      if (tenantId === undefined && !subjectIds.length) return [];
+      const rows: Array<{ id: string }> = await manager.query(
+        `SELECT id FROM objectives WHERE workspace_id = $1 AND (tenant_id = $2 OR subject_id = ANY($3::text[])) ORDER BY id`,
+        [workspaceId, tenantId ?? null, subjectIds],
+      );
+      return rows.map((row) => row.id);
+    },
+  };
+}
