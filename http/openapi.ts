@@ -24,12 +24,26 @@ function parameters(schema: TSchema | undefined, location: 'path' | 'query'): Js
 
 const errorResponse = { description: 'Error (Status body)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Status' } } } };
 
+/**
+ * A Server-Sent Events answer: OpenAPI 3.1 has no schema for a stream's items,
+ * so the JSON of each `data:` line is given as `x-sse-data`.
+ */
+function eventStreamResponse(route: RouteDefinition): JsonObject {
+  return {
+    description: 'Server-Sent Events; each message\'s `data:` line is one JSON value of the schema in x-sse-data',
+    content: { 'text/event-stream': { schema: { type: 'string' }, 'x-sse-data': plain(route.response) } },
+  };
+}
+
 function operation(route: RouteDefinition): JsonObject {
   const headers: JsonObject[] = [];
   if (route.workspace === 'flat') {
     headers.push({ name: 'X-Workspace-Id', in: 'header', required: false, schema: { type: 'string' }, description: 'Required for the global key and users on flat paths' });
   }
   if (route.idempotent) headers.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } });
+  if (route.produces === 'text/event-stream') {
+    headers.push({ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' }, description: 'The id: of the last event received; the stream resumes after it' });
+  }
   if (route.conditional) headers.push({ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'metadata.updatedAt of the version being changed' });
   return {
     operationId: route.operationId,
@@ -40,7 +54,7 @@ function operation(route: RouteDefinition): JsonObject {
     parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query'), ...headers],
     ...(route.body ? { requestBody: { required: false, content: { 'application/json': { schema: plain(route.body) } } } } : {}),
     responses: {
-      200: { description: 'OK', content: { 'application/json': { schema: plain(route.response) } } },
+      200: route.produces === 'text/event-stream' ? eventStreamResponse(route) : { description: 'OK', content: { 'application/json': { schema: plain(route.response) } } },
       default: errorResponse,
     },
   };

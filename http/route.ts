@@ -16,6 +16,9 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  */
 export type WorkspaceBinding = 'path' | 'flat' | 'none';
 
+/** Media types a route answers with on success. */
+export type ResponseMediaType = 'application/json' | 'text/event-stream';
+
 /** What a handler receives: validated input plus who is calling and where. */
 export interface RouteRequest<Params, Query, Body> {
   params: Params;
@@ -47,6 +50,12 @@ export interface RouteOptions<P extends TSchema, Q extends TSchema, B extends TS
   response: R;
   /** Accepts `Idempotency-Key` (POSTs that create). */
   idempotent?: boolean;
+  /**
+   * The success response's media type. `text/event-stream` routes stream on
+   * `koa` themselves; `response` then describes the JSON of each `data:` line.
+   * @default 'application/json'
+   */
+  produces?: ResponseMediaType;
   /** Accepts `If-Match: <updatedAt>` (PATCH of {metadata, spec, info} resources). */
   conditional?: boolean;
   /** Extra rate-limit cost for this call (default 1). */
@@ -78,6 +87,7 @@ export interface RouteDefinition {
   response: TSchema;
   idempotent: boolean;
   conditional: boolean;
+  produces?: ResponseMediaType;
   auth: 'bearer' | 'none';
   bodyLimitBytes?: number;
   readOnlyFields?: readonly string[];

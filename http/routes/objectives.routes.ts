@@ -1,0 +1,255 @@
+// Objectives (api-decisions.md "Objectives", interface-spec 4.10): create, read,
+// list, follow-up messages, cancel, approve, deny, feedback, the events list
+// and the events as Server-Sent Events.
+//
+// The SSE stream reads the read model (the objective_events rows every
+// objective actor projects in its own turn), not the actor or the bus, so any
+// node answers it, whichever node runs the objective. It polls
+// ObjectiveService.eventsAfter every SSE_POLL_MS in batches of SSE_BATCH:
+// one indexed read per open stream and poll.
+import { once } from 'node:events';
+import { PassThrough } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Type } from '@sinclair/typebox';
+import type Koa from 'koa';
+import type { WorkspaceRef } from '../../src/auth/workspace-access';
+import { InvalidArgumentError } from '../../src/errors';
+import type { ObjectiveService } from '../../src/objectives/objective.service';
+import { parseLabelSelector } from '../../src/resource/labels';
+import { pageRequest } from '../../src/resource/pagination';
+import { Feedback } from '../../src/schemas/agents.schema';
+import { ListOf, PathIds, Strict, listParamProperties } from '../../src/schemas/common.schema';
+import {
+  ApproveToolCallBody, CancelObjectiveBody, CreateObjectiveBody, DenyToolCallBody, FollowUpMessageBody, Objective, ObjectiveEventView,
+  ObjectiveFeedbackBody, ObjectiveListFilters,
+} from '../../src/schemas/objectives.schema';
+import { defineRoute, type RouteDefinition } from '../route';
+
+/** How often an open stream looks for new events. */
+export const SSE_POLL_MS = 150;
+/** Most events one read of a stream fetches (a backlog is sent in batches of this size). */
+export const SSE_BATCH = 100;
+/** A comment line this often keeps proxies and load balancers from closing a quiet stream. */
+export const SSE_HEARTBEAT_MS = 15_000;
+/** The reconnection delay the stream asks EventSource clients to use (`retry:`). */
+export const SSE_RETRY_MS = 1000;
+
+const TERMINAL = new Set(['OBJECTIVE_STATUS_COMPLETED', 'OBJECTIVE_STATUS_FAILED', 'OBJECTIVE_STATUS_CANCELLED']);
+const FINALIZED = 'OBJECTIVE_EVENT_TYPE_FINALIZED';
+
+export interface ObjectiveRoutesOptions {
+  objectives: ObjectiveService;
+  /** True once the node shuts down: open streams end, so clients resume on another node with Last-Event-ID. */
+  isDraining?: () => boolean;
+  /** Stream timings (tests shorten them). */
+  stream?: Partial<{ pollMs: number; heartbeatMs: number; batch: number }>;
+}
+
+const WorkspacePath = PathIds({ workspaceId: 'workspace' });
+const ObjectivePath = PathIds({ workspaceId: 'workspace', id: 'objective' });
+const ToolCallPath = Strict({
+  workspaceId: ObjectivePath.properties.workspaceId,
+  id: ObjectivePath.properties.id,
+  toolCallId: Type.String({ minLength: 1, maxLength: 128, description: 'The id carried by the tool_approval_requested event' }),
+});
+const ListQuery = Strict({ ...listParamProperties, ...ObjectiveListFilters });
+const EventsQuery = Strict({ cursor: listParamProperties.cursor, limit: listParamProperties.limit });
+const StreamQuery = Strict({
+  lastEventId: Type.Optional(Type.Integer({ minimum: 0, description: 'Resume after this sequence; the Last-Event-ID header wins when both are sent' })),
+});
+
+/** The sequence a stream resumes after: Last-Event-ID, else `lastEventId`, else 0 (from the start). */
+function resumeAfter(header: string | string[] | undefined, query: number | undefined): number {
+  const raw = Array.isArray(header) ? header[0] : header;
+  if (raw === undefined || raw.trim() === '') return query ?? 0;
+  const value = raw.trim();
+  if (!/^\d{1,15}$/.test(value)) throw InvalidArgumentError.forField('Last-Event-ID', 'must be the sequence (id:) of an event of this stream');
+  return Number(value);
+}
+
+/** One SSE message: `id:` the sequence, `data:` the event as GET /events lists it (one line of JSON). */
+function formatEvent(event: ObjectiveEventView): string {
+  return `id: ${event.sequence}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+interface StreamSettings {
+  pollMs: number;
+  heartbeatMs: number;
+  batch: number;
+  isDraining: () => boolean;
+}
+
+/**
+ * Streams the objective's events after `after` on `ctx`. The first read
+ * happens before anything is written, so an unknown objective is a plain
+ * NOT_FOUND; a resume with nothing left of a finalized objective is 204 (which
+ * tells EventSource to stop reconnecting).
+ */
+async function openEventStream(
+  objectives: ObjectiveService, settings: StreamSettings, ctx: Koa.Context, workspace: WorkspaceRef, id: string, after: number,
+): Promise<void> {
+  const first = await objectives.eventsAfter(workspace, id, after, settings.batch);
+  if (first.events.length === 0 && TERMINAL.has((await objectives.get(workspace, id)).info.status)) {
+    ctx.status = 204;
+    return;
+  }
+  ctx.req.socket.setTimeout(0);
+  ctx.req.socket.setNoDelay(true);
+  ctx.req.socket.setKeepAlive(true);
+  ctx.status = 200;
+  ctx.type = 'text/event-stream';
+  ctx.set('Cache-Control', 'no-cache');
+  ctx.set('X-Accel-Buffering', 'no');
+  const stream = new PassThrough();
+  ctx.body = stream;
+  // Koa pipes the stream once the middleware returns; the response closes when the client goes away.
+  const stopped = new AbortController();
+  const stop = () => stopped.abort();
+  ctx.res.once('close', stop);
+  stream.once('close', stop);
+  void pump(objectives, settings, stream, stopped.signal, { workspace, id, after, first }).finally(() => {
+    ctx.res.off('close', stop);
+    if (!stream.destroyed && !stream.writableEnded) stream.end();
+  });
+}
+
+interface StreamStart {
+  workspace: WorkspaceRef;
+  id: string;
+  /** The sequence the client has seen. */
+  after: number;
+  /** The first read, made before the answer began. */
+  first: Awaited<ReturnType<ObjectiveService['eventsAfter']>>;
+}
+
+async function pump(objectives: ObjectiveService, settings: StreamSettings, stream: PassThrough, signal: AbortSignal, start: StreamStart): Promise<void> {
+  const { workspace, id } = start;
+  /** Writes respecting backpressure; false once the stream is gone. */
+  const write = async (chunk: string): Promise<boolean> => {
+    if (signal.aborted || stream.destroyed) return false;
+    if (stream.write(chunk)) return true;
+    // A slow reader: wait until it caught up (or left: `signal` aborts when the stream closes).
+    await once(stream, 'drain', { signal }).catch(() => undefined);
+    return !signal.aborted;
+  };
+  let batch = start.first;
+  let lastSequence = start.after;
+  let lastType: string | undefined;
+  let lastWrite = Date.now();
+  if (!(await write(`retry: ${SSE_RETRY_MS}\n\n`))) return;
+  try {
+    for (;;) {
+      for (const event of batch.events) {
+        if (!(await write(formatEvent(event)))) return;
+        lastSequence = event.sequence;
+        lastType = event.data.type;
+        lastWrite = Date.now();
+      }
+      const full = batch.events.length >= settings.batch;
+      // Finalized and nothing after it: done. (A follow-up after COMPLETED adds
+      // events after a FINALIZED; a stream that sees them keeps going.)
+      if (!full && lastType === FINALIZED) return;
+      if (settings.isDraining()) return;
+      if (!full) {
+        await sleep(settings.pollMs, undefined, { signal }).catch(() => undefined);
+        if (signal.aborted) return;
+        if (Date.now() - lastWrite >= settings.heartbeatMs) {
+          if (!(await write(': heartbeat\n\n'))) return;
+          lastWrite = Date.now();
+        }
+      }
+      batch = await objectives.eventsAfter(workspace, id, lastSequence, settings.batch);
+    }
+  } catch {
+    // The read failed (database gone, node stopping, objective erased): end
+    // the stream; the client resumes with Last-Event-ID, on another node if need be.
+    await write(': read failed; reconnect with Last-Event-ID\n\n');
+  }
+}
+
+export function objectiveRoutes({ objectives, isDraining, stream }: ObjectiveRoutesOptions): RouteDefinition[] {
+  const base = '/v1/workspaces/{workspaceId}/objectives';
+  const read = { scope: 'objectives:read', workspace: 'path' } as const;
+  const manage = { scope: 'objectives:manage', workspace: 'path' } as const;
+  const settings: StreamSettings = {
+    pollMs: stream?.pollMs ?? SSE_POLL_MS,
+    heartbeatMs: stream?.heartbeatMs ?? SSE_HEARTBEAT_MS,
+    batch: stream?.batch ?? SSE_BATCH,
+    isDraining: isDraining ?? (() => false),
+  };
+  return [
+    defineRoute({
+      method: 'POST', path: base, operationId: 'createObjective', summary: 'Create and start an objective', ...manage,
+      params: WorkspacePath, body: CreateObjectiveBody, response: Objective, idempotent: true,
+      handler: ({ workspace, principal, body, headers }) => {
+        const key = headers['idempotency-key'];
+        const idempotencyKey = Array.isArray(key) ? key[0] : key;
+        return objectives.create(workspace, principal, body, idempotencyKey ? { idempotencyKey } : {});
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: base, operationId: 'listObjectives', summary: 'List objectives', ...read,
+      params: WorkspacePath, query: ListQuery, response: ListOf(Objective),
+      handler: ({ workspace, query }) =>
+        objectives.list(workspace, pageRequest(query), {
+          prefix: query.prefix,
+          labels: parseLabelSelector(query.labels),
+          agentId: query.agentId,
+          status: query.status,
+          tenantId: query.tenantId,
+          subjectId: query.subjectId,
+          scheduleId: query.scheduleId,
+          parentObjectiveId: query.parentObjectiveId,
+          externalId: query.externalId,
+        }),
+    }),
+    defineRoute({
+      method: 'GET', path: `${base}/{id}`, operationId: 'getObjective', summary: 'Get an objective', ...read,
+      params: ObjectivePath, response: Objective,
+      handler: ({ workspace, params }) => objectives.get(workspace, params.id),
+    }),
+    defineRoute({
+      method: 'POST', path: `${base}/{id}/messages`, operationId: 'sendObjectiveMessage',
+      summary: 'Send a follow-up user message (taken at the next turn; after COMPLETED the objective runs again)', ...manage,
+      params: ObjectivePath, body: FollowUpMessageBody, response: Objective,
+      handler: ({ workspace, params, body }) => objectives.sendMessage(workspace, params.id, body.content),
+    }),
+    defineRoute({
+      method: 'POST', path: `${base}/{id}/cancel`, operationId: 'cancelObjective', summary: 'Cancel an objective and its running sub-objectives', ...manage,
+      params: ObjectivePath, body: CancelObjectiveBody, response: Objective,
+      handler: ({ workspace, params, body }) => objectives.cancel(workspace, params.id, body.reason),
+    }),
+    defineRoute({
+      method: 'PUT', path: `${base}/{id}/tool_calls/{toolCallId}/approve`, operationId: 'approveToolCall', summary: 'Approve a tool call awaiting approval', ...manage,
+      params: ToolCallPath, body: ApproveToolCallBody, response: Objective,
+      handler: ({ workspace, params }) => objectives.approve(workspace, params.id, params.toolCallId),
+    }),
+    defineRoute({
+      method: 'PUT', path: `${base}/{id}/tool_calls/{toolCallId}/deny`, operationId: 'denyToolCall',
+      summary: 'Deny a tool call awaiting approval; the memo goes to the model as the call\'s result', ...manage,
+      params: ToolCallPath, body: DenyToolCallBody, response: Objective,
+      handler: ({ workspace, params, body }) => objectives.deny(workspace, params.id, params.toolCallId, body.memo),
+    }),
+    defineRoute({
+      method: 'POST', path: `${base}/{id}/feedback`, operationId: 'createObjectiveFeedback', summary: 'Rate an objective (moves its variation\'s score)', ...manage,
+      params: ObjectivePath, body: ObjectiveFeedbackBody, response: Feedback,
+      handler: ({ workspace, principal, params, body }) => objectives.recordFeedback(workspace, principal, params.id, body),
+    }),
+    defineRoute({
+      method: 'GET', path: `${base}/{id}/events`, operationId: 'listObjectiveEvents', summary: 'List an objective\'s events, ascending by sequence', ...read,
+      params: ObjectivePath, query: EventsQuery, response: ListOf(ObjectiveEventView),
+      handler: ({ workspace, params, query }) => objectives.listEvents(workspace, params.id, pageRequest(query)),
+    }),
+    defineRoute({
+      method: 'GET', path: `${base}/{id}/events/stream`, operationId: 'streamObjectiveEvents',
+      summary: 'Server-Sent Events of an objective: `id:` the sequence, `data:` the event; resumes after Last-Event-ID; ends after FINALIZED (204 when a resume finds nothing left)',
+      ...read, produces: 'text/event-stream',
+      params: ObjectivePath, query: StreamQuery, response: ObjectiveEventView,
+      handler: async ({ workspace, params, query, headers, koa }) => {
+        await openEventStream(objectives, settings, koa, workspace, params.id, resumeAfter(headers['last-event-id'], query.lastEventId));
+        // The answer is the stream set on koa.body (or the 204): nothing for mount to write.
+        return undefined as never;
+      },
+    }),
+  ];
+}
