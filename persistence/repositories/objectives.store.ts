@@ -8,7 +8,8 @@
 // fetchPage like every other store.
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ObjectiveChange, ObjectiveCreatedRow, ObjectiveInfoChange } from '../../src/objectives/objective-events';
-import { ObjectiveStatus, type ObjectiveEventRecord } from '../../src/objectives/objective-state';
+import { ERASED, ObjectiveStatus, type ObjectiveEventRecord } from '../../src/objectives/objective-state';
+import { eraseEventContent } from '../../src/objectives/objective-erasure';
 import type { ObjectiveRecord, ObjectivesStore, ProjectionConnection } from '../../src/ports/objectives-store';
 import type { OperationMetadata } from '../../src/schemas/common.schema';
 import { ObjectiveEntity, ObjectiveEventEntity, type ObjectiveRow } from '../entities/objective.entity';
@@ -155,6 +156,9 @@ export function projectionParameters(changes: ReadonlyArray<{ change: ObjectiveC
       case 'objective_event':
         events.push(eventRowOf(change));
         break;
+      case 'objective_erased':
+        // Written by eraseObjectives after the statement (rare; not on the hot path).
+        break;
       default:
         // A change this projector does not know must fail its turn, not vanish.
         throw new Error(`objectives projector: unknown change type ${(change as { type: string }).type}`);
@@ -205,6 +209,32 @@ export function objectiveRecordOf(row: ObjectiveRow): ObjectiveRecord {
   };
 }
 
+/**
+ * The row side of `objective_erased`: the spec's content and every event's
+ * content fields become `[erased]` (eraseEventContent decides which fields);
+ * ids, kinds, sequences and usage stay. Events the same call inserted are
+ * already free of content (the actor erased its state before recording
+ * them); passing them through again changes nothing.
+ */
+async function eraseObjectives(connection: ProjectionConnection, objectiveIds: string[]): Promise<void> {
+  await connection.query(
+    `UPDATE objectives SET data = CASE WHEN data IS NULL OR jsonb_typeof(data) = 'null' THEN data ELSE to_jsonb($2::text) END,
+       initial_message = CASE WHEN initial_message IS NULL THEN NULL ELSE $2 END, updated_at = now()
+     WHERE id = ANY($1::text[])`,
+    [objectiveIds, ERASED],
+  );
+  const rows = (await connection.query('SELECT id, data, envelope FROM objective_events WHERE objective_id = ANY($1::text[])', [objectiveIds])) as Array<{
+    id: string; data: unknown; envelope: unknown;
+  }>;
+  if (!rows.length) return;
+  const erased = rows.map((row) => ({ id: row.id, data: eraseEventContent(row.data), envelope: eraseEventContent(row.envelope) }));
+  await connection.query(
+    `UPDATE objective_events e SET data = r.data, envelope = r.envelope
+     FROM json_to_recordset($1::json) AS r(id text, data jsonb, envelope jsonb) WHERE e.id = r.id`,
+    [JSON.stringify(erased)],
+  );
+}
+
 export function createObjectivesStore(dataSource: DataSource): ObjectivesStore {
   const manager = dataSource.manager;
   const objectives = manager.getRepository(ObjectiveEntity);
@@ -227,6 +257,8 @@ export function createObjectivesStore(dataSource: DataSource): ObjectivesStore {
       if (!changes.length) return;
       try {
         await connection.query(PROJECT, projectionParameters(changes));
+        const erased = changes.flatMap(({ change }) => (change.type === 'objective_erased' ? [change.objectiveId] : []));
+        if (erased.length) await eraseObjectives(connection, erased);
       } catch (error) {
         throw translateDriverError(error);
       }

@@ -8,6 +8,7 @@
 // subject, so the erasure names them anyway; a second erase is a no-op).
 import type { ObjectiveCommand } from './objective.behavior';
 import { cancelObjective } from './objective-loop';
+import { ERASED } from './objective-state';
 import { isTerminal, OBJECTIVE_KIND } from './objective-state';
 import type { ObjectiveTurn } from './objective-turn';
 
@@ -25,4 +26,22 @@ export function eraseObjective(turn: ObjectiveTurn): void {
   for (const childId of turn.state.childObjectiveIds) turn.send(OBJECTIVE_KIND, childId, { type: 'erase' } satisfies ObjectiveCommand);
   const config = turn.config;
   turn.project({ type: 'objective_erased', objectiveId: config.objectiveId, workspaceId: config.workspaceId });
+}
+
+/** The fields of an event's data (and of its webhook envelope) that carry content rather than ids, kinds or counts. */
+const CONTENT_FIELDS = new Set(['content', 'arguments', 'message', 'memo', 'output', 'reason', 'summary']);
+
+/**
+ * An event's `data` (or envelope) with every content field `[erased]`, at any
+ * depth, and everything else (ids, types, statuses, usage, metadata) kept.
+ */
+export function eraseEventContent<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((item) => eraseEventContent(item)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).map(([key, field]) => [
+      key,
+      CONTENT_FIELDS.has(key) && field !== null && field !== undefined ? ERASED : eraseEventContent(field),
+    ]),
+  ) as T;
 }

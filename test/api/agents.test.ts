@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { startTestApi, type TestApi } from '../support/api';
-import { assertError, createAgent, createVariation, describeGuards, workspaceFixture, type GuardedRoute } from '../support/agents-world';
+import { assertError, createAgent, createVariation, describeGuards, MODEL_ID, workspaceFixture, type GuardedRoute } from '../support/agents-world';
 import type { WorkspaceFixture } from '../support/workspace-keys';
 
 const MISSING_AGENT = 'agent_01ARZ3NDEKTSV4RRFFQ69G5FAV';
@@ -8,7 +8,7 @@ const MISSING_AGENT = 'agent_01ARZ3NDEKTSV4RRFFQ69G5FAV';
 describe('agents', () => {
   let api: TestApi;
   let ws: WorkspaceFixture;
-  before(async () => (api = await startTestApi()));
+  before(async () => (api = await startTestApi({ runtime: true })));
   after(async () => api.close());
   beforeEach(async () => (ws = await workspaceFixture(api)));
 
@@ -201,18 +201,17 @@ describe('agents', () => {
 
     it('returns FAILED_PRECONDITION while objectives run, unless force=true', async () => {
       const agent = await createAgent(api, ws.token, ws.workspaceId);
-      // Objectives do not exist yet: simulate two running ones through the store port.
-      const store = (api.services.agents as unknown as { store: { objectives: { countRunningObjectives: (id: string) => Promise<number> } } }).store;
-      const original = store.objectives.countRunningObjectives;
-      store.objectives.countRunningObjectives = async (id) => (id === agent.metadata.id ? 2 : 0);
-      try {
-        const refused = await api.request('DELETE', `${agentsPath()}/${agent.metadata.id}`, { token: ws.token });
-        assertError(refused, 400, 9, `agent ${agent.metadata.id} has 2 running objective(s); cancel them or delete with ?force=true`);
-        const forced = await api.request('DELETE', `${agentsPath()}/${agent.metadata.id}?force=true`, { token: ws.token });
-        assert.equal(forced.status, 200);
-      } finally {
-        store.objectives.countRunningObjectives = original;
+      await createVariation(api, ws.token, ws.workspaceId, agent.metadata.id, { spec: { modelConfig: { modelId: MODEL_ID } } });
+      for (let i = 0; i < 2; i++) {
+        const objective = await api.request('POST', `/v1/workspaces/${ws.workspaceId}/objectives`, {
+          token: ws.token, body: { agentId: agent.metadata.id, initialMessage: 'SLEEP 60000\nSAY late' },
+        });
+        assert.equal(objective.status, 200, JSON.stringify(objective.body));
       }
+      const refused = await api.request('DELETE', `${agentsPath()}/${agent.metadata.id}`, { token: ws.token });
+      assertError(refused, 400, 9, `agent ${agent.metadata.id} has 2 running objective(s); cancel them or delete with ?force=true`);
+      const forced = await api.request('DELETE', `${agentsPath()}/${agent.metadata.id}?force=true`, { token: ws.token });
+      assert.equal(forced.status, 200);
     });
 
     it('returns INVALID_ARGUMENT for a non-boolean force', async () => {

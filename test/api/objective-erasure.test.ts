@@ -1,0 +1,93 @@
+// Tenant and subject erasure reaching objectives (issue 9 item 9): after
+// DELETE of a tenant or a subject, its objectives keep their metadata but
+// their content and their events' content read `[erased]`, a running one is
+// stopped (CANCELLED), and objectives of other tenants are untouched. The real
+// app with its embedded actor runtime and the builtin/scripted model.
+import assert from 'node:assert/strict';
+import { eventually } from '../support/cluster-harness';
+import { startTestApi, type TestApi } from '../support/api';
+import { createAgent, createVariation, MODEL_ID, workspaceFixture } from '../support/agents-world';
+import type { WorkspaceFixture } from '../support/workspace-keys';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+describe('objective erasure with its tenant or subject', function () {
+  this.timeout(30_000);
+  let api: TestApi;
+  let ws: WorkspaceFixture;
+  let agentId: string;
+
+  const base = () => `/v1/workspaces/${ws.workspaceId}/objectives`;
+  const get = async (path: string) => {
+    const response = await api.request('GET', path, { token: ws.token });
+    assert.equal(response.status, 200, JSON.stringify(response.body));
+    return response.body as any;
+  };
+  const create = async (body: Record<string, unknown>) => {
+    const response = await api.request('POST', base(), { token: ws.token, body: { agentId, ...body } });
+    assert.equal(response.status, 200, JSON.stringify(response.body));
+    return response.body as any;
+  };
+  const statusOf = async (id: string) => (await get(`${base()}/${id}`)).info.status as string;
+
+  before(async () => {
+    api = await startTestApi({ runtime: true });
+    ws = await workspaceFixture(api);
+    agentId = (await createAgent(api, ws.token, ws.workspaceId)).metadata.id;
+    await createVariation(api, ws.token, ws.workspaceId, agentId, { spec: { prompt: 'You help.', modelConfig: { modelId: MODEL_ID } } });
+  });
+
+  after(async () => {
+    await api?.close();
+  });
+
+  it('erases the content of a tenant\'s finished and running objectives and keeps their metadata; other tenants keep theirs', async () => {
+    const finished = await create({
+      initialMessage: 'SAY my card number is 4111 1111 1111 1111', data: { card: '4111' }, tenant: { externalId: 'acme' }, metadata: { externalId: 'ticket-1' },
+    });
+    const running = await create({ initialMessage: 'SLEEP 60000\nSAY too late', tenant: { externalId: 'acme' } });
+    const other = await create({ initialMessage: 'SAY keep me', tenant: { externalId: 'globex' } });
+    await eventually(async () => (await statusOf(finished.metadata.id)) === 'OBJECTIVE_STATUS_COMPLETED', 'first objective completed');
+    await eventually(async () => (await statusOf(other.metadata.id)) === 'OBJECTIVE_STATUS_COMPLETED', 'other tenant\'s objective completed');
+    assert.equal(await statusOf(running.metadata.id), 'OBJECTIVE_STATUS_RUNNING');
+
+    const deleted = await api.request('DELETE', `/v1/workspaces/${ws.workspaceId}/tenants/${finished.spec.tenantId}`, { token: ws.token });
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+
+    const erased = await get(`${base()}/${finished.metadata.id}`);
+    assert.equal(erased.metadata.externalId, 'ticket-1', 'metadata stays');
+    assert.equal(erased.spec.initialMessage, '[erased]');
+    assert.equal(erased.spec.data, '[erased]');
+    assert.equal(erased.info.lastMessage, '[erased]');
+    const events = (await get(`${base()}/${finished.metadata.id}/events`)).items as any[];
+    assert.ok(events.length >= 3);
+    const text = JSON.stringify(events);
+    assert.doesNotMatch(text, /4111/, 'no event keeps the content');
+    assert.equal(events[0].data.userMessage.content, '[erased]');
+    assert.deepEqual(events.map((event) => event.sequence), events.map((_, index) => index + 1), 'the events stay, numbered as before');
+
+    const stopped = await get(`${base()}/${running.metadata.id}`);
+    assert.equal(stopped.info.status, 'OBJECTIVE_STATUS_CANCELLED', 'the running objective is stopped');
+    assert.equal(stopped.spec.initialMessage, '[erased]');
+    const stoppedEvents = (await get(`${base()}/${running.metadata.id}/events`)).items as any[];
+    assert.equal(stoppedEvents.at(-1).data.type, 'OBJECTIVE_EVENT_TYPE_FINALIZED');
+
+    const kept = await get(`${base()}/${other.metadata.id}`);
+    assert.equal(kept.spec.initialMessage, 'SAY keep me');
+    assert.equal(kept.info.lastMessage, 'keep me');
+
+    const message = await api.request('POST', `${base()}/${finished.metadata.id}/messages`, { token: ws.token, body: { content: 'more?' } });
+    assert.equal(message.status, 400, 'an erased objective takes no more messages');
+  });
+
+  it('erases a subject\'s objectives only', async () => {
+    const mine = await create({ initialMessage: 'SAY secret of alice', subject: { externalId: 'alice' } });
+    const theirs = await create({ initialMessage: 'SAY secret of bob', subject: { externalId: 'bob' } });
+    await eventually(async () => (await statusOf(mine.metadata.id)) === 'OBJECTIVE_STATUS_COMPLETED', 'alice\'s objective completed');
+    await eventually(async () => (await statusOf(theirs.metadata.id)) === 'OBJECTIVE_STATUS_COMPLETED', 'bob\'s objective completed');
+    const deleted = await api.request('DELETE', `/v1/workspaces/${ws.workspaceId}/subjects/${mine.spec.subjectId}`, { token: ws.token });
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    assert.equal((await get(`${base()}/${mine.metadata.id}`)).info.lastMessage, '[erased]');
+    assert.equal((await get(`${base()}/${theirs.metadata.id}`)).info.lastMessage, 'secret of bob');
+  });
+});
