@@ -141,7 +141,7 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
     await Promise.all([startNode(0), startNode(1)]);
     const tokens = await Promise.all(dataDirs.map((dir) => fs.readFile(path.join(dir, 'global-api-key.token'), 'utf8').catch(() => null)));
     token = tokens.find((value) => value !== null)!.trim();
-    workspaceId = (await call('GET', '/v1/workspaces')).items[0].metadata.id;
+    workspaceId = (await call('GET', '/v1/account/workspaces')).items[0].metadata.id;
     agentId = (await call('POST', `/v1/workspaces/${workspaceId}/agents`, { metadata: { name: 'failover-bot' } })).metadata.id;
     const variation = await call('POST', `/v1/workspaces/${workspaceId}/agents/${agentId}/variations`, {
       metadata: { name: 'v1' }, spec: { prompt: 'You help.', modelConfig: { modelId: 'builtin/scripted' } },
@@ -167,7 +167,8 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
     await Promise.all(nodes.map((node) => node?.stop('SIGKILL')));
     await tools?.close();
     await Promise.all(dataDirs.map((dir) => fs.rm(dir, { recursive: true, force: true })));
-    if (eventStream) await deleteStreams([eventStream]);
+    // OBJECTIVE_EVENTS has a fixed name (api-decisions.md): this run's objectives were its only writers on the test server.
+    if (eventStream) await deleteStreams([eventStream, 'OBJECTIVE_EVENTS']);
     await database?.drop();
   });
 
