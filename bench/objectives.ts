@@ -9,12 +9,17 @@
 //    model; with the runtime's turn overhead (agentrt_actor_turn_duration_seconds);
 // 2. memory: APPROVALS objectives left awaiting approval, the node's heap and
 //    RSS once all wait, and again once their actors are passivated.
-// Run with `npm run bench:objectives` (APPROVALS=10000 for a quicker run).
+// Run with `npm run bench:objectives` (APPROVALS=10000 for a quicker run;
+// PROFILE=<file> writes a CPU profile of the throughput phase).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector';
+import pg from 'pg';
 import { Agent, request } from 'undici';
 import { register } from 'prom-client';
 import { startTestApi } from '../test/support/api';
+import { sharedTestDatabase } from '../test/support/global-setup';
 
 const OBJECTIVES_IN_FLIGHT = 32;
 const DURATION_MS = Number(process.env.DURATION_MS ?? 15_000);
@@ -62,6 +67,41 @@ async function turnOverhead(): Promise<{ turns: number; p50Ms: number | null; p9
     return (sorted.find((bucket) => bucket.count >= wanted)?.le ?? Infinity) * 1000;
   };
   return { turns: total, p50Ms: at(0.5), p99Ms: at(0.99) };
+}
+
+/** Counts the statements every pg client of the process sends, by their first 60 characters. */
+function countQueries(): { stop(): { total: number; top: Array<[string, number]> } } {
+  const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = prototype.query;
+  const counts = new Map<string, number>();
+  prototype.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
+    const text = typeof config === 'string' ? config : (config as { text?: string } | undefined)?.text ?? '?';
+    const key = text.replace(/\s+/g, ' ').trim().slice(0, 60);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    return original.call(this, config, ...rest);
+  };
+  return {
+    stop() {
+      prototype.query = original;
+      return { total: [...counts.values()].reduce((sum, count) => sum + count, 0), top: [...counts].sort((a, b) => b[1] - a[1]).slice(0, 12) };
+    },
+  };
+}
+
+/** A CPU profile of the measured phase (PROFILE=<file>), for chrome://inspect or speedscope. */
+async function startProfiler(): Promise<{ stopInto(file: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string) => new Promise<unknown>((resolve, reject) => session.post(method, (error, result) => (error ? reject(error) : resolve(result))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  return {
+    async stopInto(file) {
+      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+      await writeFile(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }
 
 async function main(): Promise<void> {
@@ -120,6 +160,9 @@ async function main(): Promise<void> {
     await Promise.all(Array.from({ length: OBJECTIVES_IN_FLIGHT }, () => runOne([])));
     register.getSingleMetric('agentrt_actor_turn_duration_seconds')?.reset();
 
+    const queries = countQueries();
+    const cpuStart = process.cpuUsage();
+    const profiler = process.env.PROFILE ? await startProfiler() : null;
     const latencies: number[] = [];
     const started = Date.now();
     const deadline = started + DURATION_MS;
@@ -127,6 +170,9 @@ async function main(): Promise<void> {
       while (Date.now() < deadline) await runOne(latencies);
     }));
     const elapsedMs = Date.now() - started;
+    if (profiler) await profiler.stopInto(process.env.PROFILE!);
+    const cpu = process.cpuUsage(cpuStart);
+    const counted = queries.stop();
     const [{ events }] = await api.dataSource.query(
       'SELECT round(avg(c), 1)::float AS events FROM (SELECT count(*) AS c FROM objective_events e JOIN objectives o ON o.id = e.objective_id WHERE o.workspace_id = $1 GROUP BY e.objective_id) per',
       [ws],
@@ -141,6 +187,9 @@ async function main(): Promise<void> {
       endToEndP99Ms: percentile(latencies, 99),
       eventsPerObjective: events,
       turnOverhead: await turnOverhead(),
+      nodeCpuMsPerObjective: Number(((cpu.user + cpu.system) / 1000 / latencies.length).toFixed(1)),
+      queriesPerObjective: Number((counted.total / latencies.length).toFixed(1)),
+      topQueriesPerObjective: counted.top.map(([text, count]) => `${(count / latencies.length).toFixed(2)} ${text}`),
       target: '>= 300 objectives/s; turn overhead median < 2 ms',
     });
 
@@ -186,6 +235,7 @@ async function main(): Promise<void> {
     await dispatcher.close();
     await api.close();
     await tools.close();
+    await (await sharedTestDatabase()).drop();
   }
 }
 

@@ -64,6 +64,30 @@ export class EmbeddedEventLog implements EventPublisher, EventConsumers {
     }
   }
 
+  /**
+   * Stores the events in one statement (see EmbeddedEventLogRepository.appendMany).
+   * Listeners hear the events stored by this call, duplicates left out, as with publish.
+   * @throws NoStreamForSubjectError when no declared stream captures one of the subjects (nothing is stored).
+   */
+  async publishMany(events: PublishedEvent[]): Promise<void> {
+    const messages = [];
+    for (const event of events) {
+      messages.push({ stream: await this.streamFor(event.subject), subject: event.subject, messageId: event.id, payload: event.data, headers: event.headers ?? {} });
+    }
+    const stored = await this.repository.appendMany(messages);
+    const streams = new Set(stored.map((message) => message.stream));
+    const storedIds = new Set(stored.map((message) => message.messageId));
+    for (const run of this.runs) if (streams.has(run.stream)) run.wake();
+    for (const event of events) {
+      if (!storedIds.has(event.id)) continue;
+      try {
+        for (const listener of this.listeners) listener(event);
+      } catch (error) {
+        this.options.logger.warn({ err: error, subject: event.subject, id: event.id }, 'event listener failed');
+      }
+    }
+  }
+
   /** Calls `listener` for every event stored from now on (duplicates left out); returns the unsubscribe function. */
   subscribe(listener: (event: PublishedEvent) => void): () => void {
     this.listeners.add(listener);

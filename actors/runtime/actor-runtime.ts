@@ -75,7 +75,7 @@ export class ActorRuntime {
     const idleTimeoutMs = deps.journalIdleTimeoutMs ?? options.leaseTimeoutMs;
     const kinds = new Map(deps.kinds.map((kind) => [kind.behavior.kind, kind]));
     const projectors = new Map(deps.kinds.filter((kind) => kind.projector).map((kind) => [kind.behavior.kind, kind.projector!]));
-    const commands = new ActorCommandRepository(database, idleTimeoutMs);
+    const commands = new ActorCommandRepository(database);
     const reminders = new ActorReminderRepository(database);
     this.cluster = new ActorClusterRepository(database);
     this.system = startSystem();

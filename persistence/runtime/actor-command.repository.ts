@@ -1,8 +1,8 @@
 // Durable commands: written before they are delivered (by `send`, or by the
 // sender's turn), applied in position order (write order) and marked
 // processed in the same transaction as the turn that applied them.
+import { ShardFencedError } from '../../src/sharding/sharding.errors';
 import type { RuntimeDatabase } from './runtime-database';
-import { checkFence } from './actor-journal.repository';
 import type { Fence } from './turn-writer';
 
 /** One command not yet processed. */
@@ -15,10 +15,7 @@ export interface PendingCommand {
 
 /** Writes and reads actor_commands. */
 export class ActorCommandRepository {
-  constructor(
-    private readonly database: RuntimeDatabase,
-    private readonly idleTimeoutMs = 15_000,
-  ) {}
+  constructor(private readonly database: RuntimeDatabase) {}
 
   /** Stores a command before it is sent. */
   async insert(command: PendingCommand & { shard: number }): Promise<void> {
@@ -37,16 +34,22 @@ export class ActorCommandRepository {
    * @throws ShardFencedError when the shard moved on: the result comes from a stale owner.
    */
   async insertFenced(command: PendingCommand & { shard: number }, fence: Fence): Promise<void> {
-    await this.database.transaction(async (sql) => {
-      await checkFence(sql, fence, this.idleTimeoutMs);
-      await sql.query('INSERT INTO actor_commands (id, shard, kind, actor_id, payload) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING', [
-        command.id,
-        command.shard,
-        command.kind,
-        command.actorId,
-        JSON.stringify(command.payload),
-      ]);
-    });
+    // One autocommit statement, not a transaction of four: an objective records
+    // an effect result per model and tool call, and each round trip counts.
+    // FOR SHARE makes a takeover's epoch bump wait for this statement, as in the turn writer.
+    const [row] = await this.database.query<{ epoch: string; inserted: boolean }>(
+      `WITH fence AS (
+         SELECT epoch FROM actor_shards WHERE shard = $2 FOR SHARE
+       ), written AS (
+         INSERT INTO actor_commands (id, shard, kind, actor_id, payload)
+         SELECT $1, $2, $3, $4, $5 FROM fence WHERE fence.epoch = $6
+         ON CONFLICT (id) DO NOTHING
+         RETURNING id
+       )
+       SELECT epoch, EXISTS (SELECT 1 FROM written) AS inserted FROM fence`,
+      [command.id, command.shard, command.kind, command.actorId, JSON.stringify(command.payload), fence.epoch],
+    );
+    if (!row || Number(row.epoch) !== fence.epoch) throw new ShardFencedError(fence.shard, fence.epoch);
   }
 
   /** Unprocessed commands of one actor, in the order they were written. */

@@ -100,6 +100,51 @@ export class EmbeddedEventLogRepository {
   }
 
   /**
+   * Stores several messages as append would, in one statement: each stream's
+   * `last_seq` is bumped once by the number of its new messages (one row lock
+   * per stream and batch instead of one per message), which are numbered in
+   * array order. Messages whose id was stored before are left out.
+   * @returns the stream and id of each message stored (the new ones).
+   */
+  async appendMany(messages: AppendedMessage[]): Promise<Array<{ stream: string; messageId: string }>> {
+    if (!messages.length) return [];
+    const rows = await this.database.query<{ stream: string; message_id: string }>(
+      `WITH input AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[]) WITH ORDINALITY AS i(stream, subject, message_id, payload, headers, ord)
+       ), fresh AS (
+         SELECT i.*, row_number() OVER (PARTITION BY i.stream ORDER BY i.ord) AS n, count(*) OVER (PARTITION BY i.stream) AS total
+         FROM input i
+         WHERE NOT EXISTS (SELECT 1 FROM embedded_stream_messages m WHERE m.stream = i.stream AND m.message_id = i.message_id)
+       ), stream AS (
+         UPDATE embedded_streams s SET last_seq = s.last_seq + t.total
+         FROM (SELECT stream, max(total) AS total FROM fresh GROUP BY stream) t
+         WHERE s.name = t.stream
+         RETURNING s.name, s.last_seq
+       ), message AS (
+         INSERT INTO embedded_stream_messages (stream, seq, subject, message_id, payload, headers)
+         SELECT f.stream, stream.last_seq - f.total + f.n, f.subject, f.message_id, f.payload, f.headers
+         FROM fresh f JOIN stream ON stream.name = f.stream
+         ON CONFLICT ON CONSTRAINT uq_embedded_stream_messages_message_id DO NOTHING
+         RETURNING stream, seq, subject, message_id
+       ), deliveries AS (
+         INSERT INTO embedded_stream_deliveries (stream, durable_name, seq)
+         SELECT consumer.stream, consumer.durable_name, message.seq
+         FROM message JOIN embedded_stream_consumers consumer
+           ON consumer.stream = message.stream AND (consumer.filter_regex IS NULL OR message.subject ~ consumer.filter_regex)
+       )
+       SELECT stream, message_id FROM message`,
+      [
+        messages.map((message) => message.stream),
+        messages.map((message) => message.subject),
+        messages.map((message) => message.messageId),
+        messages.map((message) => message.payload),
+        messages.map((message) => JSON.stringify(message.headers)),
+      ],
+    );
+    return rows.map((row) => ({ stream: row.stream, messageId: row.message_id }));
+  }
+
+  /**
    * Creates the durable consumer with a delivery row for every message its
    * filter takes (a new durable starts at the beginning of the stream), or
    * brings an existing one's ack wait and maximum pending to the spec.

@@ -44,5 +44,14 @@ export interface EventPublisher {
    * @throws NoStreamForSubjectError (embedded) or the NATS error (cluster) when no stream captures the subject.
    */
   publish(event: PublishedEvent): Promise<void>;
+  /**
+   * Stores several events as one write, each as `publish` would, in array
+   * order (so events of one actor, in order, keep their order), all or none.
+   * Optional: a publisher for which one write of many is cheaper than many
+   * writes offers it (the embedded log, whose appends of one stream queue on
+   * one row); the outbox relay falls back to `publish` one by one when it is
+   * absent or when the batch fails (so one bad event holds back only its actor).
+   */
+  publishMany?(events: PublishedEvent[]): Promise<void>;
   close(): Promise<void>;
 }
