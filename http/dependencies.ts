@@ -192,7 +192,7 @@ export function createServices(
 }
 
 /** Every API route, in the order of the spec's sections. */
-export function allRoutes(services: Services): RouteDefinition[] {
+export function allRoutes(services: Services, options: { isDraining?: () => boolean } = {}): RouteDefinition[] {
   return [
     ...accountRoutes({ accounts: services.accounts, apiKeys: services.apiKeys, store: services.store }),
     ...workspaceRoutes({ workspaces: services.workspaces }),
@@ -209,7 +209,7 @@ export function allRoutes(services: Services): RouteDefinition[] {
     ...toolRoutes({ tools: services.tools }),
     ...toolSetRoutes({ toolSets: services.toolSets }),
     ...bundleRoutes({ bundles: services.bundles }),
-    ...objectiveRoutes({ objectives: services.objectives }),
+    ...objectiveRoutes({ objectives: services.objectives, isDraining: options.isDraining }),
     ...clusterRoutes({ clusterStatus: services.clusterStatus }),
   ];
 }
@@ -228,7 +228,7 @@ export function createAppDependencies(options: CreateDependenciesOptions): Appli
     services,
     app: {
       logger,
-      routes: allRoutes(services),
+      routes: allRoutes(services, { isDraining: options.isDraining }),
       version: '1.0',
       checkReady: async () => {
         if (options.isDraining?.()) throw new UnavailableError('the node is shutting down');
