@@ -179,7 +179,7 @@ export function createServices(
   };
   const objectives: ObjectiveService = new ObjectiveService(
     agentsStore, modelsStore, tenants, objectivesStore, objectiveCommands ?? noObjectiveRuntime, feedback,
-    { maxDepth: config.objectives.maxDepth, modelCallTimeoutMs: config.objectives.modelCallTimeoutMs },
+    { ...config.objectives },
   );
   return {
     store, tokens, accounts, workspaces, apiKeys, tenants, search, memoryLayers, memoryEntries, uploads, secrets, providerKeys, models,

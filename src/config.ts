@@ -32,8 +32,8 @@ export interface Config {
   uploadMaxBytes: number;
   /** S3-compatible object storage for uploads; undefined: the data folder. */
   s3?: S3Config;
-  /** Objective limits (AGENTRT_OBJECTIVE_MAX_DEPTH, AGENTRT_MODEL_CALL_TIMEOUT_MS). */
-  objectives: { maxDepth: number; modelCallTimeoutMs: number };
+  /** Objective limits (AGENTRT_OBJECTIVE_MAX_DEPTH, AGENTRT_MODEL_CALL_TIMEOUT_MS, AGENTRT_OBJECTIVE_TURN_TIMEOUT_MS; 0: no turn limit). */
+  objectives: { maxDepth: number; modelCallTimeoutMs: number; turnTimeoutMs: number };
 }
 
 export class ConfigError extends Error {
@@ -130,6 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     objectives: {
       maxDepth: integer(env, 'AGENTRT_OBJECTIVE_MAX_DEPTH', 5, 1),
       modelCallTimeoutMs: integer(env, 'AGENTRT_MODEL_CALL_TIMEOUT_MS', 120_000, 1000),
+      turnTimeoutMs: integer(env, 'AGENTRT_OBJECTIVE_TURN_TIMEOUT_MS', 0, 0),
     },
   };
 }

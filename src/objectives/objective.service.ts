@@ -41,6 +41,8 @@ export interface ObjectiveServiceOptions {
   maxDepth?: number;
   /** Deadline of one model call; the behaviour's default when absent. */
   modelCallTimeoutMs?: number;
+  /** Longest stretch an objective may run (RUNNING) without finishing or waiting for approval; 0 or absent: no limit. */
+  turnTimeoutMs?: number;
   /** @default Math.random */
   random?: RandomSource;
 }
@@ -182,6 +184,7 @@ export class ObjectiveService {
       initialMessage: request.initialMessage ?? JSON.stringify(request.data ?? null),
       outputDefinition: agent.outputDefinition,
       ...(this.options.modelCallTimeoutMs ? { modelCallTimeoutMs: this.options.modelCallTimeoutMs } : {}),
+      ...(this.options.turnTimeoutMs ? { turnTimeoutMs: this.options.turnTimeoutMs } : {}),
       spec: {
         agentId: agent.id,
         variationId: variation.id,
