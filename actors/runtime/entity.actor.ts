@@ -16,7 +16,7 @@ import type { ActorJournalRepository } from '../../persistence/runtime/actor-jou
 import type { ActorReminderRepository } from '../../persistence/runtime/actor-reminder.repository';
 import type { CommandInsert, Fence, OutboxInsert, TurnWrite, TurnWriter } from '../../persistence/runtime/turn-writer';
 import { runtimeMetrics } from '../metrics';
-import type { ActorFunction } from '../nact/nact';
+import { stopActor, type ActorFunction } from '../nact/nact';
 import type { EffectRunner } from './effect-runner';
 import type { RuntimeLogger } from './runtime-logger';
 
@@ -122,6 +122,8 @@ class AppliedCommands {
 interface Activation extends EntityDeps {
   behavior: AnyActorBehavior;
   applied: AppliedCommands;
+  /** Set by a committed turn whose decision asked to passivate; the entity function stops the actor after its message. */
+  passivateRequested: boolean;
 }
 
 type Decision = ActorDecision<unknown, unknown>;
@@ -274,7 +276,18 @@ async function turn(act: Activation, envelope: Envelope, decision: Decision, inp
   for (const effect of started) act.effects.start({ kind: act.behavior.kind, actorId: act.id, key: act.key, fence: act.fence, effect });
   if (sends.length) act.onSent(sends);
   if (write.outbox.length) act.onPublished();
-  return periodicSnapshot(act, next);
+  if (decision.passivate) act.passivateRequested = true;
+  return decision.snapshot ? requestedSnapshot(act, next) : periodicSnapshot(act, next);
+}
+
+/** A snapshot the decision asked for; a failure is logged and the next turn goes on (the periodic one catches up). */
+async function requestedSnapshot(act: Activation, envelope: Envelope): Promise<Envelope> {
+  try {
+    return await snapshot(act, envelope);
+  } catch (error) {
+    act.logger.warn({ err: error, key: act.key }, 'the snapshot a decision asked for failed; the next periodic snapshot covers it');
+    return envelope;
+  }
 }
 
 async function snapshot(act: Activation, envelope: Envelope): Promise<Envelope> {
@@ -478,8 +491,8 @@ export function abandonMessage(message: EntityMessage, shard: number): void {
  * stops the actor, and the next message activates it again.
  */
 export function entityFunction(deps: EntityDeps): ActorFunction<Envelope | null, EntityMessage> {
-  const act: Activation = { ...deps, behavior: deps.kind.behavior, applied: new AppliedCommands(deps.retryWindowMs) };
-  return async (state, message) => {
+  const act: Activation = { ...deps, behavior: deps.kind.behavior, applied: new AppliedCommands(deps.retryWindowMs), passivateRequested: false };
+  return async (state, message, ctx) => {
     runtimeMetrics.mailboxDepth.dec();
     let envelope = state;
     try {
@@ -488,6 +501,12 @@ export function entityFunction(deps: EntityDeps): ActorFunction<Envelope | null,
       abandonMessage(message, deps.fence.shard);
       throw error;
     }
-    return handle(act, envelope, message);
+    const next = await handle(act, envelope, message);
+    if (act.passivateRequested) {
+      act.passivateRequested = false;
+      // Messages still queued are answered by onUnhandled (asks retry and reach the next activation).
+      if (Object.keys(next.effects).length === 0) stopActor(ctx.self);
+    }
+    return next;
   };
 }

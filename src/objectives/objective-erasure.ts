@@ -26,6 +26,8 @@ export function eraseObjective(turn: ObjectiveTurn): void {
   for (const childId of turn.state.childObjectiveIds) turn.send(OBJECTIVE_KIND, childId, { type: 'erase' } satisfies ObjectiveCommand);
   const config = turn.config;
   turn.project({ type: 'objective_erased', objectiveId: config.objectiveId, workspaceId: config.workspaceId });
+  // A snapshot of the erased state lets retention purge the journal entries that hold the content.
+  turn.requestSnapshot();
 }
 
 /** The fields of an event's data (and of its webhook envelope) that carry content rather than ids, kinds or counts. */

@@ -11,7 +11,7 @@ import {
   objectiveInfoOf, outgoingObjectiveEvent, webhookEnvelope, webhookTypeOf, type ObjectiveChange,
 } from './objective-events';
 import {
-  dataKeyOf, evolveObjective, type ObjectiveEvent, type ObjectiveEventType, type ObjectiveStart, type ObjectiveState,
+  dataKeyOf, evolveObjective, isTerminal, ObjectiveStatus, type ObjectiveEvent, type ObjectiveEventType, type ObjectiveStart, type ObjectiveState,
 } from './objective-state';
 
 export class ObjectiveTurn {
@@ -20,6 +20,7 @@ export class ObjectiveTurn {
   private readonly published: NonNullable<ActorDecision<unknown, unknown>['publish']> = [];
   private readonly started: EffectRequest[] = [];
   private readonly aborted: string[] = [];
+  private snapshotRequested = false;
   private readonly sends: ActorSend[] = [];
   /** Reminders by name: the last decision about each wins (a request to set, or null to cancel). */
   private readonly reminders = new Map<string, ReminderRequest | null>();
@@ -97,11 +98,20 @@ export class ObjectiveTurn {
     this.reminders.set(name, null);
   }
 
+  /** Asks the runtime for a snapshot right after this turn (an erasure: the journal before it may then be purged). */
+  requestSnapshot(): void {
+    this.snapshotRequested = true;
+  }
+
   decision<Reply>(reply?: Reply): ActorDecision<ObjectiveEvent, Reply, ObjectiveChange> {
     const decision: ActorDecision<ObjectiveEvent, Reply, ObjectiveChange> = {};
     if (reply !== undefined) decision.reply = reply;
+    if (this.snapshotRequested) decision.snapshot = true;
     if (this.events.length) {
       decision.events = this.events;
+      // Now waiting for a person, or finished: nothing happens until a message comes, so hold no memory.
+      const { status } = this.state;
+      if (status === ObjectiveStatus.AWAITING_APPROVAL || isTerminal(status)) decision.passivate = true;
       const config = this.config;
       decision.project = [
         ...this.changes,

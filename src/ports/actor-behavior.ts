@@ -70,6 +70,19 @@ export interface ActorDecision<Event, Reply, Change = unknown> {
   send?: ActorSend[];
   /** Read-model changes, written by the kind's projector in the same transaction. */
   project?: Change[];
+  /**
+   * Stop the actor once this turn has committed, when no effect of it runs:
+   * it waits for something that may take days (an approval) or for nothing
+   * (it finished), and should hold no memory meanwhile. The next message
+   * activates it again from its snapshot and journal.
+   */
+  passivate?: boolean;
+  /**
+   * Write a snapshot right after this turn, so the journal entries before it
+   * can be purged by retention (an erasure must not leave the erased content
+   * in the journal for longer than the retention window).
+   */
+  snapshot?: boolean;
 }
 
 /** Facts about the running actor given to the behaviour. */

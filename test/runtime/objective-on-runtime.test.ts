@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DataSource } from 'typeorm';
-import type { ActorRuntime } from '../../actors';
+import { runtimeMetrics, type ActorRuntime } from '../../actors';
 import { FailedPreconditionError } from '../../src/errors';
 import { ScriptedChatModel } from '../../src/models/scripted-model';
 import type { ActorKind } from '../../src/ports/actor-behavior';
@@ -103,5 +103,25 @@ describe('objective behaviour on the runtime (scripted model, real tool server)'
     assert.ok(published.some((event) => event.subject.endsWith('.tool_result')), published.map((event) => event.subject).join(', '));
     const [{ events }] = await dataSource.query("SELECT count(*)::int AS events FROM test_objective_changes WHERE change->>'type' = 'objective_event' AND objective_id = $1", [objectiveId]);
     assert.equal(events, published.length, 'one projected event row per published event');
+  });
+
+  it('holds no actor while a tool call awaits approval: the actor stops after that turn and the approval activates it again', async () => {
+    const objectiveId = 'obj_01KRUNTIMETEST00000000002';
+    const risky = lookupTool({ requiresApproval: true, executable: { ...lookupTool().executable, httpUrl: toolUrl } });
+    const start = startOf({ objectiveId, tools: [risky], initialMessage: 'CALL lookup {"q":"risky"}\nSAY approved' });
+    const activations = async () => (await runtimeMetrics.activations.get()).values.find((value) => value.labels.kind === 'objective')?.value ?? 0;
+    const reply = await runtime.ask<ObjectiveReply>('objective', objectiveId, { type: 'start', start });
+    assert.equal(reply.info.status, ObjectiveStatus.RUNNING);
+    await eventually(async () => {
+      const [row] = await dataSource.query("SELECT count(*)::int AS n FROM test_objective_changes WHERE objective_id = $1 AND change->'info'->>'status' = $2", [objectiveId, ObjectiveStatus.AWAITING_APPROVAL]);
+      return row.n > 0;
+    }, 'awaiting approval');
+    const before = await activations();
+    // Stopped: the next command needs a new activation, which replays the journal to the waiting state.
+    const waiting = await runtime.ask<ObjectiveReply>('objective', objectiveId, { type: 'get' });
+    assert.equal(waiting.info.status, ObjectiveStatus.AWAITING_APPROVAL);
+    assert.equal(await activations(), before + 1, 'the waiting actor had been passivated');
+    await runtime.ask('objective', objectiveId, { type: 'approve', toolCallId: waiting.info.pendingToolCallIds[0] });
+    await eventually(async () => (await runtime.ask<ObjectiveReply>('objective', objectiveId, { type: 'get' })).info.status === ObjectiveStatus.COMPLETED, 'completed after approval');
   });
 });
