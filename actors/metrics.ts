@@ -25,6 +25,16 @@ export const runtimeMetrics = {
         buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       }),
   ),
+  turnDuration: once(
+    'agentrt_actor_turn_duration_seconds',
+    () =>
+      new Histogram({
+        name: 'agentrt_actor_turn_duration_seconds',
+        help: "The runtime's own time per turn: from the decision to its commit (building the write, group commit, fence, journal, outbox, projection); the behaviour's decide is not in it",
+        labelNames: ['kind'],
+        buckets: [0.0005, 0.001, 0.0015, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+      }),
+  ),
   outboxLag: once('agentrt_actor_outbox_lag_seconds', () => new Gauge({ name: 'agentrt_actor_outbox_lag_seconds', help: 'Age of the oldest unpublished event of the shards owned here' })),
   outboxPublished: once('agentrt_actor_outbox_published_total', () => new Counter({ name: 'agentrt_actor_outbox_published_total', help: 'Events published from the outbox' })),
   ownedShards: once('agentrt_actor_owned_shards', () => new Gauge({ name: 'agentrt_actor_owned_shards', help: 'Shards owned by this node' })),

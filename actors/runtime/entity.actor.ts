@@ -249,6 +249,7 @@ function buildTurn(act: Activation, envelope: Envelope, decision: Decision, inpu
  * stops the actor (a duplicate command is answered from its record instead).
  */
 async function turn(act: Activation, envelope: Envelope, decision: Decision, input: TurnInput): Promise<Envelope> {
+  const startedAt = performance.now();
   const { write, entry, started, aborted, sends, writes } = buildTurn(act, envelope, decision, input);
   if (!writes) {
     input.reply?.({ ok: true, value: decision.reply ?? null });
@@ -269,6 +270,7 @@ async function turn(act: Activation, envelope: Envelope, decision: Decision, inp
     }
     throw error;
   }
+  runtimeMetrics.turnDuration.observe({ kind: act.behavior.kind }, (performance.now() - startedAt) / 1000);
   const next = fold(act.behavior, envelope, entry, envelope.seq + 1);
   if (input.cid) act.applied.add(input.cid, entry.reply);
   input.reply?.({ ok: true, value: entry.reply });
