@@ -21,7 +21,7 @@ import { register } from 'prom-client';
 import { startTestApi } from '../test/support/api';
 import { sharedTestDatabase } from '../test/support/global-setup';
 
-const OBJECTIVES_IN_FLIGHT = 32;
+const OBJECTIVES_IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
 const DURATION_MS = Number(process.env.DURATION_MS ?? 15_000);
 const APPROVALS = Number(process.env.APPROVALS ?? 100_000);
 const APPROVAL_CREATORS = 64;

@@ -13,7 +13,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { ulid } from 'ulid';
 import { shardOf } from '../../src/sharding/fnv1a32';
@@ -58,6 +58,27 @@ async function startHeldToolServer(): Promise<HeldToolServer> {
       server.close(() => resolve());
     }),
   };
+}
+
+/** The messages of stream OBJECTIVE_EVENTS for one objective, read with an ordered consumer. */
+async function publishedObjectiveEvents(objectiveId: string, expected: number): Promise<Array<{ subject: string; id: string | undefined; body: any }>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const connection = await connect({ servers: NATS_URL });
+  try {
+    // An ephemeral pull consumer with one filter subject (server 2.9 has no multi-filter ordered consumers).
+    const info = await (await jetstreamManager(connection)).consumers.add('OBJECTIVE_EVENTS', {
+      filter_subject: `objective_events.*.*.*.${objectiveId}.>`, ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.All, inactive_threshold: 60_000_000_000,
+    });
+    const consumer = await jetstream(connection).consumers.get('OBJECTIVE_EVENTS', info.name);
+    const messages: Array<{ subject: string; id: string | undefined; body: any }> = []; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const deadline = Date.now() + 20_000;
+    while (messages.length < expected && Date.now() < deadline) {
+      const batch = await consumer.fetch({ max_messages: expected - messages.length, expires: 1000 });
+      for await (const message of batch) messages.push({ subject: message.subject, id: message.headers?.get('Nats-Msg-Id'), body: message.json() });
+    }
+    return messages;
+  } finally {
+    await connection.close();
+  }
 }
 
 async function deleteStreams(names: string[]): Promise<void> {
@@ -188,6 +209,12 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
     assert.deepEqual(list.map((event) => event.sequence), list.map((_, index) => index + 1), 'events numbered without gaps');
     assert.equal(list.filter((event) => event.data.type === 'OBJECTIVE_EVENT_TYPE_TOOL_RESULT').length, 1, 'one result for the one call');
     assert.equal(list.at(-1)!.data.type, 'OBJECTIVE_EVENT_TYPE_FINALIZED');
+    // The same events on NATS, once each, in order, as webhook envelopes whose message id is the event id.
+    const published = await publishedObjectiveEvents(id, list.length);
+    assert.deepEqual(published.map((message) => message.body.data.objectiveEvent.sequence), list.map((event) => event.sequence));
+    assert.deepEqual(published.map((message) => message.id), list.map((event: any) => event.metadata.id)); // eslint-disable-line @typescript-eslint/no-explicit-any
+    assert.equal(published[0].subject, `objective_events.${created.metadata.accountId}.${workspaceId}.${agentId}.${id}.user_message`);
+    assert.equal(published.at(-1)!.body.type, 'objective_event.finalized');
     await startNode(nodes.indexOf(null));
   });
 
