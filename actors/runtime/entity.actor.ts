@@ -27,8 +27,13 @@ export type EntityReply = { ok: true; value: unknown } | { ok: false; error: Api
 export type EntityMessage =
   /** An ask or a tell (not stored): applied once per command id. */
   | { type: 'command'; cid: string; command: unknown; reply?: (reply: EntityReply) => void }
-  /** A stored command arrived (or may have): apply the pending ones in write order. */
-  | { type: 'stored'; done?: () => void }
+  /**
+   * A stored command arrived (or may have): apply the pending ones in write
+   * order. With `command` (an effect result this node just stored): apply that
+   * one without reading the pending list back; it answers to no other command's
+   * order, and any other pending command has its own notification or poll.
+   */
+  | { type: 'stored'; command?: PendingCommand; done?: () => void }
   | { type: 'reminder'; reminder: FiredReminder & { attempts: number }; done: () => void }
   /** Activate (recovery after a takeover, a poll that found pending work). */
   | { type: 'wake'; done: () => void }
@@ -448,7 +453,7 @@ async function handle(act: Activation, envelope: Envelope, message: EntityMessag
       return handleCommand(act, envelope, message);
     case 'stored':
       try {
-        return await applyPending(act, envelope);
+        return message.command ? (await applyStored(act, envelope, message.command)).envelope : await applyPending(act, envelope);
       } finally {
         message.done?.();
       }

@@ -185,8 +185,9 @@ export class ShardHost {
     const command = effectOutcomeCommand(run.key, outcome);
     for (;;) {
       try {
-        await this.deps.commands.insertFenced({ id: command.id, shard: run.fence.shard, kind: run.kind, actorId: run.actorId, payload: command.payload }, run.fence);
-        this.deliver(run.kind, run.actorId, run.fence.shard, { type: 'stored' });
+        const stored = { id: command.id, kind: run.kind, actorId: run.actorId, payload: command.payload };
+        await this.deps.commands.insertFenced({ ...stored, shard: run.fence.shard }, run.fence);
+        this.deliver(run.kind, run.actorId, run.fence.shard, { type: 'stored', command: stored });
         return;
       } catch (error) {
         if (error instanceof ShardFencedError) {
