@@ -7,8 +7,8 @@
 // prepared-when-possible statements (record-table.ts); lists page through
 // fetchPage like every other store.
 import type { DataSource, EntityManager } from 'typeorm';
-import type { ObjectiveChange, ObjectiveCreatedRow, ObjectiveInfoChange } from '../../src/objectives/objective-events';
-import { ERASED, ObjectiveStatus, type ObjectiveEventRecord } from '../../src/objectives/objective-state';
+import { objectiveInfoOf, type ObjectiveChange, type ObjectiveCreatedRow, type ObjectiveInfoChange } from '../../src/objectives/objective-events';
+import { ERASED, initialObjectiveState, type ObjectiveEventRecord } from '../../src/objectives/objective-state';
 import { eraseEventContent } from '../../src/objectives/objective-erasure';
 import type { ObjectiveRecord, ObjectivesStore, ProjectionConnection } from '../../src/ports/objectives-store';
 import type { OperationMetadata } from '../../src/schemas/common.schema';
@@ -77,20 +77,7 @@ export async function countRunningObjectives(manager: EntityManager, agentId: st
 
 /** The info of a row created without an info change in the same call (the actor always sends one). */
 function pendingInfo(start: ObjectiveCreatedRow): ObjectiveInfoChange {
-  return {
-    status: ObjectiveStatus.PENDING,
-    createdAt: start.metadata.createdAt,
-    startedAt: null,
-    finishedAt: null,
-    output: null,
-    lastMessage: null,
-    error: null,
-    usage: { promptTokens: 0, completionTokens: 0, costCents: 0 },
-    toolCallCount: 0,
-    subObjectiveCount: 0,
-    pendingToolCallIds: [],
-    sequence: 0,
-  };
+  return { ...objectiveInfoOf(initialObjectiveState(start.metadata.id)), createdAt: start.metadata.createdAt };
 }
 
 type CreatedChange = Extract<ObjectiveChange, { type: 'objective_created' }>;
