@@ -186,7 +186,7 @@ export function createServices(
     agents, variations, assignments, feedback, tools, toolSets, bundles, objectives, objectivesStore, objectiveEffects,
     clusterStatus: clusterStatus ?? noRuntime,
     async close() {
-      await Promise.allSettled([openRouter.close(), objectiveEffects.tools.close()]);
+      await Promise.allSettled([openRouter.close(), objectiveEffects.tools.close(), mcpClient.close()]);
     },
   };
 }

@@ -30,9 +30,12 @@ export function guardedConnector(options: UrlPolicyOptions, connectTimeoutMs?: n
 }
 
 /** A fetch that refuses private, loopback and link-local targets unless allowed. */
-export function guardedFetch(options: UrlPolicyOptions): FetchFunction {
+/** A policy-guarded fetch with its own keep-alive pool, which `close` ends. */
+export type ClosableFetch = FetchFunction & { close(): Promise<void> };
+
+export function guardedFetch(options: UrlPolicyOptions): ClosableFetch {
   const dispatcher = new Agent({ connect: guardedConnector(options) });
-  return async function policyFetch(input, init) {
+  const policyFetch: FetchFunction = async function policyFetch(input, init) {
     const url = new URL(typeof input === 'string' || input instanceof URL ? input : (input as Request).url);
     // Refuse a literal address before sending anything (the connector checks every hop again).
     const literal = url.hostname.replace(/^\[|\]$/g, '');
@@ -45,4 +48,5 @@ export function guardedFetch(options: UrlPolicyOptions): FetchFunction {
       throw cause instanceof PermissionDeniedError ? cause : error;
     }
   };
+  return Object.assign(policyFetch, { close: () => dispatcher.close() });
 }

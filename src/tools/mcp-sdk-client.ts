@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError, DeadlineExceededError, UnavailableError } from '../errors';
-import { guardedFetch, type FetchFunction } from '../network/guarded-fetch';
+import { guardedFetch, type ClosableFetch, type FetchFunction } from '../network/guarded-fetch';
 import type { UrlPolicyOptions } from '../network/url-policy';
 import type { McpClient, McpToolDescription } from '../ports/mcp-client';
 import type { McpContentBlock, McpToolCallRequest, McpToolCallResult, McpToolCaller } from '../ports/mcp-tool-caller';
@@ -47,13 +47,18 @@ function withIdempotencyKey(fetch: FetchFunction, key: string): FetchFunction {
 
 export class SdkMcpClient implements McpClient, McpToolCaller {
   /** One keep-alive pool for every call (sessions are per call, connections need not be). */
-  private readonly fetch: FetchFunction;
+  private readonly fetch: ClosableFetch;
 
   constructor(
     private readonly policy: UrlPolicyOptions,
     private readonly timeoutMs = 15_000,
   ) {
     this.fetch = guardedFetch(policy);
+  }
+
+  /** Closes the keep-alive pool (node shutdown). */
+  async close(): Promise<void> {
+    await this.fetch.close();
   }
 
   async listTools(serverUrl: string): Promise<McpToolDescription[]> {

@@ -102,6 +102,13 @@ describe('url-policy', () => {
       assert.equal(await response.text(), 'ok');
     });
 
+    it('closes its keep-alive pool on close: later calls are refused', async () => {
+      const fetch = guardedFetch({ allowPrivateNetwork: true });
+      assert.equal(await (await fetch(`http://localhost:${port}/`)).text(), 'ok');
+      await fetch.close();
+      await assert.rejects(fetch(`http://localhost:${port}/`));
+    });
+
     it('refuses a redirect from a public address to a literal loopback address', async () => {
       let reached = false;
       const inner = http.createServer((_request, response) => {
