@@ -1,9 +1,10 @@
 // Input validation at the edge: ajv compiles each declared schema once; its
 // errors become INVALID_ARGUMENT with one field violation per problem.
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { InvalidArgumentError, type FieldViolation } from '../src/errors';
+import { toFieldViolations } from '../src/schemas/field-violations';
 
 function makeAjv(coerceTypes: boolean | 'array'): Ajv {
   const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: false, strict: false });
@@ -17,47 +18,6 @@ const bodyAjv = makeAjv(false);
 const textAjv = makeAjv('array');
 
 export type Validator = (value: unknown) => unknown;
-
-function fieldOf(prefix: string, error: ErrorObject): string {
-  const segments = error.instancePath.split('/').slice(1).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
-  if (error.keyword === 'additionalProperties') segments.push(String(error.params.additionalProperty));
-  const path = segments.reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
-  return prefix && path ? `${prefix}.${path}` : path || prefix || '(body)';
-}
-
-function describe(error: ErrorObject): string {
-  switch (error.keyword) {
-    case 'required':
-      return 'is required';
-    case 'additionalProperties':
-      return 'is not a known field';
-    case 'type':
-      return `must be of type ${String(error.params.type)}`;
-    case 'enum':
-      return `must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
-    case 'pattern':
-      return `has an invalid format (must match ${String(error.params.pattern)})`;
-    default:
-      return error.message ?? 'is invalid';
-  }
-}
-
-/** Converts ajv errors into field violations, most specific first and deduplicated. */
-export function toFieldViolations(errors: ErrorObject[], prefix: string): FieldViolation[] {
-  const seen = new Set<string>();
-  const violations: FieldViolation[] = [];
-  for (const error of errors) {
-    // anyOf/oneOf wrappers repeat what their branches already said.
-    if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
-    const violation = { field: fieldOf(prefix, error), description: describe(error) };
-    const key = `${violation.field}|${violation.description}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    violations.push(violation);
-  }
-  return violations;
-}
 
 /**
  * Finds the first value Postgres cannot store: a string holding a NUL

@@ -2,9 +2,10 @@
 // providers send them, or an object) and validated against the tool's
 // inputSchema. A failure is an answer for the model, naming the fields, so it
 // can correct itself: never an exception that would fail the objective.
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FieldViolation } from '../errors';
+import { toFieldViolations } from '../schemas/field-violations';
 
 /** Field paths start here, so the model reads `arguments.query: is required`. */
 const ROOT = 'arguments';
@@ -17,43 +18,6 @@ addFormats(ajv);
 const validators = new Map<string, ValidateFunction>();
 
 export type ParsedArguments = { ok: true; value: Record<string, unknown> } | { ok: false; violations: FieldViolation[] };
-
-function fieldOf(error: ErrorObject, root: string): string {
-  const segments = error.instancePath.split('/').slice(1).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
-  if (error.keyword === 'additionalProperties') segments.push(String(error.params.additionalProperty));
-  return segments.reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : `${path}.${part}`), root);
-}
-
-function describe(error: ErrorObject): string {
-  switch (error.keyword) {
-    case 'required':
-      return 'is required';
-    case 'additionalProperties':
-      return 'is not a known field';
-    case 'type':
-      return `must be of type ${String(error.params.type)}`;
-    case 'enum':
-      return `must be one of ${(error.params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}`;
-    default:
-      return error.message ?? 'is invalid';
-  }
-}
-
-/** ajv's errors as field violations, deduplicated; anyOf/oneOf wrappers repeat their branches, so they are left out. */
-function violationsOf(errors: ErrorObject[], root: string): FieldViolation[] {
-  const seen = new Set<string>();
-  const violations: FieldViolation[] = [];
-  for (const error of errors) {
-    if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
-    const violation = { field: fieldOf(error, root), description: describe(error) };
-    const key = `${violation.field}|${violation.description}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    violations.push(violation);
-  }
-  return violations;
-}
 
 /**
  * The validator of a schema, compiled once per distinct schema text.
@@ -96,7 +60,7 @@ export function parseToolArguments(raw: unknown, inputSchema: Record<string, unk
     return { ok: false, violations: [{ field: ROOT, description: 'must be a JSON object' }] };
   }
   const validate = inputSchema ? validatorFor(inputSchema) : null;
-  if (validate && !validate(value)) return { ok: false, violations: violationsOf(validate.errors ?? [], ROOT) };
+  if (validate && !validate(value)) return { ok: false, violations: toFieldViolations(validate.errors ?? [], ROOT) };
   return { ok: true, value: value as Record<string, unknown> };
 }
 
@@ -108,5 +72,5 @@ export function parseToolArguments(raw: unknown, inputSchema: Record<string, unk
 export function schemaViolations(value: unknown, schema: Record<string, unknown>, root: string): FieldViolation[] {
   const validate = validatorFor(schema);
   if (!validate || validate(value)) return [];
-  return violationsOf(validate.errors ?? [], root);
+  return toFieldViolations(validate.errors ?? [], root);
 }
