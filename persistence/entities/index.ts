@@ -24,6 +24,7 @@ import { ToolSetEntity, ToolSetToolEntity } from './tool-set.entity';
 import { VariationAssignmentEntity } from './variation-assignment.entity';
 import { VariationMemoryLayerEntity } from './variation-memory-layer.entity';
 import { ObjectiveEntity, ObjectiveEventEntity } from './objective.entity';
+import { WebhookDeliveryEntity } from './webhook-delivery.entity';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const entities: EntitySchema<any>[] = [
@@ -52,4 +53,5 @@ export const entities: EntitySchema<any>[] = [
   VariationMemoryLayerEntity,
   ObjectiveEntity,
   ObjectiveEventEntity,
+  WebhookDeliveryEntity,
 ];

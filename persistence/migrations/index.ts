@@ -14,6 +14,7 @@ import { ActorRuntimeStage21763809200000 } from './1763809200000-ActorRuntimeSta
 import { EmbeddedEventLog1763812800000 } from './1763812800000-EmbeddedEventLog';
 import { ActorRetentionIndexes1763812900000 } from './1763812900000-ActorRetentionIndexes';
 import { Objectives1763816400000 } from './1763816400000-Objectives';
+import { WebhookDeliveries1763820000000 } from './1763820000000-WebhookDeliveries';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -29,4 +30,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   EmbeddedEventLog1763812800000,
   ActorRetentionIndexes1763812900000,
   Objectives1763816400000,
+  WebhookDeliveries1763820000000,
 ];

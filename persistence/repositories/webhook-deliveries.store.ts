@@ -1,0 +1,147 @@
+// WebhookDeliveriesStore over Postgres: the webhook deliveries read model
+// (migration WebhookDeliveries). The projector writes on the actor runtime's
+// connection, inside the fenced transaction of a batch of turns, and runs for
+// every attempt of every delivery: a call is ONE upsert fed one JSON array
+// (json_to_recordset), one round trip whatever its size. Reads by id and of
+// an event's envelope are prepared-when-possible statements (record-table.ts);
+// the list pages through fetchPage like every other store.
+import type { DataSource } from 'typeorm';
+import type { SqlRunner } from '../../src/ports/actor-behavior';
+import type { WebhookDeliveriesStore } from '../../src/ports/webhook-deliveries-store';
+import type { WebhookDeliveryChange, WebhookDeliveryRecord } from '../../src/webhooks/webhook-delivery';
+import { WebhookDeliveryEntity, type WebhookDeliveryRow } from '../entities/webhook-delivery.entity';
+import { translateDriverError } from './driver-errors';
+import { fetchPage } from './list-query';
+import { entityColumns, readRows, readStatement } from './record-table';
+
+/** Column name → json_to_recordset type, in the order of the INSERT. */
+const COLUMNS: ReadonlyArray<[column: string, type: string]> = [
+  ['id', 'text'], ['account_id', 'text'], ['workspace_id', 'text'], ['agent_id', 'text'], ['profile_id', 'text'],
+  ['external_id', 'text'], ['labels', 'jsonb'], ['objective_id', 'text'], ['objective_event_id', 'text'], ['sequence', 'integer'],
+  ['event_type', 'text'], ['endpoint_id', 'text'], ['webhook_url', 'text'], ['status', 'text'], ['attempt_count', 'integer'],
+  ['last_attempt_at', 'timestamptz'], ['next_attempt_at', 'timestamptz'], ['latency_ms', 'integer'], ['http_status_code', 'integer'],
+  ['response_content_length', 'bigint'], ['response_headers', 'jsonb'], ['error_message', 'text'], ['created_at', 'timestamptz'],
+  ['updated_at', 'timestamptz'], ['revision', 'integer'],
+];
+
+/*
+ * The one projection statement: $1 holds the rows, one per id. A stored row
+ * is replaced only by a higher revision, so a turn projected again, or an
+ * older write landing late, changes nothing.
+ */
+const PROJECT = `
+  INSERT INTO webhook_deliveries AS d (${COLUMNS.map(([column]) => column).join(', ')})
+  SELECT ${COLUMNS.map(([column]) => `r.${column}`).join(', ')}
+  FROM json_to_recordset($1::json) AS r(${COLUMNS.map(([column, type]) => `${column} ${type}`).join(', ')})
+  ON CONFLICT (id) DO UPDATE SET ${COLUMNS.filter(([column]) => column !== 'id').map(([column]) => `${column} = excluded.${column}`).join(', ')}
+    WHERE d.revision < excluded.revision`;
+
+const EVENT_ENVELOPE = readStatement('SELECT envelope FROM objective_events WHERE id = $1');
+
+function rowOf(delivery: WebhookDeliveryRecord): Record<string, unknown> {
+  return {
+    id: delivery.id,
+    account_id: delivery.accountId,
+    workspace_id: delivery.workspaceId,
+    agent_id: delivery.agentId,
+    profile_id: delivery.profileId,
+    external_id: delivery.externalId,
+    labels: delivery.labels ?? {},
+    objective_id: delivery.objectiveId,
+    objective_event_id: delivery.objectiveEventId,
+    sequence: delivery.sequence,
+    event_type: delivery.eventType,
+    endpoint_id: delivery.endpointId,
+    webhook_url: delivery.webhookUrl,
+    status: delivery.status,
+    attempt_count: delivery.attemptCount,
+    last_attempt_at: delivery.lastAttemptAt,
+    next_attempt_at: delivery.nextAttemptAt,
+    latency_ms: delivery.latencyMs,
+    http_status_code: delivery.httpStatusCode,
+    response_content_length: delivery.responseContentLength,
+    response_headers: delivery.responseHeaders,
+    error_message: delivery.errorMessage,
+    created_at: delivery.createdAt,
+    updated_at: delivery.updatedAt,
+    revision: delivery.revision,
+  };
+}
+
+/** The JSON array of PROJECT: the newest change of each delivery (ON CONFLICT may touch a row once per statement). */
+export function projectionParameter(changes: ReadonlyArray<{ change: WebhookDeliveryChange }>): string {
+  const newest = new Map<string, WebhookDeliveryRecord>();
+  for (const { change } of changes) {
+    // A change this projector does not know must fail its turn, not vanish.
+    if (change.type !== 'webhook_delivery') throw new Error(`webhook deliveries projector: unknown change type ${(change as { type: string }).type}`);
+    const previous = newest.get(change.delivery.id);
+    // Changes come in turn order: a later one replaces an earlier one unless it is older.
+    if (!previous || previous.revision <= change.delivery.revision) newest.set(change.delivery.id, change.delivery);
+  }
+  return JSON.stringify([...newest.values()].map(rowOf));
+}
+
+const iso = (value: Date | null): string | null => (value ? value.toISOString() : null);
+
+function recordOf(row: WebhookDeliveryRow): WebhookDeliveryRecord {
+  return {
+    ...row,
+    labels: row.labels ?? {},
+    lastAttemptAt: iso(row.lastAttemptAt),
+    nextAttemptAt: iso(row.nextAttemptAt),
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** The envelope as the actor first sent it: `{timestamp, type, data}` first (jsonb keeps keys in its own order). */
+function envelopeJson(envelope: Record<string, unknown>): string {
+  const { timestamp, type, data, ...rest } = envelope;
+  return JSON.stringify({ timestamp, type, data, ...rest });
+}
+
+export function createWebhookDeliveriesStore(dataSource: DataSource): WebhookDeliveriesStore {
+  const manager = dataSource.manager;
+  const deliveries = manager.getRepository(WebhookDeliveryEntity);
+  const columns = entityColumns(manager, WebhookDeliveryEntity, 't');
+  const byId = readStatement(`SELECT ${columns.json} AS r FROM webhook_deliveries t WHERE t.id = $1 AND t.workspace_id = $2 AND t.agent_id = $3`);
+
+  return {
+    async project(sql: SqlRunner, changes) {
+      if (!changes.length) return;
+      try {
+        await sql.query(PROJECT, [projectionParameter(changes)]);
+      } catch (error) {
+        throw translateDriverError(error);
+      }
+    },
+
+    async get(workspaceId, agentId, id) {
+      const row = (await readRows(manager, byId, [id, workspaceId, agentId]))[0];
+      const decoded = row ? columns.decode(row.r) : null;
+      return decoded ? recordOf(decoded) : null;
+    },
+
+    async list(workspaceId, agentId, filter, page) {
+      const query = deliveries.createQueryBuilder('d')
+        .where('d.workspace_id = :workspaceId', { workspaceId })
+        .andWhere('d.agent_id = :agentId', { agentId });
+      const equal: Array<[column: string, value: string | undefined]> = [
+        ['status', filter.status],
+        ['objective_id', filter.objectiveId],
+        ['event_type', filter.eventType],
+      ];
+      for (const [column, value] of equal) {
+        if (value !== undefined) query.andWhere(`d.${column} = :${column}`, { [column]: value });
+      }
+      // Deliveries have no name: a prefix matches the id.
+      const rows = await fetchPage(query, 'd', page, filter, 'id');
+      return rows.map(recordOf);
+    },
+
+    async eventBody(objectiveEventId) {
+      const row = (await readRows(manager, EVENT_ENVELOPE, [objectiveEventId]))[0];
+      return row ? envelopeJson(row.envelope as Record<string, unknown>) : null;
+    },
+  };
+}
