@@ -63,3 +63,64 @@ export interface WebhookDeliveryChange {
 export function deliveryIdOf(objectiveEventId: string): string {
   return `whdel_${objectiveEventId.slice(objectiveEventId.indexOf('_') + 1)}`;
 }
+
+/** Where a delivery goes. */
+export interface WebhookTarget {
+  endpointId: string;
+  webhookUrl: string;
+}
+
+interface EnvelopeShape {
+  data?: {
+    agent?: { id?: unknown };
+    objective?: { id?: unknown; accountId?: unknown; workspaceId?: unknown; profileId?: unknown; externalId?: unknown; labels?: unknown };
+    objectiveEvent?: { metadata?: { id?: unknown }; sequence?: unknown; data?: { type?: unknown } };
+  };
+}
+
+function text(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value === '') throw new Error(`webhook envelope has no ${field}`);
+  return value;
+}
+
+/**
+ * The new delivery of an objective event, read from its webhook envelope (the
+ * payload published on OBJECTIVE_EVENTS).
+ * @throws Error naming the missing field when the body is not an objective event envelope.
+ */
+export function newDeliveryOf(body: string, target: WebhookTarget, now: Date): WebhookDeliveryRecord {
+  const envelope = JSON.parse(body) as EnvelopeShape;
+  const objective = envelope.data?.objective ?? {};
+  const event = envelope.data?.objectiveEvent ?? {};
+  const objectiveEventId = text(event.metadata?.id, 'data.objectiveEvent.metadata.id');
+  const sequence = event.sequence;
+  if (typeof sequence !== 'number' || !Number.isInteger(sequence) || sequence < 1) throw new Error('webhook envelope has no data.objectiveEvent.sequence');
+  const at = now.toISOString();
+  return {
+    id: deliveryIdOf(objectiveEventId),
+    accountId: text(objective.accountId, 'data.objective.accountId'),
+    workspaceId: text(objective.workspaceId, 'data.objective.workspaceId'),
+    agentId: text(envelope.data?.agent?.id, 'data.agent.id'),
+    profileId: text(objective.profileId, 'data.objective.profileId'),
+    externalId: typeof objective.externalId === 'string' ? objective.externalId : null,
+    labels: objective.labels && typeof objective.labels === 'object' ? (objective.labels as Record<string, string>) : {},
+    objectiveId: text(objective.id, 'data.objective.id'),
+    objectiveEventId,
+    sequence,
+    eventType: text(event.data?.type, 'data.objectiveEvent.data.type'),
+    endpointId: target.endpointId,
+    webhookUrl: target.webhookUrl,
+    status: 'WEBHOOK_DELIVERY_STATUS_PENDING',
+    attemptCount: 0,
+    lastAttemptAt: null,
+    nextAttemptAt: null,
+    latencyMs: null,
+    httpStatusCode: null,
+    responseContentLength: null,
+    responseHeaders: null,
+    errorMessage: null,
+    createdAt: at,
+    updatedAt: at,
+    revision: 1,
+  };
+}

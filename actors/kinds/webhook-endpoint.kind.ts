@@ -1,0 +1,29 @@
+// The `webhook_endpoint` actor kind as the runtime registers it: the pure
+// behaviour of src/webhooks with its one effect bound to the real sender (a
+// signed POST through the keep-alive pool) and its projector writing the
+// webhook_deliveries read model in the actor's own turn. The signing secrets
+// are loaded by the effect, per attempt, so they never enter the journal.
+import type { ActorKind, EffectContext, Projector } from '../../src/ports/actor-behavior';
+import {
+  createWebhookEndpointBehavior, DELIVER_WEBHOOK_EFFECT, type DeliverWebhookInput, type DeliveryAttemptOutcome, type WebhookEndpointOptions,
+} from '../../src/webhooks/webhook-endpoint.behavior';
+
+export interface WebhookEndpointKindDependencies {
+  sender: { send(request: { url: string; id: string; body: string; secrets: string[]; signal?: AbortSignal }): Promise<DeliveryAttemptOutcome> };
+  /** The account's signing secrets, current first (two for 24 h after a rotation). */
+  signingSecrets(accountId: string): Promise<string[]>;
+  store: { project: Projector };
+  options: WebhookEndpointOptions;
+}
+
+export function createWebhookEndpointKind(dependencies: WebhookEndpointKindDependencies): ActorKind {
+  const { sender, signingSecrets, store, options } = dependencies;
+  return {
+    behavior: createWebhookEndpointBehavior(options),
+    effects: {
+      [DELIVER_WEBHOOK_EFFECT]: async (input: DeliverWebhookInput, context: EffectContext) =>
+        sender.send({ url: input.url, id: input.deliveryId, body: input.body, secrets: await signingSecrets(input.accountId), signal: context.signal }),
+    },
+    projector: store.project,
+  };
+}

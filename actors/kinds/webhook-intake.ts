@@ -1,0 +1,86 @@
+// Feeds the webhook endpoint actors from the OBJECTIVE_EVENTS stream: one
+// durable consumer shared by every node (JetStream, or the embedded event log),
+// each message handed as an `event` command to the endpoint of its agent's
+// webhook URL and acknowledged once that actor has created the delivery in its
+// fenced turn. The ask carries the event id as its command id, so a message
+// delivered twice makes one delivery. Messages are pipelined: up to
+// `maxConcurrent` asks run at once per node (the consumer hands one message at
+// a time), and the endpoint puts each objective's events back in order.
+import type { ConsumedEvent, ConsumerHandle } from '../../src/ports/event-consumer';
+import { OBJECTIVE_EVENTS_STREAM } from '../../src/objectives/objective-events';
+import { newDeliveryOf } from '../../src/webhooks/webhook-delivery';
+import type { WebhookEndpointCommand } from '../../src/webhooks/webhook-endpoint.behavior';
+import { WEBHOOK_ENDPOINT_KIND, webhookEndpointIdOf } from '../../src/webhooks/webhook-endpoint-id';
+import type { ActorRuntime } from '../runtime/actor-runtime';
+import type { RuntimeLogger } from '../runtime/runtime-logger';
+
+export const WEBHOOK_INTAKE_DURABLE = 'webhook-endpoints';
+
+export interface WebhookIntakeDependencies {
+  runtime: Pick<ActorRuntime, 'consume' | 'ask'>;
+  /** The agent's webhookEventsUrl now, or null (no URL, or no such agent): its events are not delivered. */
+  webhookUrlOf(agentId: string): Promise<string | null>;
+  logger: RuntimeLogger;
+  /** Asks in flight at once on this node. @default 128 */
+  maxConcurrent?: number;
+  /** Nak delay when the endpoint could not take the event (its node is failing over). @default 1000 */
+  retryDelayMs?: number;
+}
+
+/** `objective_events.<accountId>.<workspaceId>.<agentId>.<objectiveId>.<kind>` → the agent id. */
+function agentIdOf(subject: string): string | undefined {
+  const parts = subject.split('.');
+  return parts.length === 6 ? parts[3] : undefined;
+}
+
+export async function startWebhookIntake(dependencies: WebhookIntakeDependencies): Promise<ConsumerHandle> {
+  const { runtime, webhookUrlOf, logger } = dependencies;
+  const maxConcurrent = dependencies.maxConcurrent ?? 128;
+  const retryDelayMs = dependencies.retryDelayMs ?? 1000;
+  const inFlight = new Set<Promise<void>>();
+
+  async function handOver(event: ConsumedEvent): Promise<void> {
+    const agentId = agentIdOf(event.subject);
+    if (!agentId) {
+      logger.warn({ subject: event.subject, id: event.id }, 'objective event with a malformed subject skipped by the webhook intake');
+      return event.ack();
+    }
+    const webhookUrl = await webhookUrlOf(agentId);
+    if (!webhookUrl) return event.ack();
+    try {
+      newDeliveryOf(event.data, { endpointId: '', webhookUrl }, new Date());
+    } catch (error) {
+      // Not an objective event envelope: it would fail the same way every time it came back.
+      logger.warn({ err: error, subject: event.subject, id: event.id }, 'objective event that is no webhook envelope skipped by the webhook intake');
+      return event.ack();
+    }
+    const command: WebhookEndpointCommand = { type: 'event', body: event.data, webhookUrl };
+    await runtime.ask(WEBHOOK_ENDPOINT_KIND, webhookEndpointIdOf(agentId, webhookUrl), command, { commandId: `whev:${event.id}` });
+    await event.ack();
+  }
+
+  const handle = await runtime.consume(
+    {
+      stream: OBJECTIVE_EVENTS_STREAM.name,
+      durableName: WEBHOOK_INTAKE_DURABLE,
+      filterSubject: 'objective_events.>',
+      maxAckPending: maxConcurrent * 4,
+    },
+    async (event) => {
+      while (inFlight.size >= maxConcurrent) await Promise.race(inFlight);
+      const work = handOver(event).catch(async (error: unknown) => {
+        logger.warn({ err: error, id: event.id, deliveryCount: event.deliveryCount }, 'webhook intake could not hand an objective event to its endpoint; it comes back');
+        await event.nak(retryDelayMs).catch(() => undefined);
+      });
+      const tracked = work.finally(() => inFlight.delete(tracked));
+      inFlight.add(tracked);
+    },
+  );
+  return {
+    async stop() {
+      await handle.stop();
+      // What was handed over finishes (acked) or comes back later (not acked): nothing is lost either way.
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}

@@ -1,0 +1,114 @@
+// What a webhook endpoint actor remembers, and the events that change it.
+// Deliveries wait in one lane per objective, sorted by event sequence: only a
+// lane's head is ever sent, so a later event of an objective never leaves
+// before an earlier one has completed or finally failed, while the heads of
+// different lanes go out side by side. A delivery leaves its lane once it is
+// COMPLETED, FAILED or DISABLED; the read model keeps it from then on.
+import type { WebhookDeliveryRecord } from './webhook-delivery';
+
+export const FINALIZED_EVENT_TYPE = 'OBJECTIVE_EVENT_TYPE_FINALIZED';
+
+/** A delivery not finished yet, with what it takes to send it again. */
+export interface QueuedDelivery {
+  delivery: WebhookDeliveryRecord;
+  /** The bytes to send (the event's webhook envelope as published). */
+  body: string;
+  /** When the endpoint took it: a head held back by a gap in the sequence waits from here. */
+  receivedAt: string;
+  /** attemptCount when this round of attempts began (a manual retry starts a new round of the schedule). */
+  roundStartAttempt: number;
+  /** A manual retry: sent as soon as a slot is free, whatever the lane's order. */
+  manual?: boolean;
+  /** The effect id of the attempt running now. */
+  runningEffectId?: string;
+}
+
+/** The deliveries of one objective through this endpoint. */
+export interface ObjectiveLane {
+  /** The sequence expected next; 0 until a delivery of this objective has left the lane. */
+  nextSequence: number;
+  queue: QueuedDelivery[];
+}
+
+export interface WebhookEndpointState {
+  endpointId: string;
+  /** Set by a 410 or by the failure rule; a new URL is a new endpoint, so nothing clears it. */
+  disabled: { at: string; reason: string } | null;
+  /** The first failed attempt since the last success (the disable clock). */
+  failingSince: string | null;
+  lanes: Record<string, ObjectiveLane>;
+}
+
+export type WebhookEndpointEvent =
+  /** A delivery created (PENDING, or DISABLED when the endpoint is), or re-queued by a manual retry. */
+  | { type: 'delivery_queued'; delivery: WebhookDeliveryRecord; body: string; at: string; manual?: boolean }
+  | { type: 'attempt_started'; deliveryId: string; objectiveId: string; effectId: string }
+  /** An attempt's outcome: the delivery row as it is now (PENDING with nextAttemptAt, or final). */
+  | { type: 'attempt_finished'; delivery: WebhookDeliveryRecord; ok: boolean; at: string }
+  /** A 410 or the failure rule: every queued delivery is DISABLED, and so is every later one. */
+  | { type: 'endpoint_disabled'; at: string; reason: string };
+
+export function initialWebhookEndpointState(endpointId: string): WebhookEndpointState {
+  return { endpointId, disabled: null, failingSince: null, lanes: {} };
+}
+
+export function isFinal(delivery: WebhookDeliveryRecord): boolean {
+  return delivery.status !== 'WEBHOOK_DELIVERY_STATUS_PENDING';
+}
+
+/** The queued delivery with this id, and its lane. */
+export function findQueued(state: WebhookEndpointState, objectiveId: string, deliveryId: string): { lane: ObjectiveLane; queued: QueuedDelivery } | undefined {
+  const lane = state.lanes[objectiveId];
+  const queued = lane?.queue.find((entry) => entry.delivery.id === deliveryId);
+  return lane && queued ? { lane, queued } : undefined;
+}
+
+function withLane(state: WebhookEndpointState, objectiveId: string, change: (lane: ObjectiveLane) => ObjectiveLane | null): WebhookEndpointState {
+  const lanes = { ...state.lanes };
+  const next = change(lanes[objectiveId] ?? { nextSequence: 0, queue: [] });
+  if (next) lanes[objectiveId] = next;
+  else delete lanes[objectiveId];
+  return { ...state, lanes };
+}
+
+function replaceQueued(lane: ObjectiveLane, deliveryId: string, change: (queued: QueuedDelivery) => QueuedDelivery): ObjectiveLane {
+  return { ...lane, queue: lane.queue.map((queued) => (queued.delivery.id === deliveryId ? change(queued) : queued)) };
+}
+
+export function evolveWebhookEndpoint(state: WebhookEndpointState, event: WebhookEndpointEvent): WebhookEndpointState {
+  switch (event.type) {
+    case 'delivery_queued': {
+      if (isFinal(event.delivery)) return state;
+      const queued: QueuedDelivery = {
+        delivery: event.delivery, body: event.body, receivedAt: event.at, roundStartAttempt: event.delivery.attemptCount, ...(event.manual ? { manual: true } : {}),
+      };
+      return withLane(state, event.delivery.objectiveId, (lane) => {
+        const queue = lane.queue.filter((entry) => entry.delivery.id !== event.delivery.id);
+        const at = queue.findIndex((entry) => entry.delivery.sequence > event.delivery.sequence);
+        queue.splice(at < 0 ? queue.length : at, 0, queued);
+        return { ...lane, queue };
+      });
+    }
+    case 'attempt_started':
+      return withLane(state, event.objectiveId, (lane) => replaceQueued(lane, event.deliveryId, (queued) => ({ ...queued, runningEffectId: event.effectId })));
+    case 'attempt_finished': {
+      const { delivery } = event;
+      const failingSince = event.ok ? null : (state.failingSince ?? event.at);
+      const next = withLane(state, delivery.objectiveId, (lane) => {
+        if (!isFinal(delivery)) {
+          return replaceQueued(lane, delivery.id, (queued) => {
+            const { runningEffectId: _finished, ...rest } = queued;
+            return { ...rest, delivery };
+          });
+        }
+        const queue = lane.queue.filter((entry) => entry.delivery.id !== delivery.id);
+        // The objective's last event has left: nothing more comes through this lane.
+        if (queue.length === 0 && delivery.eventType === FINALIZED_EVENT_TYPE) return null;
+        return { nextSequence: Math.max(lane.nextSequence, delivery.sequence + 1), queue };
+      });
+      return { ...next, failingSince };
+    }
+    case 'endpoint_disabled':
+      return { ...state, disabled: { at: event.at, reason: event.reason }, lanes: {} };
+  }
+}

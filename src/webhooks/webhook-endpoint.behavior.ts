@@ -1,0 +1,273 @@
+// The webhook endpoint actor's decisions (one actor per agent and webhook
+// URL): take objective events as deliveries, send each lane's head as an
+// effect, record every attempt, sleep on a durable reminder until a retry is
+// due, and disable the endpoint on a 410 or after failing for too long.
+// Pure: the HTTP POST, the signing secrets and the clock's randomness come
+// from outside (the kind in actors/kinds binds them).
+import { FailedPreconditionError } from '../errors';
+import type { ActorBehavior, ActorContext, ActorDecision, EffectOutcome, EffectRequest, FiredReminder } from '../ports/actor-behavior';
+import { newDeliveryOf, type WebhookDeliveryChange, type WebhookDeliveryRecord, type WebhookDeliveryStatus } from './webhook-delivery';
+import {
+  evolveWebhookEndpoint, findQueued, initialWebhookEndpointState, type QueuedDelivery, type WebhookEndpointEvent, type WebhookEndpointState,
+} from './webhook-endpoint-state';
+import { WEBHOOK_ENDPOINT_KIND } from './webhook-endpoint-id';
+
+export const DELIVER_WEBHOOK_EFFECT = 'webhook.deliver';
+const RETRY_REMINDER_PREFIX = 'retry:';
+const GAP_REMINDER = 'gap';
+
+export type WebhookEndpointCommand =
+  /** An objective event for this endpoint (from the OBJECTIVE_EVENTS consumer): `body` is the envelope as published. */
+  | { type: 'event'; body: string; webhookUrl: string }
+  /** A manual retry of a FAILED or DISABLED delivery (the API's retry endpoint). */
+  | { type: 'retry'; delivery: WebhookDeliveryRecord; webhookUrl: string; body: string };
+
+export type WebhookEndpointReply = { deliveryId: string; status: WebhookDeliveryStatus; duplicate?: boolean } | WebhookDeliveryRecord;
+
+/** What the effect posts: everything but the secrets, which the effect loads itself (they never enter the journal). */
+export interface DeliverWebhookInput {
+  deliveryId: string;
+  accountId: string;
+  url: string;
+  body: string;
+}
+
+/** The outcome of one attempt, as the sender reports it. */
+export interface DeliveryAttemptOutcome {
+  ok: boolean;
+  /** 0 when no response came. */
+  httpStatusCode: number;
+  latencyMs: number;
+  responseContentLength: number | null;
+  responseHeaders: Record<string, string> | null;
+  /** Only on 429 and 503. */
+  retryAfterMs?: number;
+  /** A 410 Gone. */
+  gone: boolean;
+  errorMessage?: string;
+}
+
+export interface WebhookEndpointOptions {
+  /** The delay before the next attempt after `failedAttempts` failures of this round, or null when the schedule is spent. */
+  retryDelayMs(failedAttempts: number, retryAfterMs: number | undefined): number | null;
+  /** Failing this long without a success disables the endpoint. @default 5 days */
+  disableAfterMs?: number;
+  /** Attempts in flight at once per endpoint (the heads of as many objectives). @default 64 */
+  maxInFlight?: number;
+  /** How long a head waits for a missing earlier event of its objective (events may reach the endpoint out of order). @default 2000 */
+  gapHoldMs?: number;
+  /** The effect's deadline: the sender's own deadline plus a margin. @default 20000 */
+  attemptTimeoutMs?: number;
+}
+
+const FIVE_DAYS_MS = 5 * 24 * 3600 * 1000;
+
+type Decision = ActorDecision<WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange>;
+export type WebhookEndpointBehavior = ActorBehavior<WebhookEndpointState, WebhookEndpointCommand, WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange>;
+
+/** A decision under construction: events are applied to `state` as they are added, so later steps see them. */
+class EndpointTurn {
+  readonly events: WebhookEndpointEvent[] = [];
+  readonly changes: WebhookDeliveryChange[] = [];
+  readonly effects: EffectRequest[] = [];
+  readonly abort: string[] = [];
+  readonly setReminders: Array<{ name: string; dueAt: Date }> = [];
+  readonly cancelReminders: string[] = [];
+
+  constructor(public state: WebhookEndpointState, readonly now: Date) {}
+
+  apply(event: WebhookEndpointEvent): void {
+    this.events.push(event);
+    this.state = evolveWebhookEndpoint(this.state, event);
+  }
+
+  project(delivery: WebhookDeliveryRecord): void {
+    const previous = this.changes.findIndex((change) => change.delivery.id === delivery.id);
+    if (previous >= 0) this.changes.splice(previous, 1);
+    this.changes.push({ type: 'webhook_delivery', delivery });
+  }
+
+  decision(reply?: WebhookEndpointReply): Decision {
+    const running = Object.values(this.state.lanes).some((lane) => lane.queue.some((queued) => queued.runningEffectId));
+    return {
+      events: this.events,
+      project: this.changes,
+      ...(reply !== undefined ? { reply } : {}),
+      ...(this.effects.length || this.abort.length ? { effects: { start: this.effects, abort: this.abort } } : {}),
+      ...(this.setReminders.length || this.cancelReminders.length ? { reminders: { set: this.setReminders, cancel: this.cancelReminders } } : {}),
+      // Nothing in flight: what is left waits on reminders, so the actor holds no memory meanwhile.
+      ...(running ? {} : { passivate: true }),
+    };
+  }
+}
+
+function changed(delivery: WebhookDeliveryRecord, now: Date, fields: Partial<WebhookDeliveryRecord>): WebhookDeliveryRecord {
+  return { ...delivery, ...fields, updatedAt: now.toISOString(), revision: delivery.revision + 1 };
+}
+
+export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): WebhookEndpointBehavior {
+  const disableAfterMs = options.disableAfterMs ?? FIVE_DAYS_MS;
+  const maxInFlight = options.maxInFlight ?? 64;
+  const gapHoldMs = options.gapHoldMs ?? 2000;
+  const attemptTimeoutMs = options.attemptTimeoutMs ?? 20_000;
+
+  /** Whether a queued delivery may be sent now (it is its lane's head, in order or held long enough, and due). */
+  function sendable(turn: EndpointTurn, laneNextSequence: number, queued: QueuedDelivery, isHead: boolean): boolean | 'gap' {
+    if (queued.runningEffectId) return false;
+    if (queued.delivery.nextAttemptAt && Date.parse(queued.delivery.nextAttemptAt) > turn.now.getTime()) return false;
+    if (queued.manual) return true;
+    if (!isHead) return false;
+    const expected = laneNextSequence === 0 ? 1 : laneNextSequence;
+    if (queued.delivery.sequence <= expected) return true;
+    return Date.parse(queued.receivedAt) + gapHoldMs <= turn.now.getTime() ? true : 'gap';
+  }
+
+  /** Starts attempts for every sendable delivery while slots are free; sets the gap reminder for heads held back. */
+  function dispatch(turn: EndpointTurn): void {
+    if (turn.state.disabled) return;
+    let running = 0;
+    for (const lane of Object.values(turn.state.lanes)) running += lane.queue.filter((queued) => queued.runningEffectId).length;
+    let gapDue: number | undefined;
+    for (const [objectiveId, lane] of Object.entries(turn.state.lanes)) {
+      for (const [index, queued] of lane.queue.entries()) {
+        if (running >= maxInFlight) break;
+        const verdict = sendable(turn, lane.nextSequence, queued, index === 0);
+        if (verdict === 'gap') gapDue = Math.min(gapDue ?? Infinity, Date.parse(queued.receivedAt) + gapHoldMs);
+        if (verdict !== true) continue;
+        const effectId = `${queued.delivery.id}.${queued.delivery.attemptCount + 1}`;
+        turn.apply({ type: 'attempt_started', deliveryId: queued.delivery.id, objectiveId, effectId });
+        const input: DeliverWebhookInput = { deliveryId: queued.delivery.id, accountId: queued.delivery.accountId, url: queued.delivery.webhookUrl, body: queued.body };
+        turn.effects.push({ id: effectId, name: DELIVER_WEBHOOK_EFFECT, input, timeoutMs: attemptTimeoutMs });
+        running += 1;
+      }
+    }
+    if (gapDue !== undefined) turn.setReminders.push({ name: GAP_REMINDER, dueAt: new Date(gapDue) });
+  }
+
+  /** Every queued delivery becomes DISABLED, and so will every later one. */
+  function disable(turn: EndpointTurn, reason: string): void {
+    const at = turn.now.toISOString();
+    for (const lane of Object.values(turn.state.lanes)) {
+      for (const queued of lane.queue) {
+        if (queued.runningEffectId) turn.abort.push(queued.runningEffectId);
+        else if (queued.delivery.nextAttemptAt) turn.cancelReminders.push(`${RETRY_REMINDER_PREFIX}${queued.delivery.id}`);
+        turn.project(changed(queued.delivery, turn.now, { status: 'WEBHOOK_DELIVERY_STATUS_DISABLED', nextAttemptAt: null, errorMessage: queued.delivery.errorMessage ?? disabledMessage(reason) }));
+      }
+    }
+    turn.apply({ type: 'endpoint_disabled', at, reason });
+  }
+
+  function disabledMessage(reason: string): string {
+    return `endpoint disabled (${reason}) until the agent's webhookEventsUrl changes`;
+  }
+
+  function acceptEvent(turn: EndpointTurn, command: Extract<WebhookEndpointCommand, { type: 'event' }>): Decision {
+    const delivery = newDeliveryOf(command.body, { endpointId: turn.state.endpointId, webhookUrl: command.webhookUrl }, turn.now);
+    const lane = turn.state.lanes[delivery.objectiveId];
+    const known = lane?.queue.find((queued) => queued.delivery.id === delivery.id);
+    if (known) return turn.decision({ deliveryId: delivery.id, status: known.delivery.status, duplicate: true });
+    if (lane && delivery.sequence < lane.nextSequence) {
+      // Delivered before (a redelivery of the stream message): the same event never makes a second delivery.
+      return turn.decision({ deliveryId: delivery.id, status: 'WEBHOOK_DELIVERY_STATUS_COMPLETED', duplicate: true });
+    }
+    const queued = turn.state.disabled
+      ? { ...delivery, status: 'WEBHOOK_DELIVERY_STATUS_DISABLED' as const, errorMessage: disabledMessage(turn.state.disabled.reason) }
+      : delivery;
+    turn.apply({ type: 'delivery_queued', delivery: queued, body: command.body, at: turn.now.toISOString() });
+    turn.project(queued);
+    dispatch(turn);
+    return turn.decision({ deliveryId: queued.id, status: queued.status });
+  }
+
+  function acceptRetry(turn: EndpointTurn, command: Extract<WebhookEndpointCommand, { type: 'retry' }>): Decision {
+    if (turn.state.disabled) {
+      throw new FailedPreconditionError(`the webhook endpoint is disabled (${turn.state.disabled.reason}) until the agent's webhookEventsUrl changes`);
+    }
+    const current = findQueued(turn.state, command.delivery.objectiveId, command.delivery.id);
+    if (current) return turn.decision(current.queued.delivery);
+    const delivery = changed(command.delivery, turn.now, {
+      endpointId: turn.state.endpointId, webhookUrl: command.webhookUrl, status: 'WEBHOOK_DELIVERY_STATUS_PENDING', nextAttemptAt: null,
+    });
+    turn.apply({ type: 'delivery_queued', delivery, body: command.body, at: turn.now.toISOString(), manual: true });
+    turn.project(delivery);
+    dispatch(turn);
+    return turn.decision(findQueued(turn.state, delivery.objectiveId, delivery.id)?.queued.delivery ?? delivery);
+  }
+
+  function recordAttempt(turn: EndpointTurn, queued: QueuedDelivery, outcome: DeliveryAttemptOutcome): void {
+    const at = turn.now.toISOString();
+    const attemptCount = queued.delivery.attemptCount + 1;
+    const attempt = {
+      attemptCount, lastAttemptAt: at, latencyMs: Math.round(outcome.latencyMs), httpStatusCode: outcome.httpStatusCode,
+      responseContentLength: outcome.responseContentLength, responseHeaders: outcome.responseHeaders, errorMessage: outcome.errorMessage ?? null,
+    };
+    if (outcome.ok) {
+      const delivery = changed(queued.delivery, turn.now, { ...attempt, status: 'WEBHOOK_DELIVERY_STATUS_COMPLETED', nextAttemptAt: null, errorMessage: null });
+      turn.apply({ type: 'attempt_finished', delivery, ok: true, at });
+      turn.project(delivery);
+      return;
+    }
+    const failingSince = turn.state.failingSince ?? at;
+    if (outcome.gone || Date.parse(failingSince) + disableAfterMs <= turn.now.getTime()) {
+      const reason = outcome.gone ? 'GONE' : 'FAILING';
+      const delivery = changed(queued.delivery, turn.now, { ...attempt, status: 'WEBHOOK_DELIVERY_STATUS_DISABLED', nextAttemptAt: null });
+      turn.apply({ type: 'attempt_finished', delivery, ok: false, at });
+      turn.project(delivery);
+      disable(turn, reason);
+      return;
+    }
+    const delay = options.retryDelayMs(attemptCount - queued.roundStartAttempt, outcome.retryAfterMs);
+    const nextAttemptAt = delay === null ? null : new Date(turn.now.getTime() + delay);
+    const delivery = changed(queued.delivery, turn.now, {
+      ...attempt, status: nextAttemptAt ? 'WEBHOOK_DELIVERY_STATUS_PENDING' : 'WEBHOOK_DELIVERY_STATUS_FAILED', nextAttemptAt: nextAttemptAt?.toISOString() ?? null,
+    });
+    turn.apply({ type: 'attempt_finished', delivery, ok: false, at });
+    turn.project(delivery);
+    if (nextAttemptAt) turn.setReminders.push({ name: `${RETRY_REMINDER_PREFIX}${delivery.id}`, dueAt: nextAttemptAt });
+  }
+
+  /** The queued delivery whose attempt ran as `effectId`. */
+  function queuedByEffect(state: WebhookEndpointState, effectId: string): QueuedDelivery | undefined {
+    for (const lane of Object.values(state.lanes)) {
+      const queued = lane.queue.find((entry) => entry.runningEffectId === effectId);
+      if (queued) return queued;
+    }
+    return undefined;
+  }
+
+  return {
+    kind: WEBHOOK_ENDPOINT_KIND,
+    initialState: initialWebhookEndpointState,
+    evolve: evolveWebhookEndpoint,
+
+    decide(state, command, context: ActorContext) {
+      const turn = new EndpointTurn(state, context.now);
+      switch (command.type) {
+        case 'event':
+          return acceptEvent(turn, command);
+        case 'retry':
+          return acceptRetry(turn, command);
+      }
+    },
+
+    onEffectResult(state, outcome: EffectOutcome, context: ActorContext) {
+      const turn = new EndpointTurn(state, context.now);
+      const queued = queuedByEffect(state, outcome.id);
+      // An attempt of a delivery no longer queued (the endpoint was disabled meanwhile) has nothing to record.
+      if (!queued) return turn.decision();
+      const attempt: DeliveryAttemptOutcome = outcome.ok
+        ? (outcome.value as DeliveryAttemptOutcome)
+        : { ok: false, httpStatusCode: 0, latencyMs: 0, responseContentLength: null, responseHeaders: null, gone: false, errorMessage: outcome.error.message };
+      recordAttempt(turn, queued, attempt);
+      dispatch(turn);
+      return turn.decision();
+    },
+
+    onReminder(state, _reminder: FiredReminder, context: ActorContext) {
+      // A retry falling due and a gap hold running out both come down to: send what may go now.
+      const turn = new EndpointTurn(state, context.now);
+      dispatch(turn);
+      return turn.decision();
+    },
+  };
+}

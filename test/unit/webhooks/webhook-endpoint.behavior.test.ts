@@ -1,0 +1,287 @@
+import assert from 'node:assert/strict';
+import { ApiError } from '../../../src/errors';
+import type { ActorDecision, EffectRequest } from '../../../src/ports/actor-behavior';
+import type { WebhookDeliveryChange, WebhookDeliveryRecord } from '../../../src/webhooks/webhook-delivery';
+import {
+  createWebhookEndpointBehavior, type DeliveryAttemptOutcome, type WebhookEndpointCommand, type WebhookEndpointOptions, type WebhookEndpointReply,
+} from '../../../src/webhooks/webhook-endpoint.behavior';
+import type { WebhookEndpointEvent, WebhookEndpointState } from '../../../src/webhooks/webhook-endpoint-state';
+
+const URL_A = 'https://receiver.example/hooks';
+
+function envelope(objectiveId: string, sequence: number, type = 'OBJECTIVE_EVENT_TYPE_USER_MESSAGE'): string {
+  return JSON.stringify({
+    timestamp: '2026-11-25T10:00:00.000Z',
+    type: 'objective_event.user_message',
+    data: {
+      agent: { id: 'agent_1' },
+      agentVariation: { id: 'var_1' },
+      objective: { id: objectiveId, accountId: 'acct_1', workspaceId: 'ws_1', profileId: 'prof_1', createdAt: '2026-11-25T10:00:00.000Z', labels: { team: 'a' } },
+      objectiveEvent: { metadata: { id: `objevt_${objectiveId}_${sequence}` }, sequence, data: { type } },
+    },
+  });
+}
+
+const ok: DeliveryAttemptOutcome = { ok: true, httpStatusCode: 200, latencyMs: 12.4, responseContentLength: 2, responseHeaders: { 'content-type': 'text/plain' }, gone: false };
+const serverError: DeliveryAttemptOutcome = { ok: false, httpStatusCode: 500, latencyMs: 3, responseContentLength: 0, responseHeaders: {}, gone: false, errorMessage: 'HTTP 500' };
+const gone: DeliveryAttemptOutcome = { ...serverError, httpStatusCode: 410, gone: true, errorMessage: 'HTTP 410' };
+
+/** Runs the behaviour as the runtime would: evolve each decision's events, keep running effects, projected rows and reminders. */
+class EndpointDriver {
+  readonly behavior;
+  state: WebhookEndpointState;
+  now = new Date('2026-11-25T10:00:00.000Z');
+  readonly running = new Map<string, EffectRequest>();
+  readonly rows = new Map<string, WebhookDeliveryRecord>();
+  readonly reminders = new Map<string, Date>();
+  last!: ActorDecision<WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange>;
+
+  constructor(options: Partial<WebhookEndpointOptions> = {}) {
+    // A fixed schedule without jitter: 1 s, 2 s, then give up.
+    const schedule = [1000, 2000];
+    this.behavior = createWebhookEndpointBehavior({ retryDelayMs: (failed, retryAfterMs) => (failed > schedule.length ? null : Math.max(schedule[failed - 1]!, retryAfterMs ?? 0)), gapHoldMs: 2000, ...options });
+    this.state = this.behavior.initialState('agent_1.abcdef');
+  }
+
+  private context() {
+    return { kind: 'webhook_endpoint', id: this.state.endpointId, now: this.now };
+  }
+
+  private absorb(decision: ActorDecision<WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange>) {
+    this.last = decision;
+    for (const event of decision.events ?? []) this.state = this.behavior.evolve(this.state, event);
+    for (const change of decision.project ?? []) {
+      const stored = this.rows.get(change.delivery.id);
+      assert.ok(!stored || stored.revision < change.delivery.revision, 'each projected change carries a higher revision');
+      this.rows.set(change.delivery.id, change.delivery);
+    }
+    for (const id of decision.effects?.abort ?? []) this.running.delete(id);
+    for (const effect of decision.effects?.start ?? []) this.running.set(effect.id!, effect);
+    for (const name of decision.reminders?.cancel ?? []) this.reminders.delete(name);
+    for (const reminder of decision.reminders?.set ?? []) this.reminders.set(reminder.name, reminder.dueAt);
+    return decision.reply;
+  }
+
+  async command(command: WebhookEndpointCommand) {
+    return this.absorb(await this.behavior.decide(this.state, command, this.context()));
+  }
+
+  event(objectiveId: string, sequence: number, type?: string) {
+    return this.command({ type: 'event', body: envelope(objectiveId, sequence, type), webhookUrl: URL_A });
+  }
+
+  async finish(effectId: string, outcome: DeliveryAttemptOutcome | { error: string }) {
+    const effect = this.running.get(effectId);
+    assert.ok(effect, `effect ${effectId} runs`);
+    this.running.delete(effectId);
+    const base = { id: effectId, name: effect.name, input: effect.input, timeoutMs: effect.timeoutMs, attempt: 1 };
+    const result = 'error' in outcome ? { ...base, ok: false as const, error: { code: 'DEADLINE_EXCEEDED', message: outcome.error } } : { ...base, ok: true as const, value: outcome };
+    return this.absorb(await this.behavior.onEffectResult!(this.state, result, this.context()));
+  }
+
+  async advance(ms: number) {
+    this.now = new Date(this.now.getTime() + ms);
+    for (const [name, dueAt] of [...this.reminders]) {
+      if (dueAt.getTime() > this.now.getTime()) continue;
+      this.reminders.delete(name);
+      this.absorb(await this.behavior.onReminder!(this.state, { name, dueAt, payload: null }, this.context()));
+    }
+  }
+
+  row(objectiveId: string, sequence: number): WebhookDeliveryRecord {
+    const row = this.rows.get(`whdel_${objectiveId}_${sequence}`);
+    assert.ok(row, `delivery of ${objectiveId}#${sequence} recorded`);
+    return row;
+  }
+
+  runningIds(): string[] {
+    return [...this.running.keys()].sort();
+  }
+}
+
+describe('webhook endpoint behaviour', () => {
+  it('records a delivery for an event and sends it as an effect, then records the success', async () => {
+    const driver = new EndpointDriver();
+    const reply = await driver.event('obj_1', 1);
+    assert.deepEqual(reply, { deliveryId: 'whdel_obj_1_1', status: 'WEBHOOK_DELIVERY_STATUS_PENDING' });
+    const row = driver.row('obj_1', 1);
+    assert.equal(row.status, 'WEBHOOK_DELIVERY_STATUS_PENDING');
+    assert.equal(row.objectiveEventId, 'objevt_obj_1_1');
+    assert.equal(row.eventType, 'OBJECTIVE_EVENT_TYPE_USER_MESSAGE');
+    assert.deepEqual(row.labels, { team: 'a' });
+    assert.equal(row.webhookUrl, URL_A);
+    const effect = driver.running.get('whdel_obj_1_1.1');
+    assert.equal(effect?.name, 'webhook.deliver');
+    assert.deepEqual(effect?.input, { deliveryId: 'whdel_obj_1_1', accountId: 'acct_1', url: URL_A, body: envelope('obj_1', 1) });
+    assert.equal(driver.last.passivate, undefined, 'an attempt in flight keeps the actor');
+
+    await driver.finish('whdel_obj_1_1.1', ok);
+    const done = driver.row('obj_1', 1);
+    assert.equal(done.status, 'WEBHOOK_DELIVERY_STATUS_COMPLETED');
+    assert.equal(done.attemptCount, 1);
+    assert.equal(done.httpStatusCode, 200);
+    assert.equal(done.latencyMs, 12);
+    assert.equal(done.responseContentLength, 2);
+    assert.deepEqual(done.responseHeaders, { 'content-type': 'text/plain' });
+    assert.equal(done.lastAttemptAt, driver.now.toISOString());
+    assert.equal(driver.last.passivate, true, 'nothing in flight: the actor passivates');
+  });
+
+  it('sends the events of one objective one after the other, and different objectives side by side', async () => {
+    const driver = new EndpointDriver();
+    await driver.event('obj_1', 1);
+    await driver.event('obj_1', 2);
+    await driver.event('obj_2', 1);
+    assert.deepEqual(driver.runningIds(), ['whdel_obj_1_1.1', 'whdel_obj_2_1.1']);
+    assert.equal(driver.row('obj_1', 2).status, 'WEBHOOK_DELIVERY_STATUS_PENDING', 'the later event is recorded at once');
+    await driver.finish('whdel_obj_1_1.1', ok);
+    assert.deepEqual(driver.runningIds(), ['whdel_obj_1_2.1', 'whdel_obj_2_1.1']);
+  });
+
+  it('holds an event that arrives before an earlier one of its objective, until the gap fills or the hold runs out', async () => {
+    const driver = new EndpointDriver();
+    await driver.event('obj_1', 2);
+    assert.deepEqual(driver.runningIds(), [], 'sequence 2 waits for sequence 1');
+    assert.ok(driver.reminders.has('gap'));
+    await driver.event('obj_1', 1);
+    assert.deepEqual(driver.runningIds(), ['whdel_obj_1_1.1']);
+    await driver.finish('whdel_obj_1_1.1', ok);
+    assert.deepEqual(driver.runningIds(), ['whdel_obj_1_2.1']);
+
+    const alone = new EndpointDriver();
+    await alone.event('obj_9', 5);
+    assert.deepEqual(alone.runningIds(), []);
+    await alone.advance(1999);
+    assert.deepEqual(alone.runningIds(), []);
+    await alone.advance(1);
+    assert.deepEqual(alone.runningIds(), ['whdel_obj_9_5.1'], 'the first event seen of an objective goes once the hold has passed');
+  });
+
+  it('retries a failed attempt on a durable reminder with the same delivery id, then fails it and moves on', async () => {
+    const driver = new EndpointDriver();
+    await driver.event('obj_1', 1);
+    await driver.event('obj_1', 2);
+    await driver.finish('whdel_obj_1_1.1', serverError);
+    const waiting = driver.row('obj_1', 1);
+    assert.equal(waiting.status, 'WEBHOOK_DELIVERY_STATUS_PENDING');
+    assert.equal(waiting.attemptCount, 1);
+    assert.equal(waiting.httpStatusCode, 500);
+    assert.equal(waiting.errorMessage, 'HTTP 500');
+    assert.equal(waiting.nextAttemptAt, new Date(driver.now.getTime() + 1000).toISOString());
+    assert.deepEqual(driver.runningIds(), [], 'the later event waits for the earlier one');
+    assert.equal(driver.last.passivate, true, 'waiting on a reminder holds no memory');
+
+    await driver.advance(1000);
+    assert.deepEqual(driver.runningIds(), ['whdel_obj_1_1.2']);
+    assert.equal((driver.running.get('whdel_obj_1_1.2')!.input as { deliveryId: string }).deliveryId, 'whdel_obj_1_1', 'the same webhook id on every attempt');
+    await driver.finish('whdel_obj_1_1.2', { error: 'deadline exceeded' });
+    await driver.advance(2000);
+    await driver.finish('whdel_obj_1_1.3', serverError);
+    const failed = driver.row('obj_1', 1);
+    assert.equal(failed.status, 'WEBHOOK_DELIVERY_STATUS_FAILED');
+    assert.equal(failed.attemptCount, 3);
+    assert.equal(failed.nextAttemptAt, null);
+    assert.deepEqual(driver.runningIds(), ['whdel_obj_1_2.1'], 'a finally failed event lets the next one go');
+  });
+
+  it('honours Retry-After through the schedule function', async () => {
+    const driver = new EndpointDriver();
+    await driver.event('obj_1', 1);
+    await driver.finish('whdel_obj_1_1.1', { ...serverError, httpStatusCode: 429, retryAfterMs: 1500 });
+    assert.equal(driver.row('obj_1', 1).nextAttemptAt, new Date(driver.now.getTime() + 1500).toISOString());
+  });
+
+  it('disables the endpoint on 410: queued and later deliveries become DISABLED and nothing more is sent', async () => {
+    const driver = new EndpointDriver();
+    await driver.event('obj_1', 1);
+    await driver.event('obj_1', 2);
+    await driver.event('obj_2', 1);
+    await driver.finish('whdel_obj_1_1.1', gone);
+    assert.equal(driver.row('obj_1', 1).status, 'WEBHOOK_DELIVERY_STATUS_DISABLED');
+    assert.equal(driver.row('obj_1', 1).httpStatusCode, 410);
+    assert.equal(driver.row('obj_1', 2).status, 'WEBHOOK_DELIVERY_STATUS_DISABLED');
+    assert.equal(driver.row('obj_2', 1).status, 'WEBHOOK_DELIVERY_STATUS_DISABLED');
+    assert.deepEqual(driver.last.effects?.abort, ['whdel_obj_2_1.1'], 'the attempt in flight is aborted');
+    await driver.event('obj_3', 1);
+    assert.equal(driver.row('obj_3', 1).status, 'WEBHOOK_DELIVERY_STATUS_DISABLED');
+    assert.match(driver.row('obj_3', 1).errorMessage ?? '', /webhookEventsUrl changes/);
+    assert.deepEqual(driver.runningIds(), []);
+    await assert.rejects(
+      driver.command({ type: 'retry', delivery: driver.row('obj_3', 1), webhookUrl: URL_A, body: envelope('obj_3', 1) }),
+      (error: unknown) => error instanceof ApiError && error.code === 'FAILED_PRECONDITION',
+    );
+  });
+
+  it('disables the endpoint once every attempt has failed for the configured time', async () => {
+    const driver = new EndpointDriver({ disableAfterMs: 10_000, retryDelayMs: () => 4000 });
+    await driver.event('obj_1', 1);
+    await driver.finish('whdel_obj_1_1.1', serverError);
+    await driver.advance(4000);
+    await driver.finish('whdel_obj_1_1.2', serverError);
+    await driver.advance(4000);
+    await driver.finish('whdel_obj_1_1.3', serverError);
+    assert.equal(driver.row('obj_1', 1).status, 'WEBHOOK_DELIVERY_STATUS_PENDING', '8 s of failures: not yet');
+    await driver.advance(4000);
+    await driver.finish('whdel_obj_1_1.4', serverError);
+    assert.equal(driver.row('obj_1', 1).status, 'WEBHOOK_DELIVERY_STATUS_DISABLED', '12 s of failures: disabled');
+    assert.ok(driver.state.disabled);
+  });
+
+  it('a success resets the failure clock', async () => {
+    const driver = new EndpointDriver({ disableAfterMs: 10_000, retryDelayMs: () => 6000 });
+    await driver.event('obj_1', 1);
+    await driver.finish('whdel_obj_1_1.1', serverError);
+    await driver.advance(6000);
+    await driver.finish('whdel_obj_1_1.2', ok);
+    await driver.event('obj_1', 2);
+    await driver.advance(6000);
+    await driver.finish('whdel_obj_1_2.1', serverError);
+    assert.equal(driver.row('obj_1', 2).status, 'WEBHOOK_DELIVERY_STATUS_PENDING');
+    assert.equal(driver.state.disabled, null);
+  });
+
+  it('makes one delivery of an event handed over twice', async () => {
+    const driver = new EndpointDriver();
+    await driver.event('obj_1', 1);
+    assert.deepEqual(await driver.event('obj_1', 1), { deliveryId: 'whdel_obj_1_1', status: 'WEBHOOK_DELIVERY_STATUS_PENDING', duplicate: true });
+    await driver.finish('whdel_obj_1_1.1', ok);
+    const again = await driver.event('obj_1', 1);
+    assert.equal((again as { duplicate?: boolean }).duplicate, true);
+    assert.deepEqual(driver.runningIds(), []);
+  });
+
+  it('re-queues a FAILED delivery on a manual retry: same id, sent at once, a new round of the schedule', async () => {
+    const driver = new EndpointDriver();
+    await driver.event('obj_1', 1);
+    await driver.finish('whdel_obj_1_1.1', serverError);
+    await driver.advance(1000);
+    await driver.finish('whdel_obj_1_1.2', serverError);
+    await driver.advance(2000);
+    await driver.finish('whdel_obj_1_1.3', serverError);
+    const failed = driver.row('obj_1', 1);
+    assert.equal(failed.status, 'WEBHOOK_DELIVERY_STATUS_FAILED');
+    const reply = (await driver.command({ type: 'retry', delivery: failed, webhookUrl: URL_A, body: envelope('obj_1', 1) })) as WebhookDeliveryRecord;
+    assert.equal(reply.id, 'whdel_obj_1_1');
+    assert.equal(reply.status, 'WEBHOOK_DELIVERY_STATUS_PENDING');
+    assert.deepEqual(driver.runningIds(), ['whdel_obj_1_1.4']);
+    await driver.finish('whdel_obj_1_1.4', serverError);
+    assert.equal(driver.row('obj_1', 1).nextAttemptAt, new Date(driver.now.getTime() + 1000).toISOString(), 'the schedule starts over');
+  });
+
+  it('keeps at most maxInFlight attempts running', async () => {
+    const driver = new EndpointDriver({ maxInFlight: 2 });
+    for (const objective of ['obj_1', 'obj_2', 'obj_3']) await driver.event(objective, 1);
+    assert.deepEqual(driver.runningIds(), ['whdel_obj_1_1.1', 'whdel_obj_2_1.1']);
+    await driver.finish('whdel_obj_2_1.1', ok);
+    assert.deepEqual(driver.runningIds(), ['whdel_obj_1_1.1', 'whdel_obj_3_1.1']);
+  });
+
+  it('forgets an objective once its FINALIZED event has left', async () => {
+    const driver = new EndpointDriver();
+    await driver.event('obj_1', 1);
+    await driver.finish('whdel_obj_1_1.1', ok);
+    await driver.event('obj_1', 2, 'OBJECTIVE_EVENT_TYPE_FINALIZED');
+    await driver.finish('whdel_obj_1_2.1', ok);
+    assert.deepEqual(driver.state.lanes, {});
+  });
+});
