@@ -193,3 +193,11 @@ export function createAgentsStore(dataSource: DataSource): AgentsStore {
 export function agentsStoreOn(manager: EntityManager, dataSource: DataSource): AgentsStore {
   return storeFor(manager, dataSource);
 }
+
+const AGENT_WEBHOOK_URL = readStatement('SELECT webhook_events_url AS "webhookEventsUrl" FROM agents WHERE id = $1');
+
+/** The agent's webhookEventsUrl now; null when it has none or does not exist (the webhook intake's lookup). */
+export async function agentWebhookUrl(manager: EntityManager, agentId: string): Promise<string | null> {
+  const rows = await readRows(manager, AGENT_WEBHOOK_URL, [agentId]);
+  return (rows[0]?.webhookEventsUrl as string | null | undefined) ?? null;
+}
