@@ -8,6 +8,8 @@ const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]
 /** The key sizes the Standard Webhooks spec allows; ours are 32 bytes. */
 const MIN_KEY_BYTES = 24;
 const MAX_KEY_BYTES = 64;
+/** Year 2286 in unix seconds: anything larger is a timestamp in milliseconds, which receivers reject as "too new". */
+const MAX_TIMESTAMP_SECONDS = 9_999_999_999;
 
 export interface WebhookSignatureInput {
   /** The delivery id (`webhook-id`), the same on every attempt. */
@@ -40,13 +42,13 @@ export function webhookSigningKey(secret: string): Buffer {
  * The `webhook-signature` header value: `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`
  * for each secret, space-separated, in the order given. A receiver accepts the
  * delivery if any one matches, which is what lets a rotation overlap.
- * @throws Error without secrets, for a malformed secret, an id holding `.` or a timestamp that is not whole seconds
+ * @throws Error without secrets, for a malformed secret, an id holding `.` or a timestamp that is not whole unix seconds (fractions, milliseconds)
  */
 export function signWebhook(input: WebhookSignatureInput): string {
   if (input.secrets.length === 0) throw new Error('a webhook needs at least one signing secret');
   // A `.` in the id would make "{id}.{timestamp}" ambiguous (Standard Webhooks, "Signature scheme").
   if (input.id === '' || input.id.includes('.')) throw new Error('a webhook id must be non-empty and hold no "."');
-  if (!Number.isSafeInteger(input.timestampSeconds) || input.timestampSeconds < 0) throw new Error('a webhook timestamp must be whole unix seconds');
+  if (!Number.isInteger(input.timestampSeconds) || input.timestampSeconds < 0 || input.timestampSeconds > MAX_TIMESTAMP_SECONDS) throw new Error('a webhook timestamp must be whole unix seconds');
   const signedContent = `${input.id}.${input.timestampSeconds}.${input.body}`;
   return input.secrets.map((secret) => `v1,${createHmac('sha256', webhookSigningKey(secret)).update(signedContent).digest('base64')}`).join(' ');
 }
