@@ -1,6 +1,8 @@
 // Node configuration, read once from the environment. docs/operations.md lists
 // every variable; a bad value fails start-up with a message naming it.
 import path from 'node:path';
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, parseWebhookRetrySchedule, WEBHOOK_RETRY_SCHEDULE_VARIABLE } from './webhooks/webhook-retry-schedule';
+import { DEFAULT_WEBHOOK_TIMEOUT_MS } from './webhooks/webhook-sender';
 
 export interface RateLimitConfig {
   /** Tokens added per second to each principal's bucket. */
@@ -34,6 +36,19 @@ export interface Config {
   s3?: S3Config;
   /** Objective limits (AGENTRT_OBJECTIVE_MAX_DEPTH, AGENTRT_MODEL_CALL_TIMEOUT_MS, AGENTRT_OBJECTIVE_TURN_TIMEOUT_MS; 0: no turn limit). */
   objectives: { maxDepth: number; modelCallTimeoutMs: number; turnTimeoutMs: number };
+  /** Webhook delivery (docs/operations.md "Webhooks"). */
+  webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** Delays between attempts (AGENTRT_WEBHOOK_RETRY_SCHEDULE); after the last the delivery is FAILED. */
+  retryScheduleMs: number[];
+  /** One attempt's deadline (AGENTRT_WEBHOOK_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Failing this long without a success disables an endpoint (AGENTRT_WEBHOOK_DISABLE_AFTER_MS). */
+  disableAfterMs: number;
+  /** Attempts in flight at once per endpoint (AGENTRT_WEBHOOK_MAX_IN_FLIGHT). */
+  maxInFlight: number;
 }
 
 export class ConfigError extends Error {
@@ -131,6 +146,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxDepth: integer(env, 'AGENTRT_OBJECTIVE_MAX_DEPTH', 5, 1),
       modelCallTimeoutMs: integer(env, 'AGENTRT_MODEL_CALL_TIMEOUT_MS', 120_000, 1000),
       turnTimeoutMs: integer(env, 'AGENTRT_OBJECTIVE_TURN_TIMEOUT_MS', 0, 0),
+    },
+    webhooks: {
+      retryScheduleMs: env[WEBHOOK_RETRY_SCHEDULE_VARIABLE] ? parseWebhookRetrySchedule(env[WEBHOOK_RETRY_SCHEDULE_VARIABLE]) : [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS],
+      timeoutMs: integer(env, 'AGENTRT_WEBHOOK_TIMEOUT_MS', DEFAULT_WEBHOOK_TIMEOUT_MS, 100),
+      disableAfterMs: integer(env, 'AGENTRT_WEBHOOK_DISABLE_AFTER_MS', 5 * 24 * 3600 * 1000, 1000),
+      maxInFlight: integer(env, 'AGENTRT_WEBHOOK_MAX_IN_FLIGHT', 64, 1),
     },
   };
 }

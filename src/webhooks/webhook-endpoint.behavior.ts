@@ -11,6 +11,7 @@ import {
   evolveWebhookEndpoint, findQueued, initialWebhookEndpointState, type QueuedDelivery, type WebhookEndpointEvent, type WebhookEndpointState,
 } from './webhook-endpoint-state';
 import { WEBHOOK_ENDPOINT_KIND } from './webhook-endpoint-id';
+import type { WebhookAttemptOutcome } from './webhook-sender';
 
 export const DELIVER_WEBHOOK_EFFECT = 'webhook.deliver';
 const RETRY_REMINDER_PREFIX = 'retry:';
@@ -33,19 +34,7 @@ export interface DeliverWebhookInput {
 }
 
 /** The outcome of one attempt, as the sender reports it. */
-export interface DeliveryAttemptOutcome {
-  ok: boolean;
-  /** 0 when no response came. */
-  httpStatusCode: number;
-  latencyMs: number;
-  responseContentLength: number | null;
-  responseHeaders: Record<string, string> | null;
-  /** Only on 429 and 503. */
-  retryAfterMs?: number;
-  /** A 410 Gone. */
-  gone: boolean;
-  errorMessage?: string;
-}
+export type DeliveryAttemptOutcome = WebhookAttemptOutcome;
 
 export interface WebhookEndpointOptions {
   /** The delay before the next attempt after `failedAttempts` failures of this round, or null when the schedule is spent. */
