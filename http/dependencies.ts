@@ -29,6 +29,11 @@ import { OpenRouterClient } from '../src/models/openrouter-client';
 import { ToolExecutor } from '../src/tools/tool-executor';
 import { WorkspaceSecretResolver } from '../src/secrets/workspace-secret-resolver';
 import { objectiveRoutes } from './routes/objectives.routes';
+import type { WebhookEndpointCommandPort } from '../src/ports/webhook-endpoint-commands';
+import type { WebhookDeliveriesStore } from '../src/ports/webhook-deliveries-store';
+import { WebhookDeliveryService } from '../src/webhooks/webhook-delivery.service';
+import { createWebhookDeliveriesStore } from '../persistence/repositories/webhook-deliveries.store';
+import { webhookDeliveryRoutes } from './routes/webhook-deliveries.routes';
 import { createTenantStore } from '../persistence/repositories/tenant.store';
 import { tenantRoutes } from './routes/tenants.routes';
 import { SearchService } from '../src/search/search.service';
@@ -96,6 +101,9 @@ export interface Services {
   bundles: BundleService;
   objectives: ObjectiveService;
   objectivesStore: ObjectivesStore;
+  webhookDeliveries: WebhookDeliveryService;
+  /** What the webhook endpoint kind's projector writes. */
+  webhookDeliveriesStore: WebhookDeliveriesStore;
   /** What the objective actor's effects call: the model router and the tool executor. */
   objectiveEffects: { models: ModelRouter; tools: ToolExecutor };
   clusterStatus: ClusterStatusSource;
@@ -114,6 +122,8 @@ export interface CreateDependenciesOptions {
   clusterStatus?: ClusterStatusSource;
   /** Reaches objective actors; without it objective commands answer UNAVAILABLE (a process with no runtime). */
   objectiveCommands?: ObjectiveCommandPort;
+  /** Reaches webhook endpoint actors; without it a delivery retry answers UNAVAILABLE. */
+  webhookEndpointCommands?: WebhookEndpointCommandPort;
 }
 
 /** The service key that seals account-level secrets (webhook signing secrets). */
@@ -124,10 +134,12 @@ async function noRuntime(): Promise<never> {
 }
 
 const noObjectiveRuntime: ObjectiveCommandPort = { send: noRuntime };
+const noWebhookRuntime: WebhookEndpointCommandPort = { retry: noRuntime };
 
 /** Builds the services of every area over one data source. */
 export function createServices(
-  { dataSource, masterKey, config, clusterStatus, objectiveCommands, logger }: Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands'> & { logger?: Logger },
+  { dataSource, masterKey, config, clusterStatus, objectiveCommands, webhookEndpointCommands, logger }:
+    Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands' | 'webhookEndpointCommands'> & { logger?: Logger },
 ): Services {
   // A Postgres server of the node's own: reads by id may be prepared once per
   // connection. Not on the embedded database (no DATABASE_URL), whose single
@@ -181,9 +193,12 @@ export function createServices(
     agentsStore, modelsStore, tenants, objectivesStore, objectiveCommands ?? noObjectiveRuntime, feedback,
     { ...config.objectives },
   );
+  const webhookDeliveriesStore = createWebhookDeliveriesStore(dataSource);
+  const webhookDeliveries = new WebhookDeliveryService(agentsStore, webhookDeliveriesStore, webhookEndpointCommands ?? noWebhookRuntime);
   return {
     store, tokens, accounts, workspaces, apiKeys, tenants, search, memoryLayers, memoryEntries, uploads, secrets, providerKeys, models,
     agents, variations, assignments, feedback, tools, toolSets, bundles, objectives, objectivesStore, objectiveEffects,
+    webhookDeliveries, webhookDeliveriesStore,
     clusterStatus: clusterStatus ?? noRuntime,
     async close() {
       await Promise.allSettled([openRouter.close(), objectiveEffects.tools.close(), mcpClient.close()]);
@@ -210,6 +225,7 @@ export function allRoutes(services: Services, options: { isDraining?: () => bool
     ...toolSetRoutes({ toolSets: services.toolSets }),
     ...bundleRoutes({ bundles: services.bundles }),
     ...objectiveRoutes({ objectives: services.objectives, isDraining: options.isDraining }),
+    ...webhookDeliveryRoutes({ webhookDeliveries: services.webhookDeliveries }),
     ...clusterRoutes({ clusterStatus: services.clusterStatus }),
   ];
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { readClusterStatus, runtimeOptionsFromEnv, startActorRuntime, type RuntimeOptions } from '../actors';
 import { createObjectiveKind } from '../actors/kinds/objective.kind';
 import { RuntimeObjectiveCommands } from '../actors/kinds/runtime-objective-commands';
+import { RuntimeWebhookEndpointCommands } from '../actors/kinds/runtime-webhook-endpoint-commands';
 import { createApp } from '../http/app';
 import { createAppDependencies, type ApplicationParts, type Services } from '../http/dependencies';
 import { createDataSource, runMigrationsLocked } from '../persistence/data-source';
@@ -146,9 +147,10 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     // Services first (the objective kind's effects use them), then the
     // runtime, which the services reach through a port bound once it is up.
     const objectiveCommands = new RuntimeObjectiveCommands();
+    const webhookEndpointCommands = new RuntimeWebhookEndpointCommands();
     let draining = false;
     const deps = createAppDependencies({
-      config, dataSource: database.dataSource, masterKey, logger, objectiveCommands,
+      config, dataSource: database.dataSource, masterKey, logger, objectiveCommands, webhookEndpointCommands,
       // Called only once the node serves requests, after the runtime below has started.
       clusterStatus: () => runtime.clusterStatus(),
       isDraining: () => draining,
@@ -165,6 +167,7 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     });
     closers.push(() => runtime.stop());
     objectiveCommands.bind(runtime);
+    webhookEndpointCommands.bind(runtime);
     await checkMasterKeyOpensStoredKeys(deps.services);
     await bootstrapFirstAccount(deps.services, database.dataSource, config.dataDir, logger);
     const modelsAdded = await deps.services.models.reconcileCatalog();
