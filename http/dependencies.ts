@@ -34,6 +34,10 @@ import type { WebhookDeliveriesStore } from '../src/ports/webhook-deliveries-sto
 import { WebhookDeliveryService } from '../src/webhooks/webhook-delivery.service';
 import { createWebhookDeliveriesStore } from '../persistence/repositories/webhook-deliveries.store';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries.routes';
+import { WebhookSender } from '../src/webhooks/webhook-sender';
+import { nextRetryDelayMs } from '../src/webhooks/webhook-retry-schedule';
+import type { WebhookEndpointOptions } from '../src/webhooks/webhook-endpoint.behavior';
+import { expiringMemo } from '../src/resource/expiring-memo';
 import { createTenantStore } from '../persistence/repositories/tenant.store';
 import { tenantRoutes } from './routes/tenants.routes';
 import { SearchService } from '../src/search/search.service';
@@ -66,7 +70,7 @@ import { VariationService } from '../src/agents/variation.service';
 import { SdkMcpClient } from '../src/tools/mcp-sdk-client';
 import { ToolService } from '../src/tools/tool.service';
 import { ToolSetService } from '../src/tools/tool-set.service';
-import { createAgentsStore } from '../persistence/repositories/agents.store';
+import { agentWebhookUrl, createAgentsStore } from '../persistence/repositories/agents.store';
 import { agentRoutes } from './routes/agents.routes';
 import { variationRoutes } from './routes/variations.routes';
 import { toolRoutes } from './routes/tools.routes';
@@ -106,10 +110,24 @@ export interface Services {
   webhookDeliveriesStore: WebhookDeliveriesStore;
   /** What the objective actor's effects call: the model router and the tool executor. */
   objectiveEffects: { models: ModelRouter; tools: ToolExecutor };
+  /** What the webhook endpoint kind and its intake use: the sender, the signing secrets, the agents' URLs, the delivery rules. */
+  webhookEffects: WebhookEffects;
   clusterStatus: ClusterStatusSource;
   /** Closes the outbound connection pools (model provider, tools). */
   close(): Promise<void>;
 }
+
+export interface WebhookEffects {
+  sender: WebhookSender;
+  /** The account's signing secrets, current first (memoised for a few seconds: a rotation shows within WEBHOOK_LOOKUP_TTL_MS). */
+  signingSecrets(accountId: string): Promise<string[]>;
+  /** An agent's webhookEventsUrl (memoised likewise). */
+  webhookUrlOf(agentId: string): Promise<string | null>;
+  options: WebhookEndpointOptions;
+}
+
+/** How long a node keeps an agent's webhook URL and an account's signing secrets before reading them again. */
+export const WEBHOOK_LOOKUP_TTL_MS = 1000;
 
 export interface CreateDependenciesOptions {
   config: Config;
@@ -194,14 +212,30 @@ export function createServices(
     { ...config.objectives },
   );
   const webhookDeliveriesStore = createWebhookDeliveriesStore(dataSource);
+  const { retryScheduleMs, timeoutMs, disableAfterMs, maxInFlight } = config.webhooks;
+  const webhookEffects: WebhookEffects = {
+    sender: new WebhookSender({ urlPolicy, timeoutMs }),
+    signingSecrets: expiringMemo(async (accountId) => {
+      const secrets = await accounts.webhookSigningSecrets(accountId);
+      return secrets.previous ? [secrets.current, secrets.previous] : [secrets.current];
+    }, { ttlMs: WEBHOOK_LOOKUP_TTL_MS }),
+    webhookUrlOf: expiringMemo((agentId) => agentWebhookUrl(dataSource.manager, agentId), { ttlMs: WEBHOOK_LOOKUP_TTL_MS }),
+    options: {
+      retryDelayMs: (failedAttempts, retryAfterMs) => nextRetryDelayMs({ schedule: retryScheduleMs, failedAttempts, random: Math.random, retryAfterMs }),
+      disableAfterMs,
+      maxInFlight,
+      // The runtime's deadline is a backstop behind the sender's own.
+      attemptTimeoutMs: timeoutMs + 5000,
+    },
+  };
   const webhookDeliveries = new WebhookDeliveryService(agentsStore, webhookDeliveriesStore, webhookEndpointCommands ?? noWebhookRuntime);
   return {
     store, tokens, accounts, workspaces, apiKeys, tenants, search, memoryLayers, memoryEntries, uploads, secrets, providerKeys, models,
     agents, variations, assignments, feedback, tools, toolSets, bundles, objectives, objectivesStore, objectiveEffects,
-    webhookDeliveries, webhookDeliveriesStore,
+    webhookDeliveries, webhookDeliveriesStore, webhookEffects,
     clusterStatus: clusterStatus ?? noRuntime,
     async close() {
-      await Promise.allSettled([openRouter.close(), objectiveEffects.tools.close(), mcpClient.close()]);
+      await Promise.allSettled([openRouter.close(), objectiveEffects.tools.close(), mcpClient.close(), webhookEffects.sender.close()]);
     },
   };
 }

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { readClusterStatus, runtimeOptionsFromEnv, startActorRuntime, type RuntimeOptions } from '../actors';
-import { createObjectiveKind } from '../actors/kinds/objective.kind';
+import { nodeKinds, startNodeConsumers } from '../actors/kinds/node-kinds';
 import { RuntimeObjectiveCommands } from '../actors/kinds/runtime-objective-commands';
 import { RuntimeWebhookEndpointCommands } from '../actors/kinds/runtime-webhook-endpoint-commands';
 import { createApp } from '../http/app';
@@ -160,14 +160,14 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
       dataSource: database.dataSource,
       databaseUrl: config.databaseUrl,
       natsUrl: config.natsUrl,
-      // The schedule and webhook endpoint kinds join this list as they are written.
-      kinds: [createObjectiveKind({ ...deps.services.objectiveEffects, store: deps.services.objectivesStore, prepareChild: (input) => deps.services.objectives.prepareChild(input) })],
+      kinds: nodeKinds(deps.services),
       options: options.runtimeOptions,
       logger: logger.child({ component: 'actors' }),
     });
     closers.push(() => runtime.stop());
     objectiveCommands.bind(runtime);
     webhookEndpointCommands.bind(runtime);
+    await startNodeConsumers(runtime, deps.services, logger.child({ component: 'actors' }));
     await checkMasterKeyOpensStoredKeys(deps.services);
     await bootstrapFirstAccount(deps.services, database.dataSource, config.dataDir, logger);
     const modelsAdded = await deps.services.models.reconcileCatalog();

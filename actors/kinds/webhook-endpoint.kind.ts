@@ -3,7 +3,9 @@
 // signed POST through the keep-alive pool) and its projector writing the
 // webhook_deliveries read model in the actor's own turn. The signing secrets
 // are loaded by the effect, per attempt, so they never enter the journal.
-import type { ActorKind, EffectContext, Projector } from '../../src/ports/actor-behavior';
+import type { ActorKind, EffectContext } from '../../src/ports/actor-behavior';
+import type { WebhookDeliveriesStore } from '../../src/ports/webhook-deliveries-store';
+import type { WebhookDeliveryChange } from '../../src/webhooks/webhook-delivery';
 import {
   createWebhookEndpointBehavior, DELIVER_WEBHOOK_EFFECT, type DeliverWebhookInput, type DeliveryAttemptOutcome, type WebhookEndpointOptions,
 } from '../../src/webhooks/webhook-endpoint.behavior';
@@ -12,7 +14,7 @@ export interface WebhookEndpointKindDependencies {
   sender: { send(request: { url: string; id: string; body: string; secrets: string[]; signal?: AbortSignal }): Promise<DeliveryAttemptOutcome> };
   /** The account's signing secrets, current first (two for 24 h after a rotation). */
   signingSecrets(accountId: string): Promise<string[]>;
-  store: { project: Projector };
+  store: Pick<WebhookDeliveriesStore, 'project'>;
   options: WebhookEndpointOptions;
 }
 
@@ -24,6 +26,6 @@ export function createWebhookEndpointKind(dependencies: WebhookEndpointKindDepen
       [DELIVER_WEBHOOK_EFFECT]: async (input: DeliverWebhookInput, context: EffectContext) =>
         sender.send({ url: input.url, id: input.deliveryId, body: input.body, secrets: await signingSecrets(input.accountId), signal: context.signal }),
     },
-    projector: store.project,
+    projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: WebhookDeliveryChange }>),
   };
 }

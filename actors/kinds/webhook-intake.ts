@@ -14,10 +14,17 @@ import { WEBHOOK_ENDPOINT_KIND, webhookEndpointIdOf } from '../../src/webhooks/w
 import type { ActorRuntime } from '../runtime/actor-runtime';
 import type { RuntimeLogger } from '../runtime/runtime-logger';
 
-export const WEBHOOK_INTAKE_DURABLE = 'webhook-endpoints';
+/**
+ * The durable consumer's name: one per cluster (its subject prefix), so two
+ * clusters on one NATS server never take each other's events (a cluster
+ * acknowledges an event of an agent it does not know without delivering it).
+ */
+export function webhookIntakeDurableName(subjectPrefix: string): string {
+  return `${subjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_')}-webhooks`.slice(0, 64);
+}
 
 export interface WebhookIntakeDependencies {
-  runtime: Pick<ActorRuntime, 'consume' | 'ask'>;
+  runtime: Pick<ActorRuntime, 'consume' | 'ask' | 'subjectPrefix'>;
   /** The agent's webhookEventsUrl now, or null (no URL, or no such agent): its events are not delivered. */
   webhookUrlOf(agentId: string): Promise<string | null>;
   logger: RuntimeLogger;
@@ -62,7 +69,7 @@ export async function startWebhookIntake(dependencies: WebhookIntakeDependencies
   const handle = await runtime.consume(
     {
       stream: OBJECTIVE_EVENTS_STREAM.name,
-      durableName: WEBHOOK_INTAKE_DURABLE,
+      durableName: webhookIntakeDurableName(runtime.subjectPrefix),
       filterSubject: 'objective_events.>',
       maxAckPending: maxConcurrent * 4,
     },

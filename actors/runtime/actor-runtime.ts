@@ -139,6 +139,11 @@ export class ActorRuntime {
     return this.deps.options.nodeId;
   }
 
+  /** The cluster's subject prefix: it also names what the cluster shares on the broker (durable consumers). */
+  get subjectPrefix(): string {
+    return this.deps.options.subjectPrefix;
+  }
+
   /** See ActorClient.ask. */
   ask<Reply = unknown>(kind: string, id: string, message: unknown, options?: CallOptions): Promise<Reply> {
     return this.client.ask<Reply>(kind, id, message, options);

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 
 export const WEBHOOK_ENDPOINT_KIND = 'webhook_endpoint';
 
-/** `<agentId>.<first 16 hex of sha256(url)>`: stable, short, and no URL (which may carry a token) in actor ids or logs. */
+/** `<agentId>:<first 16 hex of sha256(url)>`: stable, short, and no URL (which may carry a token) in actor ids or logs. */
 export function webhookEndpointIdOf(agentId: string, webhookUrl: string): string {
-  return `${agentId}.${createHash('sha256').update(webhookUrl).digest('hex').slice(0, 16)}`;
+  return `${agentId}:${createHash('sha256').update(webhookUrl).digest('hex').slice(0, 16)}`;
 }

@@ -11,7 +11,8 @@ import { createApp } from '../../http/app';
 import { createAppDependencies, type Services } from '../../http/dependencies';
 import { createDataSource } from '../../persistence/data-source';
 import { readClusterStatus, startActorRuntime, type ActorRuntime, type RuntimeOptions } from '../../actors';
-import { createObjectiveKind } from '../../actors/kinds/objective.kind';
+import { nodeKinds, startNodeConsumers } from '../../actors/kinds/node-kinds';
+import { RuntimeWebhookEndpointCommands } from '../../actors/kinds/runtime-webhook-endpoint-commands';
 import { RuntimeObjectiveCommands } from '../../actors/kinds/runtime-objective-commands';
 import { loadConfig, type Config } from '../../src/config';
 import { createLogger } from '../../src/logger';
@@ -77,22 +78,25 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const dataSource = createDataSource({ url: database.url, poolSize: options.poolSize ?? 5 });
   await dataSource.initialize();
   const objectiveCommands = new RuntimeObjectiveCommands();
+  const webhookEndpointCommands = new RuntimeWebhookEndpointCommands();
   const parts = createAppDependencies({
     config, dataSource, masterKey: config.masterKey ?? RUN_MASTER_KEY, logger,
     clusterStatus: () => readClusterStatus(dataSource, { shardCount: 256, leaseTimeoutMs: 15_000 }),
     isDraining: options.isDraining,
-    ...(options.runtime ? { objectiveCommands } : {}),
+    ...(options.runtime ? { objectiveCommands, webhookEndpointCommands } : {}),
   });
   let runtime: ActorRuntime | undefined;
   if (options.runtime) {
     runtime = await startActorRuntime({
       dataSource,
       databaseUrl: database.url,
-      kinds: [createObjectiveKind({ ...parts.services.objectiveEffects, store: parts.services.objectivesStore, prepareChild: (input) => parts.services.objectives.prepareChild(input) })],
+      kinds: nodeKinds(parts.services),
       options: { shardCount: 16, outboxPollMs: 50, ...(typeof options.runtime === 'object' ? options.runtime : {}) },
       logger: logger.child({ component: 'actors' }),
     });
     objectiveCommands.bind(runtime);
+    webhookEndpointCommands.bind(runtime);
+    await startNodeConsumers(runtime, parts.services, logger.child({ component: 'actors' }));
   }
   const app = createApp(parts.app);
   const server = http.createServer(app.callback());

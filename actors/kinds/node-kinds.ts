@@ -1,0 +1,25 @@
+// What every node hosts on its actor runtime, in one place for the server and
+// the tests: the actor kinds (objectives, webhook endpoints) bound to the
+// node's services, and the consumers that feed them (the webhook intake).
+import type { Services } from '../../http/dependencies';
+import type { ActorKind } from '../../src/ports/actor-behavior';
+import type { ConsumerHandle } from '../../src/ports/event-consumer';
+import type { ActorRuntime } from '../runtime/actor-runtime';
+import type { RuntimeLogger } from '../runtime/runtime-logger';
+import { createObjectiveKind } from './objective.kind';
+import { createWebhookEndpointKind } from './webhook-endpoint.kind';
+import { startWebhookIntake } from './webhook-intake';
+
+type KindServices = Pick<Services, 'objectiveEffects' | 'objectivesStore' | 'objectives' | 'webhookEffects' | 'webhookDeliveriesStore'>;
+
+export function nodeKinds(services: KindServices): ActorKind[] {
+  return [
+    createObjectiveKind({ ...services.objectiveEffects, store: services.objectivesStore, prepareChild: (input) => services.objectives.prepareChild(input) }),
+    createWebhookEndpointKind({ ...services.webhookEffects, store: services.webhookDeliveriesStore }),
+  ];
+}
+
+/** Starts the consumers of a node's runtime; the runtime stops them when it stops. */
+export async function startNodeConsumers(runtime: ActorRuntime, services: KindServices, logger: RuntimeLogger): Promise<ConsumerHandle[]> {
+  return [await startWebhookIntake({ runtime, webhookUrlOf: services.webhookEffects.webhookUrlOf, logger })];
+}
