@@ -195,7 +195,10 @@ function startedEffects(envelope: Envelope, decision: Decision): RunningEffect[]
   return (decision.effects?.start ?? []).map((request) => {
     const id = request.id ?? newUlid();
     const prior = envelope.effects[id];
-    return { id, name: request.name, input: request.input ?? null, timeoutMs: request.timeoutMs, attempt: prior ? prior.attempt + 1 : 1 };
+    return {
+      id, name: request.name, input: request.input ?? null, timeoutMs: request.timeoutMs, attempt: prior ? prior.attempt + 1 : 1,
+      ...(request.durableResult === false ? { durableResult: false as const } : {}),
+    };
   });
 }
 
@@ -355,14 +358,15 @@ export function effectOutcomeCommand(key: string, outcome: EffectOutcome): { id:
 /** Applies an effect's outcome once: a result of a run the actor no longer waits for is only marked processed. */
 async function applyEffectOutcome(act: Activation, envelope: Envelope, command: PendingCommand, outcome: EffectOutcome): Promise<Envelope> {
   const running = envelope.effects[outcome.id];
+  const processed = command.unstored ? [] : [command.id];
   if (!running || running.attempt !== outcome.attempt) {
-    await act.commands.markProcessed([command.id]);
+    if (processed.length) await act.commands.markProcessed(processed);
     return envelope;
   }
   const handler = act.behavior.onEffectResult;
   const result = handler ? await decideSafely(act, 'onEffectResult', () => handler.call(act.behavior, envelope.state, outcome, context(act))) : { decision: {} };
   if ('error' in result && isRetryable(result.error)) return envelope;
-  return turn(act, envelope, 'decision' in result ? result.decision : {}, { cid: command.id, persist: true, processed: [command.id], ended: [outcome.id] });
+  return turn(act, envelope, 'decision' in result ? result.decision : {}, { cid: command.id, persist: true, processed, ended: [outcome.id] });
 }
 
 /**
@@ -372,7 +376,7 @@ async function applyEffectOutcome(act: Activation, envelope: Envelope, command: 
 async function applyStored(act: Activation, envelope: Envelope, command: PendingCommand): Promise<{ envelope: Envelope; stop: boolean }> {
   if (recordedReply(act, envelope, command.id)) {
     // Applied before but delivered again: only its processed mark was missing.
-    await act.commands.markProcessed([command.id]);
+    if (!command.unstored) await act.commands.markProcessed([command.id]);
     return { envelope, stop: false };
   }
   const outcome = effectOutcomeOf(command);

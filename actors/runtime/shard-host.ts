@@ -183,6 +183,11 @@ export class ShardHost {
    */
   private async recordOutcome(run: EffectRun, outcome: EffectOutcome): Promise<void> {
     const command = effectOutcomeCommand(run.key, outcome);
+    if (run.effect.durableResult === false) {
+      // Not stored: if the actor is gone before its turn, its next activation finds the effect interrupted.
+      this.deliver(run.kind, run.actorId, run.fence.shard, { type: 'stored', command: { id: command.id, kind: run.kind, actorId: run.actorId, payload: command.payload, unstored: true } });
+      return;
+    }
     for (;;) {
       try {
         const stored = { id: command.id, kind: run.kind, actorId: run.actorId, payload: command.payload };

@@ -11,6 +11,8 @@ export interface PendingCommand {
   kind: string;
   actorId: string;
   payload: unknown;
+  /** Handed over in memory, never stored (an effect outcome with durableResult false): nothing to mark processed. */
+  unstored?: true;
 }
 
 /** Writes and reads actor_commands. */

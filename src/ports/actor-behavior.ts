@@ -45,6 +45,15 @@ export interface EffectRequest {
   input: unknown;
   /** Deadline from the start of each run; past it the signal aborts and the result is DEADLINE_EXCEEDED. */
   timeoutMs: number;
+  /**
+   * false: the outcome goes straight to the actor's mailbox instead of being
+   * stored first as a durable command (one insert and one update fewer per
+   * run). A node that dies between the run and the turn applying it loses the
+   * outcome, and the effect is handed back as interrupted (by default run
+   * again with the same id): right for effects the outside world
+   * de-duplicates by that id (a webhook POST). @default true
+   */
+  durableResult?: boolean;
 }
 
 /** A durable command to another actor, written in the sender's turn. */
@@ -107,6 +116,8 @@ export interface RunningEffect {
   timeoutMs: number;
   /** 1 for the first run; a run again after a crash or takeover counts up. */
   attempt: number;
+  /** Present (false) when the outcome is not stored as a durable command (EffectRequest.durableResult). */
+  durableResult?: false;
 }
 
 /** The error of a failed effect, as it crosses a restart: a Status-like value. */

@@ -126,7 +126,8 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
         const effectId = `${queued.delivery.id}.${queued.delivery.attemptCount + 1}`;
         turn.apply({ type: 'attempt_started', deliveryId: queued.delivery.id, objectiveId, effectId });
         const input: DeliverWebhookInput = { deliveryId: queued.delivery.id, accountId: queued.delivery.accountId, url: queued.delivery.webhookUrl, body: queued.body };
-        turn.effects.push({ id: effectId, name: DELIVER_WEBHOOK_EFFECT, input, timeoutMs: attemptTimeoutMs });
+        // Not stored as a command: lost with its node, the attempt is simply made again under the same webhook-id.
+        turn.effects.push({ id: effectId, name: DELIVER_WEBHOOK_EFFECT, input, timeoutMs: attemptTimeoutMs, durableResult: false });
         running += 1;
       }
     }

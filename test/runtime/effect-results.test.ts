@@ -1,0 +1,80 @@
+// How an effect's outcome reaches its actor, on the embedded runtime over
+// Postgres: stored first as a durable command (the default), or handed
+// straight to the actor's mailbox (`durableResult: false`, for effects the
+// outside world de-duplicates by id): applied once either way, and the second
+// way writes no command row at all.
+import assert from 'node:assert/strict';
+import type { DataSource } from 'typeorm';
+import type { ActorRuntime } from '../../actors';
+import type { ActorBehavior, ActorKind } from '../../src/ports/actor-behavior';
+import { createDataSource } from '../../persistence/data-source';
+import { eventually } from '../support/cluster-harness';
+import { startEmbeddedTestRuntime } from '../support/embedded-test-runtime';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+
+interface TallyState {
+  results: number[];
+  running: number;
+}
+type TallyCommand = { type: 'run'; value: number; durable: boolean } | { type: 'get' };
+type TallyEvent = { type: 'started' } | { type: 'result'; value: number };
+
+const tallyBehavior: ActorBehavior<TallyState, TallyCommand, TallyEvent, TallyState> = {
+  kind: 'tally',
+  initialState: () => ({ results: [], running: 0 }),
+  decide(state, command) {
+    if (command.type === 'get') return { reply: state };
+    return {
+      events: [{ type: 'started' }],
+      effects: { start: [{ name: 'double', input: { value: command.value }, timeoutMs: 5000, ...(command.durable ? {} : { durableResult: false }) }] },
+      reply: state,
+    };
+  },
+  onEffectResult(_state, outcome) {
+    return { events: outcome.ok ? [{ type: 'result', value: outcome.value as number }] : [] };
+  },
+  evolve: (state, event) => (event.type === 'started' ? { ...state, running: state.running + 1 } : { results: [...state.results, event.value], running: state.running - 1 }),
+};
+
+const tallyKind: ActorKind = {
+  behavior: tallyBehavior,
+  effects: { double: async (input: { value: number }) => input.value * 2 },
+};
+
+describe('actor runtime: effect outcomes, stored or handed over', () => {
+  let database: TestDatabase;
+  let dataSource: DataSource;
+  let runtime: ActorRuntime;
+
+  before(async () => {
+    database = await createTestDatabase();
+    dataSource = createDataSource({ url: database.url, poolSize: 2 });
+    await dataSource.initialize();
+    ({ runtime } = await startEmbeddedTestRuntime(database.url, { shardCount: 8 }, { kinds: [tallyKind] }));
+  });
+
+  after(async () => {
+    await runtime.stop();
+    await dataSource.destroy();
+    await database.drop();
+  });
+
+  const commandRows = async (actorId: string) =>
+    (await dataSource.query("SELECT processed_at IS NOT NULL AS processed FROM actor_commands WHERE actor_id = $1 AND id LIKE 'fx:%'", [actorId])) as Array<{ processed: boolean }>;
+
+  it('stores a durable outcome as a command, applies it once and marks it processed', async () => {
+    await runtime.ask('tally', 'stored', { type: 'run', value: 21, durable: true });
+    await eventually(async () => (await runtime.ask<TallyState>('tally', 'stored', { type: 'get' })).results.length === 1, 'the outcome applied');
+    assert.deepEqual((await runtime.ask<TallyState>('tally', 'stored', { type: 'get' })).results, [42]);
+    await eventually(async () => (await commandRows('stored')).every((row) => row.processed) && (await commandRows('stored')).length === 1, 'one processed command row');
+  });
+
+  it('hands a durableResult:false outcome to the actor without storing it, applied once', async () => {
+    for (const value of [1, 2, 3]) await runtime.ask('tally', 'direct', { type: 'run', value, durable: false });
+    await eventually(async () => (await runtime.ask<TallyState>('tally', 'direct', { type: 'get' })).results.length === 3, 'every outcome applied');
+    const state = await runtime.ask<TallyState>('tally', 'direct', { type: 'get' });
+    assert.deepEqual([...state.results].sort(), [2, 4, 6]);
+    assert.equal(state.running, 0);
+    assert.deepEqual(await commandRows('direct'), [], 'no command row was written');
+  });
+});
