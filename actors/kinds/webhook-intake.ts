@@ -23,6 +23,9 @@ export function webhookIntakeDurableName(subjectPrefix: string): string {
   return `${subjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_')}-webhooks`.slice(0, 64);
 }
 
+/** How long a message handed to a node may stay unacknowledged before another node gets it (below DEFAULT_GAP_HOLD_MS). */
+export const WEBHOOK_INTAKE_ACK_WAIT_MS = 10_000;
+
 export interface WebhookIntakeDependencies {
   runtime: Pick<ActorRuntime, 'consume' | 'ask' | 'subjectPrefix'>;
   /** The agent's webhookEventsUrl now, or null (no URL, or no such agent): its events are not delivered. */
@@ -72,6 +75,8 @@ export async function startWebhookIntake(dependencies: WebhookIntakeDependencies
       durableName: webhookIntakeDurableName(runtime.subjectPrefix),
       filterSubject: 'objective_events.>',
       maxAckPending: maxConcurrent * 4,
+      // Messages a stopped node pulled come back after this; the endpoint holds an objective's later events longer.
+      ackWaitMs: WEBHOOK_INTAKE_ACK_WAIT_MS,
     },
     async (event) => {
       while (inFlight.size >= maxConcurrent) await Promise.race(inFlight);

@@ -43,13 +43,20 @@ export interface WebhookEndpointOptions {
   disableAfterMs?: number;
   /** Attempts in flight at once per endpoint (the heads of as many objectives). @default 64 */
   maxInFlight?: number;
-  /** How long a head waits for a missing earlier event of its objective (events may reach the endpoint out of order). @default 2000 */
+  /**
+   * How long a head waits for a missing earlier event of its objective: events
+   * reach the endpoint out of order when a node holding one stops (it comes
+   * back after the intake's ack wait, WEBHOOK_INTAKE_ACK_WAIT_MS), so the
+   * default is longer than that wait. @default DEFAULT_GAP_HOLD_MS
+   */
   gapHoldMs?: number;
   /** The effect's deadline: the sender's own deadline plus a margin. @default 20000 */
   attemptTimeoutMs?: number;
 }
 
 const FIVE_DAYS_MS = 5 * 24 * 3600 * 1000;
+/** Above the intake's ack wait (10 s), so an event a stopped node held comes back within the hold. */
+export const DEFAULT_GAP_HOLD_MS = 15_000;
 
 type Decision = ActorDecision<WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange>;
 export type WebhookEndpointBehavior = ActorBehavior<WebhookEndpointState, WebhookEndpointCommand, WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange>;
@@ -97,7 +104,7 @@ function changed(delivery: WebhookDeliveryRecord, now: Date, fields: Partial<Web
 export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): WebhookEndpointBehavior {
   const disableAfterMs = options.disableAfterMs ?? FIVE_DAYS_MS;
   const maxInFlight = options.maxInFlight ?? 64;
-  const gapHoldMs = options.gapHoldMs ?? 2000;
+  const gapHoldMs = options.gapHoldMs ?? DEFAULT_GAP_HOLD_MS;
   const attemptTimeoutMs = options.attemptTimeoutMs ?? 20_000;
 
   /** Whether a queued delivery may be sent now (it is its lane's head, in order or held long enough, and due). */
@@ -156,10 +163,9 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
     const lane = turn.state.lanes[delivery.objectiveId];
     const known = lane?.queue.find((queued) => queued.delivery.id === delivery.id);
     if (known) return turn.decision({ deliveryId: delivery.id, status: known.delivery.status, duplicate: true });
-    if (lane && delivery.sequence < lane.nextSequence) {
-      // Delivered before (a redelivery of the stream message): the same event never makes a second delivery.
-      return turn.decision({ deliveryId: delivery.id, status: 'WEBHOOK_DELIVERY_STATUS_COMPLETED', duplicate: true });
-    }
+    // An event below the lane's next sequence and not queued came late (a paused node gave it back after
+    // the hold ran out), or again (a redelivery beyond the runtime's dedupe window, which knows the
+    // command id): either way it is queued under its one id. Dropping it could lose an event.
     const queued = turn.state.disabled
       ? { ...delivery, status: 'WEBHOOK_DELIVERY_STATUS_DISABLED' as const, errorMessage: disabledMessage(turn.state.disabled.reason) }
       : delivery;

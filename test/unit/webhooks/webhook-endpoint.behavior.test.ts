@@ -240,14 +240,25 @@ describe('webhook endpoint behaviour', () => {
     assert.equal(driver.state.disabled, null);
   });
 
-  it('makes one delivery of an event handed over twice', async () => {
+  it('makes one delivery of an event handed over twice while it is queued', async () => {
     const driver = new EndpointDriver();
     await driver.event('obj_1', 1);
     assert.deepEqual(await driver.event('obj_1', 1), { deliveryId: 'whdel_obj_1_1', status: 'WEBHOOK_DELIVERY_STATUS_PENDING', duplicate: true });
+    assert.deepEqual(driver.runningIds(), ['whdel_obj_1_1.1']);
+  });
+
+  it('still delivers an event that arrives after later ones of its objective were sent (a stopped node gave it back late)', async () => {
+    const driver = new EndpointDriver();
+    await driver.event('obj_1', 1);
     await driver.finish('whdel_obj_1_1.1', ok);
-    const again = await driver.event('obj_1', 1);
-    assert.equal((again as { duplicate?: boolean }).duplicate, true);
-    assert.deepEqual(driver.runningIds(), []);
+    await driver.event('obj_1', 3);
+    await driver.advance(2000);
+    await driver.finish('whdel_obj_1_3.1', ok);
+    const late = await driver.event('obj_1', 2);
+    assert.deepEqual(late, { deliveryId: 'whdel_obj_1_2', status: 'WEBHOOK_DELIVERY_STATUS_PENDING' }, 'recorded, not taken for a duplicate');
+    assert.deepEqual(driver.runningIds(), ['whdel_obj_1_2.1'], 'and sent at once, under its own id');
+    await driver.finish('whdel_obj_1_2.1', ok);
+    assert.equal(driver.row('obj_1', 2).status, 'WEBHOOK_DELIVERY_STATUS_COMPLETED');
   });
 
   it('re-queues a FAILED delivery on a manual retry: same id, sent at once, a new round of the schedule', async () => {
