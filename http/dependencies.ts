@@ -34,6 +34,11 @@ import type { WebhookDeliveriesStore } from '../src/ports/webhook-deliveries-sto
 import { WebhookDeliveryService } from '../src/webhooks/webhook-delivery.service';
 import { createWebhookDeliveriesStore } from '../persistence/repositories/webhook-deliveries.store';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries.routes';
+import type { ScheduleCommandPort } from '../src/ports/schedule-commands';
+import type { SchedulesStore } from '../src/ports/schedules-store';
+import { ScheduleService } from '../src/schedules/schedule.service';
+import { createSchedulesStore } from '../persistence/repositories/schedules.store';
+import { scheduleRoutes } from './routes/schedules.routes';
 import { WebhookSender } from '../src/webhooks/webhook-sender';
 import { nextRetryDelayMs } from '../src/webhooks/webhook-retry-schedule';
 import type { WebhookEndpointOptions } from '../src/webhooks/webhook-endpoint.behavior';
@@ -108,6 +113,9 @@ export interface Services {
   webhookDeliveries: WebhookDeliveryService;
   /** What the webhook endpoint kind's projector writes. */
   webhookDeliveriesStore: WebhookDeliveriesStore;
+  schedules: ScheduleService;
+  /** What the schedule kind's projector writes. */
+  schedulesStore: SchedulesStore;
   /** What the objective actor's effects call: the model router and the tool executor. */
   objectiveEffects: { models: ModelRouter; tools: ToolExecutor };
   /** What the webhook endpoint kind and its intake use: the sender, the signing secrets, the agents' URLs, the delivery rules. */
@@ -142,6 +150,8 @@ export interface CreateDependenciesOptions {
   objectiveCommands?: ObjectiveCommandPort;
   /** Reaches webhook endpoint actors; without it a delivery retry answers UNAVAILABLE. */
   webhookEndpointCommands?: WebhookEndpointCommandPort;
+  /** Reaches schedule actors; without it schedule writes and triggers answer UNAVAILABLE. */
+  scheduleCommands?: ScheduleCommandPort;
 }
 
 /** The service key that seals account-level secrets (webhook signing secrets). */
@@ -153,11 +163,13 @@ async function noRuntime(): Promise<never> {
 
 const noObjectiveRuntime: ObjectiveCommandPort = { send: noRuntime };
 const noWebhookRuntime: WebhookEndpointCommandPort = { retry: noRuntime };
+const noScheduleRuntime: ScheduleCommandPort = { configure: noRuntime, trigger: noRuntime };
 
 /** Builds the services of every area over one data source. */
 export function createServices(
-  { dataSource, masterKey, config, clusterStatus, objectiveCommands, webhookEndpointCommands, logger }:
-    Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands' | 'webhookEndpointCommands'> & { logger?: Logger },
+  { dataSource, masterKey, config, clusterStatus, objectiveCommands, webhookEndpointCommands, scheduleCommands, logger }:
+    Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands' | 'webhookEndpointCommands' | 'scheduleCommands'>
+      & { logger?: Logger },
 ): Services {
   // A Postgres server of the node's own: reads by id may be prepared once per
   // connection. Not on the embedded database (no DATABASE_URL), whose single
@@ -229,10 +241,12 @@ export function createServices(
     },
   };
   const webhookDeliveries = new WebhookDeliveryService(agentsStore, webhookDeliveriesStore, webhookEndpointCommands ?? noWebhookRuntime);
+  const schedulesStore = createSchedulesStore(dataSource);
+  const schedules = new ScheduleService(agentsStore, schedulesStore, scheduleCommands ?? noScheduleRuntime);
   return {
     store, tokens, accounts, workspaces, apiKeys, tenants, search, memoryLayers, memoryEntries, uploads, secrets, providerKeys, models,
     agents, variations, assignments, feedback, tools, toolSets, bundles, objectives, objectivesStore, objectiveEffects,
-    webhookDeliveries, webhookDeliveriesStore, webhookEffects,
+    webhookDeliveries, webhookDeliveriesStore, webhookEffects, schedules, schedulesStore,
     clusterStatus: clusterStatus ?? noRuntime,
     async close() {
       await Promise.allSettled([openRouter.close(), objectiveEffects.tools.close(), mcpClient.close(), webhookEffects.sender.close()]);
@@ -255,6 +269,7 @@ export function allRoutes(services: Services, options: { isDraining?: () => bool
     ...modelRoutes({ models: services.models }),
     ...agentRoutes({ agents: services.agents, feedback: services.feedback }),
     ...variationRoutes({ variations: services.variations, assignments: services.assignments }),
+    ...scheduleRoutes({ schedules: services.schedules }),
     ...toolRoutes({ tools: services.tools }),
     ...toolSetRoutes({ toolSets: services.toolSets }),
     ...bundleRoutes({ bundles: services.bundles }),

@@ -9,6 +9,7 @@ import { readClusterStatus, runtimeOptionsFromEnv, startActorRuntime, type Runti
 import { nodeKinds, startNodeConsumers } from '../actors/kinds/node-kinds';
 import { RuntimeObjectiveCommands } from '../actors/kinds/runtime-objective-commands';
 import { RuntimeWebhookEndpointCommands } from '../actors/kinds/runtime-webhook-endpoint-commands';
+import { RuntimeScheduleCommands } from '../actors/kinds/runtime-schedule-commands';
 import { createApp } from '../http/app';
 import { createAppDependencies, type ApplicationParts, type Services } from '../http/dependencies';
 import { createDataSource, runMigrationsLocked } from '../persistence/data-source';
@@ -148,9 +149,10 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     // runtime, which the services reach through a port bound once it is up.
     const objectiveCommands = new RuntimeObjectiveCommands();
     const webhookEndpointCommands = new RuntimeWebhookEndpointCommands();
+    const scheduleCommands = new RuntimeScheduleCommands();
     let draining = false;
     const deps = createAppDependencies({
-      config, dataSource: database.dataSource, masterKey, logger, objectiveCommands, webhookEndpointCommands,
+      config, dataSource: database.dataSource, masterKey, logger, objectiveCommands, webhookEndpointCommands, scheduleCommands,
       // Called only once the node serves requests, after the runtime below has started.
       clusterStatus: () => runtime.clusterStatus(),
       isDraining: () => draining,
@@ -167,6 +169,7 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     closers.push(() => runtime.stop());
     objectiveCommands.bind(runtime);
     webhookEndpointCommands.bind(runtime);
+    scheduleCommands.bind(runtime);
     await startNodeConsumers(runtime, deps.services, logger.child({ component: 'actors' }));
     await checkMasterKeyOpensStoredKeys(deps.services);
     await bootstrapFirstAccount(deps.services, database.dataSource, config.dataDir, logger);

@@ -25,6 +25,7 @@ import { VariationAssignmentEntity } from './variation-assignment.entity';
 import { VariationMemoryLayerEntity } from './variation-memory-layer.entity';
 import { ObjectiveEntity, ObjectiveEventEntity } from './objective.entity';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity';
+import { ScheduleEntity } from './schedule.entity';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const entities: EntitySchema<any>[] = [
@@ -54,4 +55,5 @@ export const entities: EntitySchema<any>[] = [
   ObjectiveEntity,
   ObjectiveEventEntity,
   WebhookDeliveryEntity,
+  ScheduleEntity,
 ];

@@ -15,6 +15,7 @@ import { EmbeddedEventLog1763812800000 } from './1763812800000-EmbeddedEventLog'
 import { ActorRetentionIndexes1763812900000 } from './1763812900000-ActorRetentionIndexes';
 import { Objectives1763816400000 } from './1763816400000-Objectives';
 import { WebhookDeliveries1763820000000 } from './1763820000000-WebhookDeliveries';
+import { Schedules1763823600000 } from './1763823600000-Schedules';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -31,4 +32,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   ActorRetentionIndexes1763812900000,
   Objectives1763816400000,
   WebhookDeliveries1763820000000,
+  Schedules1763823600000,
 ];

@@ -13,6 +13,8 @@ import { createDataSource } from '../../persistence/data-source';
 import { readClusterStatus, startActorRuntime, type ActorRuntime, type RuntimeOptions } from '../../actors';
 import { nodeKinds, startNodeConsumers } from '../../actors/kinds/node-kinds';
 import { RuntimeWebhookEndpointCommands } from '../../actors/kinds/runtime-webhook-endpoint-commands';
+import { RuntimeScheduleCommands } from '../../actors/kinds/runtime-schedule-commands';
+import type { ScheduleCommandPort } from '../../src/ports/schedule-commands';
 import { RuntimeObjectiveCommands } from '../../actors/kinds/runtime-objective-commands';
 import { loadConfig, type Config } from '../../src/config';
 import { createLogger } from '../../src/logger';
@@ -66,6 +68,8 @@ export interface TestApiOptions {
    * then answer UNAVAILABLE)
    */
   runtime?: boolean | Partial<RuntimeOptions>;
+  /** A test double reaching "schedule actors" in place of the runtime's (a suite without a runtime). */
+  scheduleCommands?: ScheduleCommandPort;
 }
 
 /** Starts the API on an ephemeral port over the shared test database. */
@@ -79,11 +83,13 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   await dataSource.initialize();
   const objectiveCommands = new RuntimeObjectiveCommands();
   const webhookEndpointCommands = new RuntimeWebhookEndpointCommands();
+  const scheduleCommands = new RuntimeScheduleCommands();
   const parts = createAppDependencies({
     config, dataSource, masterKey: config.masterKey ?? RUN_MASTER_KEY, logger,
     clusterStatus: () => readClusterStatus(dataSource, { shardCount: 256, leaseTimeoutMs: 15_000 }),
     isDraining: options.isDraining,
-    ...(options.runtime ? { objectiveCommands, webhookEndpointCommands } : {}),
+    ...(options.runtime ? { objectiveCommands, webhookEndpointCommands, scheduleCommands } : {}),
+    ...(options.scheduleCommands ? { scheduleCommands: options.scheduleCommands } : {}),
   });
   let runtime: ActorRuntime | undefined;
   if (options.runtime) {
@@ -96,6 +102,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     });
     objectiveCommands.bind(runtime);
     webhookEndpointCommands.bind(runtime);
+    scheduleCommands.bind(runtime);
     await startNodeConsumers(runtime, parts.services, logger.child({ component: 'actors' }));
   }
   const app = createApp(parts.app);
