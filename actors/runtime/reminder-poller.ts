@@ -27,6 +27,8 @@ export class ReminderPoller {
   private running: Promise<void> | undefined;
   /** Deliveries not yet handled, by key, with the time they were sent (forgotten after IN_FLIGHT_TTL_MS). */
   private readonly inFlight = new Map<string, number>();
+  /** Reminders due before the next poll, timed here so they fire on time, by delivery key. */
+  private readonly timed = new Map<string, NodeJS.Timeout>();
 
   constructor(private readonly deps: ReminderPollerDeps) {}
 
@@ -36,6 +38,8 @@ export class ReminderPoller {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    for (const timer of this.timed.values()) clearTimeout(timer);
+    this.timed.clear();
     await this.running;
   }
 
@@ -49,10 +53,20 @@ export class ReminderPoller {
 
   private async poll(): Promise<void> {
     const shards = this.deps.host.owned();
-    for (const due of await this.deps.reminders.listDue(shards, this.deps.kinds, BATCH)) {
+    // Due before the next poll: timed here, so a reminder fires on time rather than up to a poll late.
+    for (const due of await this.deps.reminders.listDue(shards, this.deps.kinds, BATCH, this.deps.pollMs)) {
       const key = `r:${due.kind}:${due.actorId}:${due.name}:${due.dueAt.getTime()}:${due.attempts}`;
       const reminder = { name: due.name, dueAt: due.dueAt, payload: due.payload, attempts: due.attempts };
-      this.deliverOnce(key, due.kind, due.actorId, due.shard, (done) => ({ type: 'reminder', reminder, done }));
+      const deliver = () => this.deliverOnce(key, due.kind, due.actorId, due.shard, (done) => ({ type: 'reminder', reminder, done }));
+      const wait = due.waitMs;
+      if (wait <= 0) deliver();
+      else if (!this.timed.has(key)) {
+        // A reminder moved or cancelled meanwhile is recognised as stale by its actor; a shard given up refuses the delivery.
+        this.timed.set(key, setTimeout(() => {
+          this.timed.delete(key);
+          deliver();
+        }, wait));
+      }
     }
     for (const actor of await this.deps.commands.listActorsWithPending(shards, this.deps.kinds, Math.max(2 * this.deps.pollMs, 2000), BATCH)) {
       this.deliverOnce(`c:${actor.kind}:${actor.actorId}`, actor.kind, actor.actorId, actor.shard, (done) => ({ type: 'stored', done }));

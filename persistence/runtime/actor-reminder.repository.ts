@@ -13,6 +13,8 @@ export interface DueReminder {
   dueAt: Date;
   payload: unknown;
   attempts: number;
+  /** Milliseconds until the next attempt may be made, by the database's clock (0: now). */
+  waitMs: number;
 }
 
 /** Reads due reminders and records failed attempts. */
@@ -20,14 +22,24 @@ export class ActorReminderRepository {
   constructor(private readonly database: RuntimeDatabase) {}
 
   /** Reminders of the given shards and kinds whose next attempt is due, earliest first. */
-  async listDue(shards: number[], kinds: string[], limit: number): Promise<DueReminder[]> {
+  /**
+   * Reminders whose next attempt is due now or within `lookaheadMs` (the poller
+   * times those itself, so they fire on time rather than at the next poll).
+   */
+  async listDue(shards: number[], kinds: string[], limit: number, lookaheadMs = 0): Promise<DueReminder[]> {
     if (shards.length === 0) return [];
-    const rows = await this.database.query<{ kind: string; actor_id: string; name: string; shard: number; due_at: Date; payload: unknown; attempts: number }>(
-      `SELECT kind, actor_id, name, shard, due_at, payload, attempts FROM actor_reminders
-       WHERE shard = ANY($1) AND kind = ANY($2) AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT $3`,
-      [shards, kinds, limit],
+    // The wait is measured on the database's clock: a node whose clock is off must not hold a due reminder back.
+    const rows = await this.database.query<{ kind: string; actor_id: string; name: string; shard: number; due_at: Date; payload: unknown; attempts: number; wait_ms: number }>(
+      `SELECT kind, actor_id, name, shard, due_at, payload, attempts,
+         greatest(0, extract(epoch FROM next_attempt_at - now()) * 1000)::float8 AS wait_ms
+       FROM actor_reminders
+       WHERE shard = ANY($1) AND kind = ANY($2) AND next_attempt_at <= now() + make_interval(secs => $4::double precision / 1000)
+       ORDER BY next_attempt_at LIMIT $3`,
+      [shards, kinds, limit, lookaheadMs],
     );
-    return rows.map((row) => ({ kind: row.kind, actorId: row.actor_id, name: row.name, shard: row.shard, dueAt: row.due_at, payload: row.payload, attempts: row.attempts }));
+    return rows.map((row) => ({
+      kind: row.kind, actorId: row.actor_id, name: row.name, shard: row.shard, dueAt: row.due_at, payload: row.payload, attempts: row.attempts, waitMs: Number(row.wait_ms),
+    }));
   }
 
   /** Postpones the next attempt of a reminder whose handler failed (unless it was moved meanwhile). */
