@@ -24,6 +24,7 @@ export interface ObjectiveRow {
   subjectId: string | null;
   parentObjectiveId: string | null;
   scheduleId: string | null;
+  scheduleFireTime: Date | null;
   /** `info.status`, as a column for the filters. */
   status: ObjectiveStatus;
   info: ObjectiveInfoChange;
@@ -54,6 +55,7 @@ export const ObjectiveEntity = new EntitySchema<ObjectiveRow>({
     subjectId: { type: 'text', name: 'subject_id', nullable: true },
     parentObjectiveId: { type: 'text', name: 'parent_objective_id', nullable: true },
     scheduleId: { type: 'text', name: 'schedule_id', nullable: true },
+    scheduleFireTime: { type: 'timestamptz', name: 'schedule_fire_time', nullable: true },
     status: { type: 'text' },
     info: { type: 'jsonb' },
     sequence: { type: 'integer' },

@@ -35,14 +35,14 @@ registerUniqueMessage('uq_objectives_start_key', 'an objective was already creat
 const PROJECT = `
   WITH created AS (
     INSERT INTO objectives AS o (id, account_id, workspace_id, agent_id, variation_id, profile_id, external_id, labels, data,
-      initial_message, episodic_key, memory_layer_ids, tenant_id, subject_id, parent_objective_id, schedule_id,
+      initial_message, episodic_key, memory_layer_ids, tenant_id, subject_id, parent_objective_id, schedule_id, schedule_fire_time,
       status, info, sequence, start_key, created_at, updated_at)
     SELECT r.id, r.account_id, r.workspace_id, r.agent_id, r.variation_id, r.profile_id, r.external_id, coalesce(r.labels, '{}'), r.data,
-      r.initial_message, r.episodic_key, coalesce(r.memory_layer_ids, '[]'), r.tenant_id, r.subject_id, r.parent_objective_id, r.schedule_id,
+      r.initial_message, r.episodic_key, coalesce(r.memory_layer_ids, '[]'), r.tenant_id, r.subject_id, r.parent_objective_id, r.schedule_id, r.schedule_fire_time,
       r.info->>'status', r.info, r.sequence, r.start_key, r.created_at, now()
     FROM json_to_recordset($1::json) AS r(id text, account_id text, workspace_id text, agent_id text, variation_id text, profile_id text,
       external_id text, labels jsonb, data jsonb, initial_message text, episodic_key text, memory_layer_ids jsonb, tenant_id text,
-      subject_id text, parent_objective_id text, schedule_id text, info jsonb, sequence integer, start_key text, created_at timestamptz)
+      subject_id text, parent_objective_id text, schedule_id text, schedule_fire_time timestamptz, info jsonb, sequence integer, start_key text, created_at timestamptz)
     ON CONFLICT (id) DO UPDATE SET info = excluded.info, status = excluded.status, sequence = excluded.sequence, updated_at = excluded.updated_at
       WHERE o.sequence <= excluded.sequence
   ),
@@ -102,6 +102,7 @@ function createdRowOf(change: CreatedChange, info: ObjectiveInfoChange): Record<
     subject_id: spec.subjectId,
     parent_objective_id: spec.parentObjectiveId,
     schedule_id: spec.scheduleId,
+    schedule_fire_time: spec.scheduleFireTime ?? null,
     info,
     sequence: info.sequence,
     start_key: startKey,
@@ -189,6 +190,7 @@ export function objectiveRecordOf(row: ObjectiveRow): ObjectiveRecord {
       subjectId: row.subjectId,
       parentObjectiveId: row.parentObjectiveId,
       scheduleId: row.scheduleId,
+      ...(row.scheduleFireTime ? { scheduleFireTime: row.scheduleFireTime.toISOString() } : {}),
     },
     info: row.info,
     startKey: row.startKey,

@@ -6,6 +6,7 @@
 // results come back as inputs; a sub-agent call runs a child objective
 // (objective-children.ts) whose report comes back as a command. Nothing here
 // does I/O.
+import { SCHEDULE_KIND } from '../schedules/schedule-record';
 import type { EffectError, EffectOutcome, EffectRequest } from '../ports/actor-behavior';
 import type { ExecutableTool, ToolCallOutcome } from '../tools/tool-call-outcome';
 import type { ChatRequest, ChatResponse, ChatToolCall } from './chat-model-types';
@@ -119,6 +120,9 @@ function finish(turn: ObjectiveTurn, status: ObjectiveStatus): void {
   const { state } = turn;
   turn.record('FINALIZED', { status, output: state.output, usage: state.usage });
   reportToParent(turn);
+  // A scheduled objective tells its schedule, which decides its SKIP overlap policy on what runs.
+  const scheduleId = turn.config.spec.scheduleId;
+  if (scheduleId) turn.send(SCHEDULE_KIND, scheduleId, { type: 'objective_finished', objectiveId: turn.config.objectiveId });
 }
 
 /**

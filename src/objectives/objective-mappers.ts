@@ -22,6 +22,7 @@ export function toObjective(record: ObjectiveRecord): Objective {
       ...present('subjectId', spec.subjectId),
       ...present('parentObjectiveId', spec.parentObjectiveId),
       ...present('scheduleId', spec.scheduleId),
+      ...present('scheduleFireTime', spec.scheduleFireTime),
     },
     info: {
       status: info.status,

@@ -62,6 +62,8 @@ export interface ObjectiveSpec {
   subjectId: string | null;
   parentObjectiveId: string | null;
   scheduleId: string | null;
+  /** The nominal fire time of the schedule that created it (with scheduleId, unique). */
+  scheduleFireTime?: string | null;
 }
 
 /** Everything the actor needs, resolved by the API layer when the objective is created. */

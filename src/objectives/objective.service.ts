@@ -60,6 +60,8 @@ export interface ObjectiveRequest {
   parentObjectiveId?: string | null;
   parentToolCallId?: string | null;
   scheduleId?: string | null;
+  /** With scheduleId: the nominal fire time (ISO). */
+  scheduleFireTime?: string;
   externalId?: string;
   labels?: Record<string, string>;
   /** 0 for the API and schedules. */
@@ -196,6 +198,7 @@ export class ObjectiveService {
         subjectId: request.subjectId ?? null,
         parentObjectiveId: request.parentObjectiveId ?? null,
         scheduleId: request.scheduleId ?? null,
+        ...(request.scheduleFireTime ? { scheduleFireTime: request.scheduleFireTime } : {}),
       },
       startKey: request.startKey ?? null,
       depth: request.depth ?? 0,

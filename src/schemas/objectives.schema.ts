@@ -56,6 +56,7 @@ export const Objective = Type.Object({
     subjectId: Type.Optional(Type.String()),
     parentObjectiveId: Type.Optional(Type.String()),
     scheduleId: Type.Optional(Type.String()),
+    scheduleFireTime: Type.Optional(DateTime),
   }),
   info: Type.Object({
     status: ObjectiveStatusSchema,

@@ -1,0 +1,239 @@
+// The schedule actor's decisions (one actor per schedule): it owns the
+// schedule's row (configured through the API, counters kept here), sleeps on
+// one durable reminder until the next fire time, and at each fire prepares an
+// objective (an effect that resolves agent, variation, model and tools) and
+// starts it with a transactional send. The objectives it started tell it when
+// they end, so the SKIP overlap policy is decided here, at once. Pure: time
+// comes from the context, the database through the prepare effect.
+import { FailedPreconditionError, NotFoundError } from '../errors';
+import { newId } from '../ids';
+import type { ActorBehavior, ActorContext, ActorDecision, EffectOutcome, FiredReminder } from '../ports/actor-behavior';
+import type { ScheduleConfiguration, ScheduleTriggerReply } from '../ports/schedule-commands';
+import type { ObjectiveStart } from '../objectives/objective-state';
+import { OBJECTIVE_KIND } from '../objectives/objective-state';
+import { nextFireTime, upcomingFireTimes } from './fire-times';
+import { parseScheduleDuration } from './schedule-duration';
+import { initialScheduleInfo, SCHEDULE_KIND, type ScheduleChange, type ScheduleInfo, type ScheduleRecord } from './schedule-record';
+
+export const PREPARE_SCHEDULED_OBJECTIVE_EFFECT = 'schedule.prepare_objective';
+export const FIRE_REMINDER = 'fire';
+/** A prepare resolves a few rows; this is generous. */
+const PREPARE_TIMEOUT_MS = 30_000;
+/** Most missed fire times counted one by one after downtime; beyond it the count is a lower bound. */
+const MAX_MISSED_COUNTED = 10_000;
+
+export type ScheduleActorCommand =
+  | { type: 'configure'; schedule: ScheduleConfiguration }
+  | { type: 'trigger' }
+  | { type: 'get' }
+  /** From an objective this schedule started, when it ends (its first terminal state). */
+  | { type: 'objective_finished'; objectiveId: string };
+
+/** What the prepare effect resolves: an objective of the schedule's agent, under the id the actor drew. */
+export interface PrepareScheduledObjectiveInput {
+  scheduleId: string;
+  accountId: string;
+  workspaceId: string;
+  agentId: string;
+  /** The schedule's creator: the objective's profileId. */
+  profileId: string;
+  objectiveId: string;
+  /** The nominal fire time (ISO): carried by the objective, and with the schedule id its unique key. */
+  fireTime: string;
+  initialMessage: string;
+  data?: unknown;
+  variationId?: string;
+}
+
+export interface ScheduleState {
+  scheduleId: string;
+  record: ScheduleRecord | null;
+  /** Objectives started by this schedule and not ended yet. */
+  running: string[];
+  /** Prepare effects in flight: effect id → objective id. */
+  preparing: Record<string, string>;
+}
+
+export type ScheduleEvent =
+  /** The row as it is now (configured, or its counters changed). */
+  | { type: 'record'; record: ScheduleRecord }
+  | { type: 'preparing'; effectId: string; objectiveId: string }
+  | { type: 'prepared'; effectId: string; started: boolean }
+  | { type: 'finished'; objectiveId: string };
+
+type Reply = ScheduleRecord | ScheduleTriggerReply | null;
+type Decision = ActorDecision<ScheduleEvent, Reply, ScheduleChange>;
+export type ScheduleBehavior = ActorBehavior<ScheduleState, ScheduleActorCommand, ScheduleEvent, Reply, ScheduleChange>;
+
+export function evolveSchedule(state: ScheduleState, event: ScheduleEvent): ScheduleState {
+  switch (event.type) {
+    case 'record':
+      return { ...state, record: event.record };
+    case 'preparing':
+      return { ...state, preparing: { ...state.preparing, [event.effectId]: event.objectiveId } };
+    case 'prepared': {
+      const { [event.effectId]: objectiveId, ...preparing } = state.preparing;
+      return { ...state, preparing, running: event.started && objectiveId ? [...state.running, objectiveId] : state.running };
+    }
+    case 'finished':
+      return { ...state, running: state.running.filter((id) => id !== event.objectiveId) };
+  }
+}
+
+/** A decision under construction: events are folded as they are added. */
+class ScheduleTurn {
+  readonly events: ScheduleEvent[] = [];
+  readonly decision: Decision = {};
+
+  constructor(public state: ScheduleState, readonly now: Date) {}
+
+  apply(event: ScheduleEvent): void {
+    this.events.push(event);
+    this.state = evolveSchedule(this.state, event);
+  }
+
+  get record(): ScheduleRecord {
+    if (!this.state.record) throw NotFoundError.resource('schedule', this.state.scheduleId);
+    return this.state.record;
+  }
+
+  /** Records the row with changed info (and optionally other fields), projected in this turn. */
+  update(info: Partial<ScheduleInfo>, fields: Partial<ScheduleRecord> = {}): ScheduleRecord {
+    const previous = this.state.record;
+    const base = previous ?? (fields as ScheduleRecord);
+    const record: ScheduleRecord = {
+      ...base, ...fields,
+      info: { ...(previous?.info ?? initialScheduleInfo()), ...info },
+      updatedAt: this.now.toISOString(),
+      revision: (previous?.revision ?? 0) + 1,
+    };
+    this.apply({ type: 'record', record });
+    return record;
+  }
+
+  /** Arms the fire reminder at the next fire time after `after` (or disarms it when inactive or the rules never fire again). */
+  arm(after: Date): void {
+    const record = this.record;
+    const next = record.spec.status === 'AGENT_SCHEDULE_STATUS_ACTIVE' ? nextFireTime(record.spec.schedule, after) : null;
+    this.update({ nextFireAt: next?.toISOString() ?? null });
+    this.decision.reminders = next ? { set: [{ name: FIRE_REMINDER, dueAt: next }] } : { cancel: [FIRE_REMINDER] };
+  }
+
+  done(reply?: Reply): Decision {
+    const last = [...this.events].reverse().find((event): event is Extract<ScheduleEvent, { type: 'record' }> => event.type === 'record');
+    return {
+      ...this.decision,
+      events: this.events,
+      project: last ? [{ type: 'schedule', schedule: last.record }] : [],
+      ...(reply !== undefined ? { reply } : {}),
+      // Between fires a schedule holds no memory: its reminder wakes it.
+      ...(Object.keys(this.state.preparing).length === 0 ? { passivate: true } : {}),
+    };
+  }
+}
+
+/**
+ * One fire at `fireTime`: skipped under SKIP while an objective of the
+ * schedule runs (or is being prepared), else an objective is prepared under a
+ * new id. @returns the objective id, or undefined when skipped
+ */
+function fire(turn: ScheduleTurn, fireTime: Date): string | undefined {
+  const record = turn.record;
+  const busy = turn.state.running.length > 0 || Object.keys(turn.state.preparing).length > 0;
+  if (record.spec.overlapPolicy === 'OVERLAP_POLICY_SKIP' && busy) {
+    turn.update({ skipCount: record.info.skipCount + 1 });
+    return undefined;
+  }
+  const objectiveId = newId('objective');
+  const effectId = `prepare:${objectiveId}`;
+  turn.apply({ type: 'preparing', effectId, objectiveId });
+  turn.update({ lastFiredAt: turn.now.toISOString() });
+  const input: PrepareScheduledObjectiveInput = {
+    scheduleId: record.id, accountId: record.accountId, workspaceId: record.workspaceId, agentId: record.agentId, profileId: record.profileId,
+    objectiveId, fireTime: fireTime.toISOString(), initialMessage: record.spec.initialMessage,
+    ...(record.spec.data !== undefined ? { data: record.spec.data } : {}),
+    ...(record.spec.variationId ? { variationId: record.spec.variationId } : {}),
+  };
+  turn.decision.effects = { start: [...(turn.decision.effects?.start ?? []), { id: effectId, name: PREPARE_SCHEDULED_OBJECTIVE_EFFECT, input, timeoutMs: PREPARE_TIMEOUT_MS }] };
+  return objectiveId;
+}
+
+/**
+ * The fire times from `due` to now: the latest runs when it is within the
+ * catch-up window, every other one counts as skipped (api-decisions.md: only
+ * the latest missed fire within the window runs).
+ */
+function dueFires(record: ScheduleRecord, due: Date, now: Date): { run: Date | null; missed: number } {
+  const windowMs = parseScheduleDuration(record.spec.catchupWindow, 'spec.catchupWindow') * 1000;
+  const times: Date[] = [];
+  let cursor = new Date(due.getTime() - 1000);
+  let count = 0;
+  while (count < MAX_MISSED_COUNTED) {
+    const batch = upcomingFireTimes(record.spec.schedule, cursor, 100).filter((time) => time.getTime() <= now.getTime());
+    if (batch.length === 0) break;
+    count += batch.length;
+    times.push(batch.at(-1)!);
+    if (batch.length < 100) break;
+    cursor = batch.at(-1)!;
+  }
+  const latest = times.at(-1) ?? null;
+  if (latest && now.getTime() - latest.getTime() <= windowMs) return { run: latest, missed: count - 1 };
+  return { run: null, missed: count };
+}
+
+export const scheduleBehavior: ScheduleBehavior = {
+  kind: SCHEDULE_KIND,
+  initialState: (scheduleId) => ({ scheduleId, record: null, running: [], preparing: {} }),
+  evolve: evolveSchedule,
+
+  decide(state, command, context: ActorContext) {
+    const turn = new ScheduleTurn(state, context.now);
+    switch (command.type) {
+      case 'configure': {
+        const previous = state.record;
+        turn.update(previous?.info ?? {}, { ...command.schedule, createdAt: previous?.createdAt ?? command.schedule.createdAt });
+        // A resume never fires retroactively: the next fire is after now.
+        turn.arm(context.now);
+        return turn.done(turn.record);
+      }
+      case 'trigger': {
+        if (turn.record.spec.status === 'AGENT_SCHEDULE_STATUS_ARCHIVED') throw new FailedPreconditionError(`schedule ${state.scheduleId} is ARCHIVED`);
+        const objectiveId = fire(turn, context.now);
+        return turn.done({ schedule: turn.record, ...(objectiveId ? { objectiveId } : {}) });
+      }
+      case 'get':
+        return turn.done(turn.record);
+      case 'objective_finished':
+        if (state.running.includes(command.objectiveId)) turn.apply({ type: 'finished', objectiveId: command.objectiveId });
+        return turn.done(null);
+    }
+  },
+
+  onReminder(state, reminder: FiredReminder, context: ActorContext) {
+    const turn = new ScheduleTurn(state, context.now);
+    const record = state.record;
+    if (reminder.name !== FIRE_REMINDER || !record || record.spec.status !== 'AGENT_SCHEDULE_STATUS_ACTIVE') return turn.done();
+    const { run, missed } = dueFires(record, reminder.dueAt, context.now);
+    if (missed > 0) turn.update({ skipCount: record.info.skipCount + missed });
+    if (run) fire(turn, run);
+    turn.arm(context.now);
+    return turn.done();
+  },
+
+  onEffectResult(state, outcome: EffectOutcome, context: ActorContext) {
+    const turn = new ScheduleTurn(state, context.now);
+    const objectiveId = state.preparing[outcome.id];
+    if (!objectiveId || !state.record) return turn.done();
+    if (outcome.ok) {
+      const start = outcome.value as ObjectiveStart;
+      turn.apply({ type: 'prepared', effectId: outcome.id, started: true });
+      turn.update({ lastObjectiveId: objectiveId, fireCount: state.record.info.fireCount + 1, lastError: null });
+      turn.decision.send = [{ kind: OBJECTIVE_KIND, id: objectiveId, command: { type: 'start', start } }];
+    } else {
+      // The agent was archived, its model disabled…: this fire made no objective, and says why.
+      turn.apply({ type: 'prepared', effectId: outcome.id, started: false });
+      turn.update({ skipCount: state.record.info.skipCount + 1, lastError: outcome.error.message });
+    }
+    return turn.done();
+  },
+};
