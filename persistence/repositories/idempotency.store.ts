@@ -1,6 +1,7 @@
 // Idempotency records over TypeORM. A claim is an INSERT ... ON CONFLICT DO
 // NOTHING, so two concurrent requests with one key cannot both run; records
-// older than 24 h are replaced. Stored responses are sealed (AES-256-GCM under
+// older than 24 h are replaced, and so is a claim left in progress for a
+// minute by a request that died. Stored responses are sealed (AES-256-GCM under
 // a key derived from the master key, bound to principal and key): some carry
 // credentials, such as a new API key's token, which must not sit in the table.
 import type { DataSource } from 'typeorm';
@@ -9,6 +10,14 @@ import { DecryptionError, open, seal, SEALED_VERSION } from '../../src/crypto/en
 import type { IdempotencyRecord, IdempotencyStore } from '../../src/ports/idempotency-store';
 
 const RETENTION = '24 hours';
+/**
+ * A claim still in progress after this long belongs to a request that died
+ * (its node was killed, or the database went away before the claim could be
+ * released): a retry takes it over instead of answering ABORTED for a day.
+ * Far above any request's running time; the creates behind it check their own
+ * keys too (an objective's start key).
+ */
+const IN_PROGRESS_LEASE = '60 seconds';
 /** Every this many claims, a node also deletes a batch of expired records of anyone. */
 const PURGE_EVERY_CLAIMS = 100;
 const PURGE_BATCH = 1000;
@@ -54,7 +63,11 @@ export function createIdempotencyStore(dataSource: DataSource, masterKey: Buffer
   const store: IdempotencyStore = {
     async claim(principalKey, key, requestHash): Promise<IdempotencyRecord | null> {
       if (++claims % PURGE_EVERY_CLAIMS === 0) await purgeExpired(dataSource);
-      await dataSource.query(`DELETE FROM idempotency_records WHERE principal_key = $1 AND idempotency_key = $2 AND created_at < now() - interval '${RETENTION}'`, [principalKey, key]);
+      await dataSource.query(
+        `DELETE FROM idempotency_records WHERE principal_key = $1 AND idempotency_key = $2
+           AND (created_at < now() - interval '${RETENTION}' OR (status IS NULL AND created_at < now() - interval '${IN_PROGRESS_LEASE}'))`,
+        [principalKey, key],
+      );
       const inserted: unknown[] = await dataSource.query(
         `INSERT INTO idempotency_records (principal_key, idempotency_key, request_hash) VALUES ($1, $2, $3)
          ON CONFLICT DO NOTHING RETURNING principal_key`,

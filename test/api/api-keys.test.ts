@@ -48,6 +48,23 @@ describe('API keys', () => {
       assert.deepEqual(repeat.body, first.body);
     });
 
+    it('lets a retry take over a claim left in progress by a request that died, after a minute', async () => {
+      const headers = { 'x-workspace-id': account.workspaceId, 'idempotency-key': `orphan-${Date.now()}` };
+      const body = { metadata: { name: 'orphaned' }, spec: { permissions: ['agents:read'] } };
+      const first = await api.request('POST', '/v1/api_keys', { token: account.globalToken, headers, body });
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      // Back to "in progress": what a node killed mid-request (or cut off from the database before it released its claim) leaves.
+      const where = 'WHERE principal_key = $1 AND idempotency_key = $2';
+      await api.dataSource.query(`UPDATE idempotency_records SET status = NULL, body = NULL ${where}`, [account.globalKeyId, headers['idempotency-key']]);
+      const blocked = await api.request('POST', '/v1/api_keys', { token: account.globalToken, headers, body });
+      assertStatus(blocked, 409, Code.ABORTED, /a request with this Idempotency-Key is still in progress/);
+      await api.dataSource.query(`UPDATE idempotency_records SET created_at = now() - interval '61 seconds' ${where}`, [account.globalKeyId, headers['idempotency-key']]);
+      const retried = await api.request('POST', '/v1/api_keys', { token: account.globalToken, headers, body });
+      assert.equal(retried.status, 200, JSON.stringify(retried.body));
+      assert.equal(retried.body.metadata.name, 'orphaned');
+      assert.equal(retried.headers.get('idempotent-replayed'), null, 'run again, not replayed');
+    });
+
     it('refuses read on secrets and account, naming the permission', async () => {
       const response = await api.request('POST', '/v1/api_keys', {
         token: account.globalToken,
