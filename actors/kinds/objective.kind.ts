@@ -17,7 +17,7 @@ import type { ToolCallRequest } from '../../src/tools/tool-executor';
 export interface ObjectiveKindDependencies {
   models: Pick<ModelProvider, 'complete'>;
   tools: { executeToolCall(call: ToolCallRequest): Promise<ToolCallOutcome> };
-  store: Pick<ObjectivesStore, 'project'>;
+  store: Pick<ObjectivesStore, 'project' | 'projection'>;
   /** Resolves a sub-agent's child objective (ObjectiveService.prepareChild). */
   prepareChild(input: PrepareChildInput): Promise<ObjectiveStart>;
 }
@@ -37,5 +37,6 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
       [PREPARE_CHILD_EFFECT]: (input: PrepareChildInput) => prepareChild(input),
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: ObjectiveChange }>),
+    projection: (changes) => store.projection(changes as Array<{ actorId: string; change: ObjectiveChange }>),
   };
 }

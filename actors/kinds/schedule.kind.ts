@@ -12,7 +12,7 @@ import { PREPARE_SCHEDULED_OBJECTIVE_EFFECT, scheduleBehavior, type PrepareSched
 
 export interface ScheduleKindDependencies {
   objectives: Pick<ObjectiveService, 'resolve'>;
-  store: Pick<SchedulesStore, 'project'>;
+  store: Pick<SchedulesStore, 'project' | 'projection'>;
 }
 
 /** The start key of a scheduled objective: with the unique index on it, one objective per (schedule, fire time). */
@@ -38,5 +38,6 @@ export function createScheduleKind(dependencies: ScheduleKindDependencies): Acto
         }),
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: ScheduleChange }>),
+    projection: (changes) => store.projection(changes as Array<{ actorId: string; change: ScheduleChange }>),
   };
 }

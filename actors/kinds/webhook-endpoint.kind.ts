@@ -14,7 +14,7 @@ export interface WebhookEndpointKindDependencies {
   sender: { send(request: { url: string; id: string; body: string; secrets: string[]; signal?: AbortSignal }): Promise<DeliveryAttemptOutcome> };
   /** The account's signing secrets, current first (two for 24 h after a rotation). */
   signingSecrets(accountId: string): Promise<string[]>;
-  store: Pick<WebhookDeliveriesStore, 'project'>;
+  store: Pick<WebhookDeliveriesStore, 'project' | 'projection'>;
   options: WebhookEndpointOptions;
 }
 
@@ -27,5 +27,6 @@ export function createWebhookEndpointKind(dependencies: WebhookEndpointKindDepen
         sender.send({ url: input.url, id: input.deliveryId, body: input.body, secrets: await signingSecrets(input.accountId), signal: context.signal }),
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: WebhookDeliveryChange }>),
+    projection: (changes) => store.projection(changes as Array<{ actorId: string; change: WebhookDeliveryChange }>),
   };
 }

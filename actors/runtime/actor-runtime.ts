@@ -75,6 +75,7 @@ export class ActorRuntime {
     const idleTimeoutMs = deps.journalIdleTimeoutMs ?? options.leaseTimeoutMs;
     const kinds = new Map(deps.kinds.map((kind) => [kind.behavior.kind, kind]));
     const projectors = new Map(deps.kinds.filter((kind) => kind.projector).map((kind) => [kind.behavior.kind, kind.projector!]));
+    const projections = new Map(deps.kinds.filter((kind) => kind.projection).map((kind) => [kind.behavior.kind, kind.projection!]));
     const commands = new ActorCommandRepository(database);
     const reminders = new ActorReminderRepository(database);
     this.cluster = new ActorClusterRepository(database);
@@ -90,7 +91,7 @@ export class ActorRuntime {
       commands,
       reminders,
       work: new ActorWorkRepository(database),
-      writer: new TurnWriter(database, { idleTimeoutMs, projectors }),
+      writer: new TurnWriter(database, { idleTimeoutMs, projectors, projections }),
       options,
       logger,
       onPublished: () => this.relay.nudge(),

@@ -32,8 +32,7 @@ registerUniqueMessage('uq_objectives_start_key', 'an objective was already creat
  * $1 and $2; the events' foreign key is checked at the end of the statement,
  * after the rows of $1 exist.
  */
-const PROJECT = `
-  WITH created AS (
+const PROJECT_STATEMENTS = [`
     INSERT INTO objectives AS o (id, account_id, workspace_id, agent_id, variation_id, profile_id, external_id, labels, data,
       initial_message, episodic_key, memory_layer_ids, tenant_id, subject_id, parent_objective_id, schedule_id, schedule_fire_time,
       status, info, sequence, start_key, created_at, updated_at)
@@ -44,21 +43,16 @@ const PROJECT = `
       external_id text, labels jsonb, data jsonb, initial_message text, episodic_key text, memory_layer_ids jsonb, tenant_id text,
       subject_id text, parent_objective_id text, schedule_id text, schedule_fire_time timestamptz, info jsonb, sequence integer, start_key text, created_at timestamptz)
     ON CONFLICT (id) DO UPDATE SET info = excluded.info, status = excluded.status, sequence = excluded.sequence, updated_at = excluded.updated_at
-      WHERE o.sequence <= excluded.sequence
-  ),
-  updated AS (
+      WHERE o.sequence <= excluded.sequence`, `
     UPDATE objectives o SET info = r.info, status = r.info->>'status', sequence = r.sequence, updated_at = now()
     FROM json_to_recordset($2::json) AS r(id text, sequence integer, info jsonb)
-    WHERE o.id = r.id AND o.sequence <= r.sequence
-  ),
-  events AS (
+    WHERE o.id = r.id AND o.sequence <= r.sequence`, `
     INSERT INTO objective_events (id, objective_id, workspace_id, sequence, type, created_at, data, webhook_type, envelope)
     SELECT r.id, r.objective_id, r.workspace_id, r.sequence, r.type, r.created_at, r.data, r.webhook_type, r.envelope
     FROM json_to_recordset($3::json) AS r(id text, objective_id text, workspace_id text, sequence integer, type text,
       created_at timestamptz, data jsonb, webhook_type text, envelope jsonb)
-    ON CONFLICT DO NOTHING
-  )
-  SELECT 1`;
+    ON CONFLICT DO NOTHING`];
+const PROJECT = `WITH created AS (${PROJECT_STATEMENTS[0]}), updated AS (${PROJECT_STATEMENTS[1]}), events AS (${PROJECT_STATEMENTS[2]}) SELECT 1`;
 
 /**
  * Objectives of an agent not in a terminal state. The predicate is the partial
@@ -242,6 +236,12 @@ export function createObjectivesStore(dataSource: DataSource): ObjectivesStore {
   }
 
   return {
+    projection(changes) {
+      // An erasure rewrites stored rows after the statement: it takes the projector's round trips.
+      if (!changes.length || changes.some(({ change }) => change.type === 'objective_erased')) return null;
+      return { statements: PROJECT_STATEMENTS, parameters: projectionParameters(changes) };
+    },
+
     async project(connection: ProjectionConnection, changes) {
       if (!changes.length) return;
       try {

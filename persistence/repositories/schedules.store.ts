@@ -4,7 +4,7 @@
 // array (json_to_recordset), one round trip whatever its size. The read by id
 // is a prepared-when-possible statement (record-table.ts); the list pages
 // through fetchPage like every other store.
-import type { DataSource } from 'typeorm';
+import { In, Not, type DataSource } from 'typeorm';
 import type { SqlRunner } from '../../src/ports/actor-behavior';
 import type { SchedulesStore } from '../../src/ports/schedules-store';
 import type { ScheduleChange, ScheduleRecord } from '../../src/schedules/schedule-record';
@@ -12,6 +12,8 @@ import { ScheduleEntity, type ScheduleRow } from '../entities/schedule.entity';
 import { translateDriverError } from './driver-errors';
 import { fetchPage } from './list-query';
 import { entityColumns, readRows, readStatement } from './record-table';
+
+const ARCHIVED = 'AGENT_SCHEDULE_STATUS_ARCHIVED' as const;
 
 /** Column name → json_to_recordset type, in the order of the INSERT. */
 const COLUMNS: ReadonlyArray<[column: string, type: string]> = [
@@ -83,6 +85,10 @@ export function createSchedulesStore(dataSource: DataSource): SchedulesStore {
   const byId = readStatement(`SELECT ${columns.json} AS r FROM agent_schedules t WHERE t.id = $1 AND t.workspace_id = $2 AND t.agent_id = $3`);
 
   return {
+    projection(changes) {
+      return changes.length ? { statements: [PROJECT], parameters: [projectionParameter(changes)] } : null;
+    },
+
     async project(sql: SqlRunner, changes) {
       if (!changes.length) return;
       try {
@@ -104,6 +110,22 @@ export function createSchedulesStore(dataSource: DataSource): SchedulesStore {
         .andWhere('s.agent_id = :agentId', { agentId });
       if (filter.status !== undefined) query.andWhere('s.status = :status', { status: filter.status });
       const rows = await fetchPage(query, 's', page, filter);
+      return rows.map(recordOf);
+    },
+
+    // Bundle reads (src/bundles): few rows, read outside the bundle's
+    // transaction (the actor writes the table, never that transaction).
+    async listOfBundle(workspaceId, bundleKey) {
+      const rows = await schedules.find({ where: { workspaceId, bundleKey, status: Not(ARCHIVED) }, order: { id: 'ASC' } });
+      return rows.map(recordOf);
+    },
+
+    async listNamed(workspaceId, agentIds, names) {
+      if (!agentIds.length || !names.length) return [];
+      const rows = await schedules.find({
+        where: { workspaceId, agentId: In([...agentIds]), name: In([...names]), status: Not(ARCHIVED) },
+        order: { id: 'ASC' },
+      });
       return rows.map(recordOf);
     },
   };

@@ -107,6 +107,10 @@ export function createWebhookDeliveriesStore(dataSource: DataSource): WebhookDel
   const byId = readStatement(`SELECT ${columns.json} AS r FROM webhook_deliveries t WHERE t.id = $1 AND t.workspace_id = $2 AND t.agent_id = $3`);
 
   return {
+    projection(changes) {
+      return changes.length ? { statements: [PROJECT], parameters: [projectionParameter(changes)] } : null;
+    },
+
     async project(sql: SqlRunner, changes) {
       if (!changes.length) return;
       try {

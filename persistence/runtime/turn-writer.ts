@@ -8,9 +8,10 @@
 // per batch: BEGIN, the same statement, their other writes, COMMIT. A turn
 // that fails its fence or conflicts is refused alone; the rest of its batch
 // commits.
-import type { Projector } from '../../src/ports/actor-behavior';
+import type { ProjectionBuilder, Projector } from '../../src/ports/actor-behavior';
 import { DuplicateCommandError, JournalConflictError, ShardFencedError, WriteInterruptedError } from '../../src/sharding/sharding.errors';
 import { isConnectionFailure } from './pg-results';
+import { batchStatement } from './turn-statement';
 import type { PreparingQueryable, RuntimeDatabase, SqlQueryable } from './runtime-database';
 
 /** The shard and epoch under which a write is made. */
@@ -77,6 +78,8 @@ export interface TurnWriterOptions {
   idleTimeoutMs: number;
   /** Projectors by kind. */
   projectors: ReadonlyMap<string, Projector>;
+  /** Projections in statement form by kind: a batch whose kinds all have one is written as one statement (turn-statement.ts). */
+  projections?: ReadonlyMap<string, ProjectionBuilder>;
   /**
    * Batches of journal-only turns written at once. @default 1: such a batch
    * is one short statement, and a second one in flight only halves the batch
@@ -176,7 +179,36 @@ export class TurnWriter {
     }
   }
 
+  /**
+   * The other turns: first as one statement (everything or nothing); when it
+   * cannot be built, or fails for any reason but a broken connection (a stale
+   * epoch, a journal conflict, a projection's constraint), through a
+   * transaction that refuses the faulty turns one by one.
+   */
   private async writeInTransaction(batch: Pending[]): Promise<void> {
+    let statement: ReturnType<typeof batchStatement> = null;
+    try {
+      statement = batchStatement(batch.map((pending) => pending.turn), this.options.projections ?? new Map());
+    } catch {
+      // A builder refusing a change: the projector in the transaction path fails that turn alone.
+    }
+    if (statement) {
+      try {
+        await this.database.query(statement.text, statement.parameters, { preparedAs: statement.name });
+        for (const pending of batch) pending.resolve();
+        return;
+      } catch (error) {
+        if (isConnectionFailure(error)) {
+          for (const pending of batch) pending.reject(new WriteInterruptedError(pending.turn.key, { cause: error }));
+          return;
+        }
+        // Nothing was written: the transaction path finds which turn is at fault.
+      }
+    }
+    await this.writeTransaction(batch);
+  }
+
+  private async writeTransaction(batch: Pending[]): Promise<void> {
     let refused = new Map<Pending, unknown>();
     try {
       await this.database.transaction(async (sql) => {
@@ -184,7 +216,7 @@ export class TurnWriter {
         await writeEffects(sql, batch.filter((pending) => !refused.has(pending)).map((pending) => pending.turn), this.options.projectors);
       });
     } catch (error) {
-      await this.failed(batch, error, (pending) => this.writeInTransaction([pending]), refused);
+      await this.failed(batch, error, (pending) => this.writeTransaction([pending]), refused);
       return;
     }
     for (const pending of batch) {

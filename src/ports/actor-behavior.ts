@@ -175,6 +175,25 @@ export interface SqlRunner {
 /** Writes a kind's read-model changes inside the fenced transaction of a batch of turns (each change names its actor). */
 export type Projector<Change = unknown> = (sql: SqlRunner, changes: Array<{ actorId: string; change: Change }>) => Promise<void>;
 
+/**
+ * A kind's read-model changes as data-modifying statements that join the
+ * batch's single statement (fence, journal, outbox, reminders, commands and
+ * every kind's projection in one round trip). Each statement is the body of a
+ * CTE (`INSERT …`, `UPDATE …`): they run on one snapshot, must not depend on
+ * each other's effects (a foreign key is checked at the end of the statement),
+ * and number their parameters from $1 within `parameters`.
+ */
+export interface ProjectionStatement {
+  statements: string[];
+  parameters: unknown[];
+}
+
+/**
+ * Builds a kind's ProjectionStatement for a batch's changes; null when these
+ * changes need the projector's own round trips (a rare change, an erasure).
+ */
+export type ProjectionBuilder<Change = unknown> = (changes: Array<{ actorId: string; change: Change }>) => ProjectionStatement | null;
+
 
 /** A behaviour of any types, as registered with the runtime. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -187,6 +206,12 @@ export interface ActorKind {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   effects?: Record<string, (input: any, context: EffectContext) => Promise<unknown>>;
   projector?: Projector;
+  /**
+   * The projector in statement form: with it, a batch of turns is written as
+   * one statement instead of a transaction of several. Must write what
+   * `projector` writes.
+   */
+  projection?: ProjectionBuilder;
   /** Streams its published events go to (besides the runtime's default stream). */
   streams?: StreamDeclaration[];
 }

@@ -4,6 +4,7 @@
 // implements it. Nothing but the projector writes these tables, except
 // erasure, which goes through the actor too (its `erase` command) so the
 // actor's state and the rows agree.
+import type { ProjectionStatement } from './actor-behavior';
 import type { ObjectiveChange } from '../objectives/objective-events';
 import type { ObjectiveEventRecord, ObjectiveSpec, ObjectiveStatus } from '../objectives/objective-state';
 import type { ObjectiveInfoChange } from '../objectives/objective-events';
@@ -48,6 +49,8 @@ export interface ObjectivesStore {
    * `objective_event` inserts an event row (once per id).
    */
   project(connection: ProjectionConnection, changes: ReadonlyArray<{ actorId: string; change: ObjectiveChange }>): Promise<void>;
+  /** `project` as statements that join the batch's one statement; null for changes that need `project` (an erasure). */
+  projection(changes: ReadonlyArray<{ actorId: string; change: ObjectiveChange }>): ProjectionStatement | null;
 
   findById(id: string): Promise<ObjectiveRecord | null>;
   /** The objective a scoped Idempotency-Key created in the workspace, if any. */

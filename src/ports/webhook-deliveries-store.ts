@@ -4,7 +4,7 @@
 // nothing but the projector writes the table (a retry goes through the actor).
 import type { PageRequest } from '../resource/pagination';
 import type { WebhookDeliveryChange, WebhookDeliveryRecord, WebhookDeliveryStatus } from '../webhooks/webhook-delivery';
-import type { SqlRunner } from './actor-behavior';
+import type { ProjectionStatement, SqlRunner } from './actor-behavior';
 import type { ListFilter } from './foundation-store';
 
 export interface WebhookDeliveryListFilter extends ListFilter {
@@ -21,6 +21,8 @@ export interface WebhookDeliveriesStore {
    * revision is already as new; within one call the last change of an id wins.
    */
   project(sql: SqlRunner, changes: ReadonlyArray<{ actorId: string; change: WebhookDeliveryChange }>): Promise<void>;
+  /** `project` as a statement that joins the batch's one statement. */
+  projection(changes: ReadonlyArray<{ actorId: string; change: WebhookDeliveryChange }>): ProjectionStatement | null;
   /** The delivery when it is the agent's in the workspace, else null. */
   get(workspaceId: string, agentId: string, id: string): Promise<WebhookDeliveryRecord | null>;
   /** Rows of `limit + 1` in page order (see toPage). */

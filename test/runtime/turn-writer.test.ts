@@ -132,3 +132,115 @@ describe('TurnWriter and journal fencing', () => {
     assert.equal((await journal.listAfter('counter:f7', 0)).length, 0);
   });
 });
+
+describe('TurnWriter: a batch of turns as one statement', () => {
+  let database: TestDatabase;
+  let runtimeDatabase: RuntimeDatabase;
+  let cluster: ActorClusterRepository;
+  let roundTrips: { statements: number; transactions: number };
+  let builderAnswers: 'statement' | 'decline';
+
+  /** The read model of the test kind `ledger`: one row per change. */
+  const ledgerProjection = (changes: Array<{ actorId: string; change: unknown }>) =>
+    builderAnswers === 'decline'
+      ? null
+      : {
+        statements: ['INSERT INTO test_ledger (actor_id, amount) SELECT * FROM unnest($1::text[], $2::int[])'],
+        parameters: [changes.map((change) => change.actorId), changes.map((change) => (change.change as { amount: number }).amount)],
+      };
+  const ledgerProjector = async (sql: { query(text: string, parameters?: unknown[]): Promise<unknown[]> }, changes: Array<{ actorId: string; change: unknown }>) => {
+    await sql.query('INSERT INTO test_ledger (actor_id, amount) SELECT * FROM unnest($1::text[], $2::int[])', [
+      changes.map((change) => change.actorId), changes.map((change) => (change.change as { amount: number }).amount),
+    ]);
+  };
+
+  function richTurn(actorId: string, fence: Fence, amount: number): TurnWrite {
+    return {
+      ...turn(`ledger:${actorId}`, 1, fence),
+      kind: 'ledger',
+      actorId,
+      outbox: [{ id: `evt-${actorId}`, subject: `test.events.ledger.${actorId}`, payload: { amount }, headers: {}, actorSeq: 1 }],
+      remindersSet: [{ name: 'later', dueAt: new Date(Date.now() + 3_600_000), payload: { amount } }],
+      sends: [{ id: `cmd-${actorId}`, shard: fence.shard, kind: 'ledger', actorId: `${actorId}-peer`, payload: { amount } }],
+      work: 'enter',
+      changes: [{ amount }],
+    };
+  }
+
+  const count = async (sql: string, parameters: unknown[]) => Number((await runtimeDatabase.query<{ n: string }>(sql, parameters))[0].n);
+
+  before(async () => {
+    database = await createTestDatabase();
+    runtimeDatabase = new RuntimeDatabase({ url: database.url, poolSize: 4 });
+    cluster = new ActorClusterRepository(runtimeDatabase);
+    await cluster.ensureShardCount(8);
+    await runtimeDatabase.query('CREATE TABLE test_ledger (actor_id text NOT NULL, amount int NOT NULL)');
+  });
+
+  beforeEach(() => {
+    roundTrips = { statements: 0, transactions: 0 };
+    builderAnswers = 'statement';
+  });
+
+  after(async () => {
+    await runtimeDatabase.close();
+    await database.drop();
+  });
+
+  /** A writer over the test database that counts its statements and transactions. */
+  function countingWriter(): TurnWriter {
+    const counted = Object.create(runtimeDatabase) as RuntimeDatabase;
+    counted.query = (...args: Parameters<RuntimeDatabase['query']>) => {
+      roundTrips.statements += 1;
+      return runtimeDatabase.query(...args);
+    };
+    counted.transaction = (work) => {
+      roundTrips.transactions += 1;
+      return runtimeDatabase.transaction(work);
+    };
+    return new TurnWriter(counted, { idleTimeoutMs: 5000, projectors: new Map([['ledger', ledgerProjector]]), projections: new Map([['ledger', ledgerProjection]]) });
+  }
+
+  it('writes journal, outbox, reminder, send, work index and projection of several turns in one statement', async () => {
+    const epoch = (await cluster.claimShard(2, 'node_a'))!;
+    const writer = countingWriter();
+    await Promise.all(['s1', 's2', 's3'].map((id, index) => writer.write(richTurn(id, { shard: 2, epoch }, index + 1))));
+    assert.equal(roundTrips.transactions, 0, 'no transaction');
+    // Two batches may be in flight at once, so three turns make one to three batches: one statement each.
+    assert.ok(roundTrips.statements >= 1 && roundTrips.statements <= 3, `one statement per batch (${roundTrips.statements})`);
+    for (const id of ['s1', 's2', 's3']) {
+      assert.equal(await count('SELECT count(*) AS n FROM actor_journal WHERE persistence_key = $1', [`ledger:${id}`]), 1);
+      assert.equal(await count('SELECT count(*) AS n FROM actor_outbox WHERE persistence_key = $1', [`ledger:${id}`]), 1);
+      assert.equal(await count("SELECT count(*) AS n FROM actor_reminders WHERE actor_id = $1 AND name = 'later'", [id]), 1);
+      assert.equal(await count('SELECT count(*) AS n FROM actor_commands WHERE id = $1', [`cmd-${id}`]), 1);
+      assert.equal(await count('SELECT count(*) AS n FROM actor_work WHERE actor_id = $1', [id]), 1);
+      assert.equal(await count('SELECT count(*) AS n FROM test_ledger WHERE actor_id = $1', [id]), 1);
+    }
+  });
+
+  it('refuses a stale turn of the batch alone: nothing of it is written, its batch mates are', async () => {
+    const stale = (await cluster.claimShard(3, 'node_a'))!;
+    const current = (await cluster.claimShard(3, 'node_b'))!;
+    const writer = countingWriter();
+    const outcomes = await Promise.allSettled([
+      writer.write(richTurn('t-ok', { shard: 3, epoch: current }, 1)),
+      writer.write(richTurn('t-stale', { shard: 3, epoch: stale }, 2)),
+    ]);
+    assert.deepEqual(outcomes.map((outcome) => outcome.status), ['fulfilled', 'rejected']);
+    assert.ok((outcomes[1] as PromiseRejectedResult).reason instanceof ShardFencedError);
+    assert.equal(await count('SELECT count(*) AS n FROM test_ledger WHERE actor_id = $1', ['t-ok']), 1);
+    for (const table of ['test_ledger', 'actor_work', 'actor_reminders']) {
+      assert.equal(await count(`SELECT count(*) AS n FROM ${table} WHERE actor_id = $1`, ['t-stale']), 0, `nothing of the stale turn in ${table}`);
+    }
+    assert.equal(await count('SELECT count(*) AS n FROM actor_outbox WHERE persistence_key = $1', ['ledger:t-stale']), 0);
+  });
+
+  it('goes through the projector in a transaction when the projection declines the changes', async () => {
+    const epoch = (await cluster.claimShard(4, 'node_a'))!;
+    builderAnswers = 'decline';
+    const writer = countingWriter();
+    await writer.write(richTurn('d1', { shard: 4, epoch }, 7));
+    assert.equal(roundTrips.transactions, 1);
+    assert.equal(await count('SELECT count(*) AS n FROM test_ledger WHERE actor_id = $1', ['d1']), 1);
+  });
+});

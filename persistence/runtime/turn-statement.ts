@@ -1,0 +1,162 @@
+// A batch of turns as ONE autocommit statement: the fence read (FOR SHARE),
+// the journal entries, the outbox rows, reminders, processed and sent durable
+// commands, the work index and every kind's projection, each a data-modifying
+// CTE fed by its own JSON or array parameters. It either writes everything or
+// nothing: a stale epoch makes the final SELECT divide by zero (22012) and a
+// journal conflict raises a unique violation, both aborting the statement, and
+// the writer then takes the batch through its transaction path, which refuses
+// the faulty turns one by one. One round trip instead of BEGIN, five to nine
+// statements and COMMIT, with the same fencing: the share lock on the shard
+// rows is held until the statement commits, so a takeover's epoch bump waits
+// for it or makes it fail.
+import { createHash } from 'node:crypto';
+import type { ProjectionBuilder } from '../../src/ports/actor-behavior';
+import type { TurnWrite } from './turn-writer';
+
+/** The SQLSTATE of the fence check failing (the deliberate division by zero). */
+export const STALE_FENCE_SQLSTATE = '22012';
+
+export interface BatchStatement {
+  text: string;
+  parameters: unknown[];
+  /** The prepared statement's name, from the text: one name per statement shape. */
+  name: string;
+}
+
+/** Collects CTE bodies and their parameters, numbering the parameters as they come. */
+class StatementBuilder {
+  readonly ctes: string[] = [];
+  readonly parameters: unknown[] = [];
+
+  param(value: unknown): string {
+    this.parameters.push(value);
+    return `$${this.parameters.length}`;
+  }
+
+  cte(body: string): void {
+    this.ctes.push(`w${this.ctes.length} AS (${body})`);
+  }
+
+  /** Statements written with their own shared $1…$n, renumbered after the parameters taken so far. */
+  foreign(bodies: readonly string[], parameters: readonly unknown[]): void {
+    const offset = this.parameters.length;
+    this.parameters.push(...parameters);
+    for (const body of bodies) this.cte(body.replace(/\$(\d+)/g, (_, number: string) => `$${Number(number) + offset}`));
+  }
+}
+
+const keyOf = (kind: string, actorId: string, name: string) => `${kind}\u0000${actorId}\u0000${name}`;
+
+/**
+ * The batch's statement, or null when a kind with changes has no projection
+ * builder (or its builder declines these changes).
+ */
+export function batchStatement(turns: readonly TurnWrite[], projections: ReadonlyMap<string, ProjectionBuilder>): BatchStatement | null {
+  const projected = new Map<string, Array<{ actorId: string; change: unknown }>>();
+  for (const turn of turns) {
+    if (turn.changes.length === 0) continue;
+    const list = projected.get(turn.kind) ?? [];
+    for (const change of turn.changes) list.push({ actorId: turn.actorId, change });
+    projected.set(turn.kind, list);
+  }
+  const projectionStatements = [];
+  for (const [kind, changes] of projected) {
+    const builder = projections.get(kind);
+    const statement = builder?.(changes);
+    if (!statement) return null;
+    projectionStatements.push(statement);
+  }
+
+  const sql = new StatementBuilder();
+  const fences = [...new Map(turns.map((turn) => [`${turn.fence.shard}:${turn.fence.epoch}`, turn.fence])).values()];
+  const shards = sql.param([...new Set(fences.map((fence) => fence.shard))]);
+  const expected = sql.param(JSON.stringify(fences));
+  const head = [
+    `fence AS (SELECT shard, epoch FROM actor_shards WHERE shard = ANY(${shards}::int[]) FOR SHARE)`,
+    `gate AS (SELECT bool_and(f.epoch IS NOT NULL AND f.epoch = t.epoch) AS ok
+      FROM jsonb_to_recordset(${expected}::jsonb) AS t(shard int, epoch bigint) LEFT JOIN fence f ON f.shard = t.shard)`,
+  ];
+
+  const entries = turns.flatMap((turn) => (turn.entry ? [{ persistence_key: turn.key, sequence_nr: turn.entry.sequenceNr, command_id: turn.entry.commandId, payload: turn.entry.payload }] : []));
+  if (entries.length) {
+    // No ON CONFLICT: a taken sequence number or command id aborts the statement (the transaction path then classifies it).
+    sql.cte(`INSERT INTO actor_journal (persistence_key, sequence_nr, command_id, payload)
+      SELECT t.persistence_key, t.sequence_nr, t.command_id, t.payload
+      FROM jsonb_to_recordset(${sql.param(JSON.stringify(entries))}::jsonb) AS t(persistence_key text, sequence_nr bigint, command_id text, payload jsonb)`);
+  }
+
+  const outbox = turns.flatMap((turn) => turn.outbox.map((row) => ({ turn, row })));
+  if (outbox.length) {
+    // WITH ORDINALITY + ORDER BY: positions (bigserial) follow the order the turns decided them.
+    sql.cte(`INSERT INTO actor_outbox (id, shard, subject, payload, headers, persistence_key, actor_seq)
+      SELECT id, shard, subject, payload, headers, persistence_key, actor_seq
+      FROM unnest(${sql.param(outbox.map(({ row }) => row.id))}::text[], ${sql.param(outbox.map(({ turn }) => turn.fence.shard))}::int[],
+        ${sql.param(outbox.map(({ row }) => row.subject))}::text[], ${sql.param(outbox.map(({ row }) => JSON.stringify(row.payload)))}::jsonb[],
+        ${sql.param(outbox.map(({ row }) => JSON.stringify(row.headers)))}::jsonb[], ${sql.param(outbox.map(({ turn }) => turn.key))}::text[],
+        ${sql.param(outbox.map(({ row }) => row.actorSeq))}::bigint[]) WITH ORDINALITY
+        AS u(id, shard, subject, payload, headers, persistence_key, actor_seq, ord)
+      ORDER BY ord`);
+  }
+
+  // One row per (actor, name) is set; a reminder set in the batch is not also deleted (CTEs must not touch a row twice).
+  const set = turns.flatMap((turn) => [...new Map(turn.remindersSet.map((reminder) => [reminder.name, reminder])).values()].map((reminder) => ({ turn, reminder })));
+  const setKeys = new Set(set.map(({ turn, reminder }) => keyOf(turn.kind, turn.actorId, reminder.name)));
+  const fired = turns.filter((turn) => turn.reminderFired && !setKeys.has(keyOf(turn.kind, turn.actorId, turn.reminderFired.name)));
+  if (fired.length) {
+    sql.cte(`DELETE FROM actor_reminders r USING unnest(${sql.param(fired.map((t) => t.kind))}::text[], ${sql.param(fired.map((t) => t.actorId))}::text[],
+        ${sql.param(fired.map((t) => t.reminderFired!.name))}::text[], ${sql.param(fired.map((t) => t.reminderFired!.dueAt))}::timestamptz[]) AS f(kind, actor_id, name, due_at)
+      WHERE r.kind = f.kind AND r.actor_id = f.actor_id AND r.name = f.name AND r.due_at = f.due_at`);
+  }
+  const firedKeys = new Set(fired.map((turn) => keyOf(turn.kind, turn.actorId, turn.reminderFired!.name)));
+  const cancelled = turns
+    .flatMap((turn) => turn.remindersCancelled.map((name) => ({ turn, name })))
+    .filter(({ turn, name }) => !setKeys.has(keyOf(turn.kind, turn.actorId, name)) && !firedKeys.has(keyOf(turn.kind, turn.actorId, name)));
+  if (cancelled.length) {
+    sql.cte(`DELETE FROM actor_reminders r USING unnest(${sql.param(cancelled.map((c) => c.turn.kind))}::text[], ${sql.param(cancelled.map((c) => c.turn.actorId))}::text[],
+        ${sql.param(cancelled.map((c) => c.name))}::text[]) AS c(kind, actor_id, name)
+      WHERE r.kind = c.kind AND r.actor_id = c.actor_id AND r.name = c.name`);
+  }
+  if (set.length) {
+    sql.cte(`INSERT INTO actor_reminders (kind, actor_id, name, shard, due_at, next_attempt_at, attempts, payload)
+      SELECT kind, actor_id, name, shard, due_at, due_at, 0, payload
+      FROM unnest(${sql.param(set.map((s) => s.turn.kind))}::text[], ${sql.param(set.map((s) => s.turn.actorId))}::text[], ${sql.param(set.map((s) => s.reminder.name))}::text[],
+        ${sql.param(set.map((s) => s.turn.fence.shard))}::int[], ${sql.param(set.map((s) => s.reminder.dueAt))}::timestamptz[],
+        ${sql.param(set.map((s) => JSON.stringify(s.reminder.payload ?? null)))}::jsonb[]) AS s(kind, actor_id, name, shard, due_at, payload)
+      ON CONFLICT (kind, actor_id, name) DO UPDATE
+        SET due_at = excluded.due_at, next_attempt_at = excluded.due_at, attempts = 0, payload = excluded.payload, shard = excluded.shard`);
+  }
+
+  const processed = turns.flatMap((turn) => turn.processedCommandIds);
+  if (processed.length) sql.cte(`UPDATE actor_commands SET processed_at = now() WHERE id = ANY(${sql.param(processed)}::text[]) AND processed_at IS NULL`);
+
+  const sends = turns.flatMap((turn) => turn.sends);
+  if (sends.length) {
+    // Positions follow send order: receivers apply their commands in position order.
+    sql.cte(`INSERT INTO actor_commands (id, shard, kind, actor_id, payload)
+      SELECT id, shard, kind, actor_id, payload
+      FROM unnest(${sql.param(sends.map((s) => s.id))}::text[], ${sql.param(sends.map((s) => s.shard))}::int[], ${sql.param(sends.map((s) => s.kind))}::text[],
+        ${sql.param(sends.map((s) => s.actorId))}::text[], ${sql.param(sends.map((s) => JSON.stringify(s.payload)))}::jsonb[]) WITH ORDINALITY
+        AS s(id, shard, kind, actor_id, payload, ord)
+      ORDER BY ord
+      ON CONFLICT (id) DO NOTHING`);
+  }
+
+  const entering = turns.filter((turn) => turn.work === 'enter');
+  if (entering.length) {
+    sql.cte(`INSERT INTO actor_work (kind, actor_id, shard)
+      SELECT * FROM unnest(${sql.param(entering.map((t) => t.kind))}::text[], ${sql.param(entering.map((t) => t.actorId))}::text[], ${sql.param(entering.map((t) => t.fence.shard))}::int[])
+      ON CONFLICT (kind, actor_id) DO UPDATE SET shard = excluded.shard`);
+  }
+  const leaving = turns.filter((turn) => turn.work === 'leave');
+  if (leaving.length) {
+    sql.cte(`DELETE FROM actor_work w USING unnest(${sql.param(leaving.map((t) => t.kind))}::text[], ${sql.param(leaving.map((t) => t.actorId))}::text[]) AS l(kind, actor_id)
+      WHERE w.kind = l.kind AND w.actor_id = l.actor_id`);
+  }
+
+  for (const projection of projectionStatements) sql.foreign(projection.statements, projection.parameters);
+
+  // Evaluated at run time (the divisor comes from the fence read): a stale epoch aborts everything the CTEs wrote.
+  const text = `WITH ${[...head, ...sql.ctes].join(',\n')}
+SELECT 1 / (CASE WHEN (SELECT ok FROM gate) THEN 1 ELSE 0 END) AS written`;
+  return { text, parameters: sql.parameters, name: `agentrt_batch_${createHash('sha1').update(text).digest('hex').slice(0, 16)}` };
+}
