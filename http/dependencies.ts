@@ -206,8 +206,10 @@ export function createServices(
   const tools = new ToolService(agentsStore, store, urlPolicy);
   const mcpClient = new SdkMcpClient(urlPolicy);
   const toolSets = new ToolSetService(agentsStore, store, tools, mcpClient, urlPolicy);
+  const schedulesStore = createSchedulesStore(dataSource);
+  const schedules = new ScheduleService(agentsStore, schedulesStore, scheduleCommands ?? noScheduleRuntime);
   const bundles = new BundleService(createBundleStore(dataSource), {
-    agents, variations, assignments, tools, toolSets,
+    agents, variations, assignments, tools, toolSets, schedules,
     memoryOn(memory) {
       const layers = new MemoryLayerService(memory, store.profiles);
       return { layers, entries: new MemoryEntryService(memory, layers, uploads, store.profiles) };
@@ -241,8 +243,6 @@ export function createServices(
     },
   };
   const webhookDeliveries = new WebhookDeliveryService(agentsStore, webhookDeliveriesStore, webhookEndpointCommands ?? noWebhookRuntime);
-  const schedulesStore = createSchedulesStore(dataSource);
-  const schedules = new ScheduleService(agentsStore, schedulesStore, scheduleCommands ?? noScheduleRuntime);
   return {
     store, tokens, accounts, workspaces, apiKeys, tenants, search, memoryLayers, memoryEntries, uploads, secrets, providerKeys, models,
     agents, variations, assignments, feedback, tools, toolSets, bundles, objectives, objectivesStore, objectiveEffects,

@@ -1,5 +1,6 @@
 // BundleStore over TypeORM: one transaction with the agents/tools and memory
-// stores bound to it, an advisory lock per bundle, savepoints for tentative
+// stores bound to it, an advisory lock per bundle held from the transaction's
+// start until the work after its commit ends, savepoints for tentative
 // updates, and the reads an apply needs (the bundle's rows and same-named ones).
 import { In, IsNull, type DataSource, type EntityManager, type EntitySchema, type FindOptionsWhere, type ObjectLiteral } from 'typeorm';
 import type { BundleScope, BundleStore, BundleTransaction } from '../../src/ports/bundle-store';
@@ -25,9 +26,6 @@ function transactionOn(tx: EntityManager, dataSource: DataSource): BundleTransac
   return {
     agents: agentsStoreOn(tx, dataSource),
     memory: memoryStoreOn(tx, dataSource),
-    async lockBundle(workspaceId, bundleKey) {
-      await tx.query("SELECT pg_advisory_xact_lock(hashtext('bundle:' || $1 || ':' || $2))", [workspaceId, bundleKey]);
-    },
     async tentatively(work) {
       const name = `bundle_step_${(savepoints += 1)}`;
       await tx.query(`SAVEPOINT ${name}`);
@@ -55,8 +53,37 @@ function transactionOn(tx: EntityManager, dataSource: DataSource): BundleTransac
   };
 }
 
+const LOCK_KEY = "hashtext('bundle:' || $1 || ':' || $2)";
+
 export function createBundleStore(dataSource: DataSource): BundleStore {
   return {
     transaction: (work) => dataSource.transaction((tx) => work(transactionOn(tx, dataSource))),
+
+    // A session-level advisory lock on the transaction's own connection: it
+    // outlives the commit, so the after-commit work runs under it too, and the
+    // apply holds one connection, as a plain transaction would.
+    async serialised(workspaceId, bundleKey, work, afterCommit) {
+      const runner = dataSource.createQueryRunner();
+      await runner.connect();
+      try {
+        await runner.query(`SELECT pg_advisory_lock(${LOCK_KEY})`, [workspaceId, bundleKey]);
+        try {
+          await runner.startTransaction();
+          let value: Awaited<ReturnType<typeof work>>;
+          try {
+            value = await work(transactionOn(runner.manager, dataSource));
+            await runner.commitTransaction();
+          } catch (error) {
+            if (runner.isTransactionActive) await runner.rollbackTransaction();
+            throw error;
+          }
+          return await afterCommit(value);
+        } finally {
+          await runner.query(`SELECT pg_advisory_unlock(${LOCK_KEY})`, [workspaceId, bundleKey]);
+        }
+      } finally {
+        await runner.release();
+      }
+    },
   };
 }

@@ -1,7 +1,7 @@
 // Checks of a bundle document that need no database: unique names per kind
-// (variations per agent, entry keys per layer), schedules not yet supported,
-// and the names each kind declares or references.
-import { ApiError, InvalidArgumentError } from '../errors';
+// (variations and schedules per agent, entry keys per layer), schedules only
+// under their agent, and the names each kind declares or references.
+import { InvalidArgumentError } from '../errors';
 import type { BundleDocument } from '../schemas/bundles.schema';
 
 /** Names per kind: declared by the document plus referenced by name. */
@@ -20,9 +20,10 @@ function checkUnique(field: string, names: readonly string[], what: string): voi
   });
 }
 
-function checkNoSchedules(field: string, schedules: readonly unknown[] | undefined): void {
+/** A schedule belongs to one agent, so the document nests it there; the top-level list stays for compatibility, empty. */
+function checkNoTopLevelSchedules(schedules: readonly unknown[] | undefined): void {
   if (schedules?.length) {
-    throw new ApiError('UNIMPLEMENTED', `${field}: schedules cannot be applied by bundles yet (they arrive with agent schedules); send an empty list or leave it out`);
+    throw InvalidArgumentError.forField('schedules', 'a schedule belongs to its agent: declare it under agents[].schedules');
   }
 }
 
@@ -49,12 +50,12 @@ function pathOfNul(value: unknown, path: string): string | null {
 /**
  * Checks what the JSON Schema cannot.
  * @throws InvalidArgumentError naming the duplicate's field, or a string holding a NUL character
- * @throws ApiError UNIMPLEMENTED for a non-empty `schedules`
+ * @throws InvalidArgumentError for a non-empty top-level `schedules`
  */
 export function checkDocument(document: BundleDocument): void {
   const nul = pathOfNul(document, '');
   if (nul !== null) throw InvalidArgumentError.forField(nul || '(body)', 'must not contain NUL characters');
-  checkNoSchedules('schedules', document.schedules);
+  checkNoTopLevelSchedules(document.schedules);
   checkUnique('tools', (document.tools ?? []).map((tool) => tool.metadata.name), 'the tool name');
   checkUnique('toolSets', (document.toolSets ?? []).map((set) => set.metadata.name), 'the tool set name');
   checkUnique('memoryLayers', (document.memoryLayers ?? []).map((layer) => layer.metadata.name), 'the memory layer name');
@@ -64,7 +65,7 @@ export function checkDocument(document: BundleDocument): void {
   checkUnique('agents', (document.agents ?? []).map((agent) => agent.metadata.name), 'the agent name');
   (document.toolSets ?? []).forEach((set, index) => checkUnique(`toolSets[${index}].tools`, set.tools ?? [], 'the tool'));
   (document.agents ?? []).forEach((agent, index) => {
-    checkNoSchedules(`agents[${index}].schedules`, agent.schedules);
+    checkUnique(`agents[${index}].schedules`, (agent.schedules ?? []).map((schedule) => schedule.metadata.name), 'the schedule name');
     checkUnique(`agents[${index}].variations`, (agent.variations ?? []).map((variation) => variation.metadata.name), 'the variation name');
     (agent.variations ?? []).forEach((variation, position) => {
       for (const [key, what] of [['tools', 'the tool'], ['toolSets', 'the tool set'], ['subAgents', 'the sub-agent'], ['memoryLayers', 'the memory layer']] as const) {

@@ -1,12 +1,15 @@
 // The document of a bundle as it stands (GET): rebuilt from the resources that
 // carry its bundleKey, in the shape PUT accepts, so applying it back plans no
-// change.
+// change. Schedules come from the read model the schedule actors project (the
+// bundle's non-ARCHIVED ones), each under its agent.
 import { toAgent, toVariation } from '../agents/mappers';
 import type { AgentRecord } from '../agents/records';
 import type { MemoryLayerRecord } from '../memory/records';
 import type { BundleTransaction } from '../ports/bundle-store';
-import type { BundleDocument, BundleMemoryEntry, BundleMemoryLayer, BundleVariation } from '../schemas/bundles.schema';
+import type { BundleDocument, BundleMemoryEntry, BundleMemoryLayer, BundleSchedule, BundleVariation } from '../schemas/bundles.schema';
 import type { CreateMetadata } from '../schemas/common.schema';
+import { toAgentSchedule } from '../schedules/schedule-mappers';
+import type { ScheduleRecord } from '../schedules/schedule-record';
 import { toToolSet } from '../tools/mappers';
 import type { ToolRecord, ToolSetRecord } from '../tools/records';
 import { specOfRecord } from '../tools/tool-spec';
@@ -68,7 +71,11 @@ async function exportMemoryLayers(tx: BundleTransaction, layers: MemoryLayerReco
   }));
 }
 
-async function exportAgents(tx: BundleTransaction, agents: AgentRecord[], bundleKey: string): Promise<BundleDocument['agents']> {
+function scheduleOf(record: ScheduleRecord): BundleSchedule {
+  return { metadata: metadataOf(record), spec: toAgentSchedule(record).spec as BundleSchedule['spec'] };
+}
+
+async function exportAgents(tx: BundleTransaction, agents: AgentRecord[], bundleKey: string, schedules: readonly ScheduleRecord[]): Promise<BundleDocument['agents']> {
   const variations = (await tx.variationsOf(agents.map((agent) => agent.id))).filter((variation) => variation.bundleKey === bundleKey);
   const ids = variations.map((variation) => variation.id);
   const assignments = await tx.agents.assignments.listByVariations(ids);
@@ -100,15 +107,19 @@ async function exportAgents(tx: BundleTransaction, agents: AgentRecord[], bundle
     metadata: metadataOf(agent),
     spec: toAgent(agent).spec,
     ...nonEmpty('variations', variations.filter((variation) => variation.agentId === agent.id).map(variationOf)),
+    ...nonEmpty('schedules', schedules.filter((schedule) => schedule.agentId === agent.id).map(scheduleOf)),
   }));
 }
 
-/** The bundle's document, each kind in creation order. */
-export async function exportBundle(tx: BundleTransaction, rows: OwnedRows, bundleKey: string): Promise<BundleDocument> {
+/**
+ * The bundle's document, each kind in creation order.
+ * @param schedules the bundle's non-ARCHIVED schedules (those on an agent the bundle no longer owns are left out)
+ */
+export async function exportBundle(tx: BundleTransaction, rows: OwnedRows, bundleKey: string, schedules: readonly ScheduleRecord[] = []): Promise<BundleDocument> {
   return {
     ...nonEmpty('tools', rows.tools.map((tool) => ({ metadata: metadataOf(tool), spec: specOfRecord(tool) }))),
     ...nonEmpty('toolSets', (await exportToolSets(tx, rows.toolSets)) ?? []),
     ...nonEmpty('memoryLayers', await exportMemoryLayers(tx, rows.memoryLayers)),
-    ...nonEmpty('agents', (await exportAgents(tx, rows.agents, bundleKey)) ?? []),
+    ...nonEmpty('agents', (await exportAgents(tx, rows.agents, bundleKey, schedules)) ?? []),
   };
 }

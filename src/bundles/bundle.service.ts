@@ -2,7 +2,9 @@
 // document declaratively in one transaction (create, update, delete so that the
 // resources carrying the bundleKey match it), GET rebuilds the document, DELETE
 // removes the bundle's resources. Resources of no bundle or another bundle are
-// refused unless the caller adopts them.
+// refused unless the caller adopts them. Schedules are checked and planned in
+// that transaction but applied through their actors after it commits
+// (apply-schedules.ts explains why and what a failure then means).
 import type { Principal } from '../auth/principal';
 import { scopeAllows } from '../auth/scopes';
 import type { WorkspaceRef } from '../auth/workspace-access';
@@ -11,6 +13,7 @@ import type { BundleScope, BundleStore, BundleTransaction } from '../ports/bundl
 import type { BundleDocument, BundlePlan } from '../schemas/bundles.schema';
 import { applyAgents, applyVariations } from './apply-agents';
 import { applyMemoryLayers } from './apply-memory';
+import { applyScheduleChanges, planScheduleArchives, planSchedules, type ScheduleChangePlan } from './apply-schedules';
 import { applyToolSets, applyTools, type NameTable } from './apply-tools';
 import { checkDocument, documentNames } from './bundle-document';
 import { exportBundle, type OwnedRows } from './bundle-export';
@@ -58,19 +61,34 @@ export class BundleService {
 
   /**
    * Applies the document; answers the plan. Re-applying the same document
-   * plans no change and touches no updatedAt. Applies of one bundle are serialised.
+   * plans no change, touches no updatedAt and asks no schedule actor. Applies
+   * of one bundle are serialised.
+   *
+   * Schedules are applied last, through their actors, once the transaction
+   * holding every other change has committed (a dry run applies none). When
+   * one of them fails then, the other resources stay committed, the schedule
+   * changes before it are done, and the apply answers its error; applying the
+   * same document again completes it (schedules are matched by name).
    * @throws InvalidArgumentError for a duplicate name, an unknown reference or a bad field (named with its document path)
    * @throws FailedPreconditionError naming a resource of no bundle or another bundle, unless `adopt`
    * @throws PermissionDeniedError without tools:manage or memory:manage when the bundle needs them
+   * @throws UnavailableError after the commit, when the bundle changes schedules on a node without an actor runtime
    */
   async apply(principal: Principal, workspace: WorkspaceRef, bundleKey: string, document: BundleDocument, options: ApplyOptions = {}): Promise<BundlePlan> {
     checkDocument(document);
     try {
-      return await this.store.transaction(async (tx) => {
-        const plan = await this.applyIn(tx, principal, workspace, bundleKey, document, options);
-        if (options.dryRun) throw new DryRunRollback(plan);
-        return plan;
-      });
+      return await this.store.serialised(
+        workspace.id, bundleKey,
+        async (tx) => {
+          const applied = await this.applyIn(tx, principal, workspace, bundleKey, document, options);
+          if (options.dryRun) throw new DryRunRollback(applied.plan);
+          return applied;
+        },
+        async ({ plan, schedules }) => {
+          await applyScheduleChanges({ principal, workspace, bundleKey, schedules: this.services.schedules }, schedules);
+          return plan;
+        },
+      );
     } catch (error) {
       if (error instanceof DryRunRollback) return error.plan;
       throw error;
@@ -82,29 +100,38 @@ export class BundleService {
    * @throws NotFoundError when no resource carries the bundleKey
    */
   async get(principal: Principal, workspace: WorkspaceRef, bundleKey: string): Promise<BundleDocument> {
+    const schedules = await this.services.schedules.ofBundle(workspace.id, bundleKey);
     return this.store.transaction(async (tx) => {
-      const rows = await this.ownedRows(tx, workspace, bundleKey);
+      const rows = await this.ownedRows(tx, workspace, bundleKey, schedules.length > 0);
       requireScopes(principal, 'read', { tools: rows.tools.length + rows.toolSets.length > 0, memory: rows.memoryLayers.length > 0 });
-      return exportBundle(tx, rows, bundleKey);
+      return exportBundle(tx, rows, bundleKey, schedules);
     });
   }
 
   /**
-   * Deletes every resource carrying the bundleKey, in one transaction.
+   * Deletes every resource carrying the bundleKey, in one transaction; then
+   * archives its schedules through their actors (as apply does: a failure
+   * there leaves the rest deleted; deleting again archives what is left).
    * @throws NotFoundError when no resource carries it
    */
   async delete(principal: Principal, workspace: WorkspaceRef, bundleKey: string): Promise<void> {
-    await this.store.transaction(async (tx) => {
-      await tx.lockBundle(workspace.id, bundleKey);
-      const rows = await this.ownedRows(tx, workspace, bundleKey);
-      requireScopes(principal, 'manage', { tools: rows.tools.length + rows.toolSets.length > 0, memory: rows.memoryLayers.length > 0 });
-      const plan = new PlanRecorder(false);
-      await this.deleteRows(this.context(tx, principal, workspace, bundleKey, false, plan), rows);
-    });
+    await this.store.serialised(
+      workspace.id, bundleKey,
+      async (tx) => {
+        const context = this.context(tx, principal, workspace, bundleKey, false, new PlanRecorder(false));
+        const schedules = await planScheduleArchives(context);
+        const rows = await this.ownedRows(tx, workspace, bundleKey, schedules.length > 0);
+        requireScopes(principal, 'manage', { tools: rows.tools.length + rows.toolSets.length > 0, memory: rows.memoryLayers.length > 0 });
+        await this.deleteRows(context, rows);
+        return schedules;
+      },
+      (schedules) => applyScheduleChanges({ principal, workspace, bundleKey, schedules: this.services.schedules }, schedules),
+    );
   }
 
-  private async applyIn(tx: BundleTransaction, principal: Principal, workspace: WorkspaceRef, bundleKey: string, document: BundleDocument, options: ApplyOptions): Promise<BundlePlan> {
-    await tx.lockBundle(workspace.id, bundleKey);
+  private async applyIn(
+    tx: BundleTransaction, principal: Principal, workspace: WorkspaceRef, bundleKey: string, document: BundleDocument, options: ApplyOptions,
+  ): Promise<{ plan: BundlePlan; schedules: ScheduleChangePlan[] }> {
     const names = documentNames(document);
     const scope = (kindNames: string[]): BundleScope => ({ workspaceId: workspace.id, bundleKey, names: kindNames });
     const rows: OwnedRows = {
@@ -136,7 +163,9 @@ export class BundleService {
     await applyVariations(context, document.agents ?? [], agentIds, { tools, toolSets, memoryLayers, agents: table(agentIds, rows.agents, matching.agents) });
     // Layers go last: a layer may be deleted only once no variation's stack holds it.
     await this.deleteRows(context, { tools: [], toolSets: [], memoryLayers: matching.memoryLayers.stale, agents: [] });
-    return context.plan.result(bundleKey);
+    // Checked and planned here, against the agents and variations as they now are; applied after the commit.
+    const schedules = await planSchedules(context, document.agents ?? [], agentIds, new Map(rows.agents.map((agent) => [agent.id, agent.name])));
+    return { plan: context.plan.result(bundleKey), schedules };
   }
 
   /** Deletes rows, dependants first: agents (with their variations), tool sets, tools, memory layers. */
@@ -161,7 +190,8 @@ export class BundleService {
     }
   }
 
-  private async ownedRows(tx: BundleTransaction, workspace: WorkspaceRef, bundleKey: string): Promise<OwnedRows> {
+  /** @param ownsSchedules the bundle owns schedules (it exists even when they are all it owns) */
+  private async ownedRows(tx: BundleTransaction, workspace: WorkspaceRef, bundleKey: string, ownsSchedules = false): Promise<OwnedRows> {
     const scope: BundleScope = { workspaceId: workspace.id, bundleKey, names: [] };
     const rows: OwnedRows = {
       tools: await tx.findTools(scope),
@@ -169,7 +199,7 @@ export class BundleService {
       memoryLayers: await tx.findMemoryLayers(scope),
       agents: await tx.findAgents(scope),
     };
-    if (!Object.values(rows).some((list) => list.length)) throw new NotFoundError(`bundle "${bundleKey}" not found`);
+    if (!ownsSchedules && !Object.values(rows).some((list) => list.length)) throw new NotFoundError(`bundle "${bundleKey}" not found`);
     return rows;
   }
 

@@ -11,6 +11,7 @@ import type { MemoryEntryService } from '../memory/memory-entry.service';
 import type { MemoryLayerService } from '../memory/memory-layer.service';
 import type { BundleTransaction } from '../ports/bundle-store';
 import type { MemoryStore } from '../ports/memory-store';
+import type { ScheduleService } from '../schedules/schedule.service';
 import type { ToolSetService } from '../tools/tool-set.service';
 import type { ToolService } from '../tools/tool.service';
 import { sameConfiguration, type PlanRecorder } from './plan';
@@ -28,6 +29,8 @@ export interface BundleServices {
   assignments: AssignmentService;
   tools: ToolService;
   toolSets: ToolSetService;
+  /** Schedules are applied through their actors once the transaction has committed (apply-schedules.ts). */
+  schedules: ScheduleService;
   /** Memory services built on a store bound to the apply's transaction. */
   memoryOn(store: MemoryStore): MemoryServices;
 }

@@ -28,6 +28,7 @@ const KIND_WORDS: Record<BundleResourceType, string> = {
   memoryEntry: 'memory entry',
   agent: 'agent',
   variation: 'agent variation',
+  schedule: 'agent schedule',
 };
 
 /**

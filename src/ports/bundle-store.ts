@@ -17,8 +17,6 @@ export interface BundleScope {
 export interface BundleTransaction {
   agents: AgentsStore;
   memory: MemoryStore;
-  /** Serialises applies and deletes of one bundle until the transaction ends. */
-  lockBundle(workspaceId: string, bundleKey: string): Promise<void>;
   /**
    * Runs `work` under a savepoint and keeps its writes only when it answers
    * `keep: true` (an update that changed nothing is undone, updatedAt included).
@@ -38,4 +36,12 @@ export interface BundleTransaction {
 export interface BundleStore {
   /** Runs `work` in one database transaction. */
   transaction<T>(work: (tx: BundleTransaction) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one database transaction, then `afterCommit` with its value
+   * once it has committed (not when it threw). Applies and deletes of one
+   * bundle are serialised from the start of the transaction until
+   * `afterCommit` ends, so the changes an apply makes after its commit
+   * (schedules, through their actors) cannot interleave with another's.
+   */
+  serialised<T, R>(workspaceId: string, bundleKey: string, work: (tx: BundleTransaction) => Promise<T>, afterCommit: (value: T) => Promise<R>): Promise<R>;
 }

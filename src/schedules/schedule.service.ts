@@ -44,6 +44,17 @@ const UPDATE_LEAVES = [...METADATA_UPDATE_PATHS, ...SPEC_PATHS];
 
 type SpecInput = Partial<Record<keyof ScheduleSpec, unknown>>;
 
+/** Where `spec.variationId` is looked up: the service's store, or a bundle's transaction. */
+type VariationLookup = Pick<AgentsStore['variations'], 'findById'>;
+
+/** A schedule a bundle declares, checked and in canonical form: what its apply hands to the actor. */
+export interface DeclaredSchedule {
+  name: string;
+  externalId: string | null;
+  labels: Record<string, string>;
+  spec: ScheduleSpec;
+}
+
 function definedOnly<T extends Record<string, unknown>>(fields: T): Partial<T> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
@@ -154,11 +165,57 @@ export class ScheduleService {
     return { fireTimes: upcomingFireTimes(record.spec.schedule, from, query.count ?? DEFAULT_UPCOMING).map(toFireTime) };
   }
 
+  // Configuration bundles (src/bundles) declare schedules: they are checked
+  // inside the bundle's transaction and handed to the actors after it commits.
+
+  /**
+   * Checks a schedule a bundle declares as create checks it, against the agent
+   * and its variations as the bundle's transaction sees them (fields named from
+   * `metadata` and `spec`; the bundle prefixes its document path).
+   * @throws InvalidArgumentError naming the first offending field
+   */
+  async checkDeclared(agent: AgentRecord, body: CreateScheduleBody, variations: VariationLookup): Promise<DeclaredSchedule> {
+    const metadata = newMetadataFields(body.metadata);
+    return { ...metadata, spec: await this.checkSpec(agent, body.spec, SPEC_PATHS, null, variations) };
+  }
+
+  /** Creates a schedule a bundle declared, under the id its plan drew, carrying the bundleKey. */
+  async createDeclared(principal: Principal, workspace: WorkspaceRef, agentId: string, id: string, declared: DeclaredSchedule, bundleKey: string): Promise<AgentSchedule> {
+    const now = this.now().toISOString();
+    return toAgentSchedule(await this.commands.configure({
+      id, accountId: workspace.accountId, workspaceId: workspace.id, agentId, profileId: principal.profileId,
+      ...declared, bundleKey, createdAt: now, updatedAt: now,
+    }));
+  }
+
+  /** Replaces a schedule's metadata and spec with a bundle's declaration, and gives it the bundleKey (adopting takes it over). */
+  replaceDeclared(record: ScheduleRecord, declared: DeclaredSchedule, bundleKey: string): Promise<AgentSchedule> {
+    return this.configure(record, { ...declared, bundleKey });
+  }
+
+  /** Archives a schedule its bundle no longer declares; its agent may be gone already (deleted by the bundle). */
+  archiveRecord(record: ScheduleRecord): Promise<AgentSchedule> {
+    if (record.spec.status === ARCHIVED) return Promise.resolve(toAgentSchedule(record));
+    return this.configure(record, { spec: { ...record.spec, status: ARCHIVED } });
+  }
+
+  /** The workspace's schedules carrying the bundleKey, ARCHIVED ones left out, in creation order. */
+  ofBundle(workspaceId: string, bundleKey: string): Promise<ScheduleRecord[]> {
+    return this.schedules.listOfBundle(workspaceId, bundleKey);
+  }
+
+  /** The schedules of these agents named one of `names`, ARCHIVED ones left out, whatever their bundle. */
+  named(workspaceId: string, agentIds: readonly string[], names: readonly string[]): Promise<ScheduleRecord[]> {
+    return this.schedules.listNamed(workspaceId, agentIds, names);
+  }
+
   /**
    * The spec with the `paths` fields taken from `input` (checked, defaults applied)
    * and the others kept from `stored` (null on create: every field is checked).
    */
-  private async checkSpec(agent: AgentRecord, input: SpecInput, paths: readonly string[], stored: ScheduleSpec | null): Promise<ScheduleSpec> {
+  private async checkSpec(
+    agent: AgentRecord, input: SpecInput, paths: readonly string[], stored: ScheduleSpec | null, variations: VariationLookup = this.agents.variations,
+  ): Promise<ScheduleSpec> {
     const given = (path: (typeof SPEC_PATHS)[number]) => stored === null || paths.includes(path);
     const value = (path: string) => getPath({ spec: input }, path);
     const spec: ScheduleSpec = stored ? structuredClone(stored) : ({} as ScheduleSpec);
@@ -175,7 +232,7 @@ export class ScheduleService {
     }
     if (given('spec.variationId')) {
       const variationId = value('spec.variationId') as string | undefined;
-      if (variationId !== undefined) await this.checkVariation(agent, variationId);
+      if (variationId !== undefined) await this.checkVariation(agent, variationId, variations);
       if (variationId === undefined) delete spec.variationId;
       else spec.variationId = variationId;
     }
@@ -183,8 +240,8 @@ export class ScheduleService {
   }
 
   /** @throws InvalidArgumentError naming `spec.variationId` when it is not a variation of the agent (another workspace's alike) */
-  private async checkVariation(agent: AgentRecord, variationId: string): Promise<void> {
-    const variation = await this.agents.variations.findById(variationId);
+  private async checkVariation(agent: AgentRecord, variationId: string, variations: VariationLookup): Promise<void> {
+    const variation = await variations.findById(variationId);
     if (!variation || variation.agentId !== agent.id || variation.workspaceId !== agent.workspaceId) {
       throw InvalidArgumentError.forField('spec.variationId', `${variationId} is not a variation of agent ${agent.id}`);
     }

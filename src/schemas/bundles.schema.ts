@@ -6,14 +6,19 @@ import { AgentSpecInput, VariationSpecInput } from './agents.schema';
 import { idPattern } from '../ids';
 import { CreateMetadata, ExternalId, Labels, Name, Strict } from './common.schema';
 import { MemoryLayerTypeSchema } from './memory.schema';
+import { CreateScheduleBody } from './schedules.schema';
 import { ToolSetSpecInput, ToolSpecInput } from './tools.schema';
 
 export const BUNDLE_KEY_PATTERN = '^[a-z0-9][a-z0-9._-]{0,62}$';
 const MAX_ITEMS = 1000;
 const Names = Type.Array(Name, { maxItems: MAX_ITEMS });
 
-/** Schedules arrive with the schedules issue; until then only an empty list is accepted. */
-const Schedules = Type.Array(Type.Unknown(), { description: 'Not supported yet: must be empty or absent' });
+/**
+ * A schedule of the agent it is nested in, as POST .../agents/{agentId}/schedules
+ * takes it; identified by `metadata.name` within its agent, like variations.
+ */
+export const BundleSchedule = Strict({ metadata: CreateMetadata, spec: CreateScheduleBody.properties.spec });
+export type BundleSchedule = Static<typeof BundleSchedule>;
 
 export const BundleTool = Strict({ metadata: CreateMetadata, spec: ToolSpecInput });
 export type BundleTool = Static<typeof BundleTool>;
@@ -57,7 +62,7 @@ export const BundleAgent = Strict({
   metadata: CreateMetadata,
   spec: Type.Optional(AgentSpecInput),
   variations: Type.Optional(Type.Array(BundleVariation, { maxItems: MAX_ITEMS })),
-  schedules: Type.Optional(Schedules),
+  schedules: Type.Optional(Type.Array(BundleSchedule, { maxItems: MAX_ITEMS, description: 'Applied through the schedule actors once the rest has committed' })),
 });
 export type BundleAgent = Static<typeof BundleAgent>;
 
@@ -66,18 +71,18 @@ export const BundleDocument = Strict({
   toolSets: Type.Optional(Type.Array(BundleToolSet, { maxItems: MAX_ITEMS })),
   memoryLayers: Type.Optional(Type.Array(BundleMemoryLayer, { maxItems: MAX_ITEMS })),
   agents: Type.Optional(Type.Array(BundleAgent, { maxItems: MAX_ITEMS })),
-  schedules: Type.Optional(Schedules),
+  schedules: Type.Optional(Type.Array(Type.Unknown(), { description: 'Must be empty or absent: schedules belong to their agent (agents[].schedules)' })),
 });
 export type BundleDocument = Static<typeof BundleDocument>;
 
 export const BundleResourceType = Type.Union(
-  ['tool', 'toolSet', 'memoryLayer', 'memoryEntry', 'agent', 'variation'].map((type) => Type.Literal(type)),
+  ['tool', 'toolSet', 'memoryLayer', 'memoryEntry', 'agent', 'variation', 'schedule'].map((type) => Type.Literal(type)),
 );
-export type BundleResourceType = 'tool' | 'toolSet' | 'memoryLayer' | 'memoryEntry' | 'agent' | 'variation';
+export type BundleResourceType = 'tool' | 'toolSet' | 'memoryLayer' | 'memoryEntry' | 'agent' | 'variation' | 'schedule';
 
 export const PlanItem = Type.Object({
   type: BundleResourceType,
-  name: Type.String({ description: 'metadata.name; `agent/variation` for variations, `layer/key` for memory entries' }),
+  name: Type.String({ description: 'metadata.name; `agent/variation` for variations, `agent/schedule` for schedules, `layer/key` for memory entries' }),
   id: Type.Optional(Type.String({ description: 'Absent for resources a dry run would create' })),
 });
 export type PlanItem = Static<typeof PlanItem>;

@@ -311,16 +311,16 @@ describe('bundles API', () => {
       assert.equal((variations.body as unknown as { message: string }).message, 'agents[0].variations[1]: the variation name "v" appears more than once');
     });
 
-    it('accepts empty schedules and answers UNIMPLEMENTED for schedules', async () => {
+    it('accepts empty schedules, and schedules only under their agent (test/api/bundles-schedules.test.ts applies them)', async () => {
       const empty = await apply('sched', { agents: [{ metadata: { name: 'a' }, schedules: [] }], schedules: [] });
       assert.equal(empty.status, 200, JSON.stringify(empty.body));
-      const response = await apply('sched', { agents: [{ metadata: { name: 'a' }, schedules: [{ metadata: { name: 'nightly' }, spec: {} }] }] });
-      assert.equal(response.status, 501);
-      assert.equal((response.body as unknown as { code: number }).code, 12);
-      assert.equal(
-        (response.body as unknown as { message: string }).message,
-        'agents[0].schedules: schedules cannot be applied by bundles yet (they arrive with agent schedules); send an empty list or leave it out',
-      );
+      const schedule = { metadata: { name: 'nightly' }, spec: { initialMessage: 'Run', schedule: { intervals: [{ every: '1d' }], timezone: 'UTC' } } };
+      const topLevel = await apply('sched', { agents: [{ metadata: { name: 'a' } }], schedules: [schedule] });
+      assert.equal(topLevel.status, 400);
+      assert.equal((topLevel.body as unknown as { message: string }).message, 'schedules: a schedule belongs to its agent: declare it under agents[].schedules');
+      const twice = await apply('sched', { agents: [{ metadata: { name: 'a' }, schedules: [schedule, schedule] }] });
+      assert.equal(twice.status, 400);
+      assert.equal((twice.body as unknown as { message: string }).message, 'agents[0].schedules[1]: the schedule name "nightly" appears more than once');
     });
 
     it('returns INVALID_ARGUMENT for a malformed bundle key and unknown fields', async () => {

@@ -78,9 +78,11 @@ describe('sameConfiguration', () => {
 });
 
 describe('checkDocument', () => {
-  it('accepts empty schedules and throws UNIMPLEMENTED naming non-empty ones', () => {
+  it('accepts empty schedules, refuses top-level ones and names a duplicate schedule of an agent', () => {
     checkDocument({ schedules: [], agents: [{ metadata: { name: 'a' }, schedules: [] }] });
-    assert.throws(() => checkDocument({ schedules: [{}] }), (error: ApiError) => error.code === 'UNIMPLEMENTED' && error.message.startsWith('schedules: '));
+    assert.throws(() => checkDocument({ schedules: [{}] }), (error: ApiError) => error.code === 'INVALID_ARGUMENT' && error.message.startsWith('schedules: '));
+    const nightly = { metadata: { name: 'n' }, spec: { initialMessage: 'm', schedule: { timezone: 'UTC', intervals: [{ every: '1d' }] } } };
+    assert.throws(() => checkDocument({ agents: [{ metadata: { name: 'a' }, schedules: [nightly, nightly] }] }), { message: 'agents[0].schedules[1]: the schedule name "n" appears more than once' });
   });
 
   it('throws InvalidArgumentError naming duplicate entry keys', () => {
