@@ -11,6 +11,7 @@ import { RuntimeObjectiveCommands } from '../actors/kinds/runtime-objective-comm
 import { RuntimeWebhookEndpointCommands } from '../actors/kinds/runtime-webhook-endpoint-commands';
 import { RuntimeScheduleCommands } from '../actors/kinds/runtime-schedule-commands';
 import { createApp } from '../http/app';
+import { handleClientErrors } from '../http/client-errors';
 import { createAppDependencies, type ApplicationParts, type Services } from '../http/dependencies';
 import { createDataSource, runMigrationsLocked } from '../persistence/data-source';
 import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres } from '../persistence/embedded-postgres';
@@ -25,6 +26,8 @@ type DataSource = ReturnType<typeof createDataSource>;
 export const REQUEST_TIMEOUT_MS = 30_000;
 /** Longest a client may take to send the request headers (node:http headersTimeout). */
 export const HEADERS_TIMEOUT_MS = 10_000;
+/** How often node:http checks the two timeouts above (its default, 30 s, would let them run 30 s late). */
+export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 /** How long shutdown waits for in-flight requests before cutting connections. */
 export const SHUTDOWN_GRACE_MS = 10_000;
 /** File in the data folder receiving the first-start global key token (mode 0600). */
@@ -175,7 +178,7 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     await bootstrapFirstAccount(deps.services, database.dataSource, config.dataDir, logger);
     const modelsAdded = await deps.services.models.reconcileCatalog();
     if (modelsAdded > 0) logger.info({ modelsAdded }, 'model catalog reconciled into existing workspaces');
-    const server = await listen(createApp(deps.app).callback(), config);
+    const server = await listen(createApp(deps.app).callback(), config, logger);
     closers.push(() => {
       draining = true;
       return closeServer(server, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
@@ -262,11 +265,14 @@ export class ListenError extends Error {
 }
 
 /**
- * Starts listening with the request and header timeouts set.
+ * Starts listening with the request and header timeouts set, and refusals of
+ * the HTTP parser and of the timeouts answered with Status bodies.
  * @throws ListenError when the address cannot be taken
  */
-function listen(handler: http.RequestListener, config: Config): Promise<http.Server> {
-  const server = http.createServer({ requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS }, handler);
+function listen(handler: http.RequestListener, config: Config, logger: Logger): Promise<http.Server> {
+  const server = handleClientErrors(http.createServer({
+    requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+  }, handler), logger);
   return new Promise((resolve, reject) => {
     const fail = (error: Error) => reject(new ListenError(config.host, config.port, error));
     server.once('error', fail);

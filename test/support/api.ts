@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../http/app';
+import { handleClientErrors } from '../../http/client-errors';
 import { createAppDependencies, type Services } from '../../http/dependencies';
 import { createDataSource } from '../../persistence/data-source';
 import { readClusterStatus, startActorRuntime, type ActorRuntime, type RuntimeOptions } from '../../actors';
@@ -70,6 +71,8 @@ export interface TestApiOptions {
   runtime?: boolean | Partial<RuntimeOptions>;
   /** A test double reaching "schedule actors" in place of the runtime's (a suite without a runtime). */
   scheduleCommands?: ScheduleCommandPort;
+  /** Options of the node:http server (short timeouts). @default node's defaults */
+  server?: http.ServerOptions;
 }
 
 /** Starts the API on an ephemeral port over the shared test database. */
@@ -106,7 +109,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     await startNodeConsumers(runtime, parts.services, logger.child({ component: 'actors' }));
   }
   const app = createApp(parts.app);
-  const server = http.createServer(app.callback());
+  const server = handleClientErrors(http.createServer(options.server ?? {}, app.callback()), logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let counter = 0;
