@@ -71,6 +71,8 @@ export interface TestApiOptions {
   runtime?: boolean | Partial<RuntimeOptions>;
   /** A test double reaching "schedule actors" in place of the runtime's (a suite without a runtime). */
   scheduleCommands?: ScheduleCommandPort;
+  /** NATS for the runtime (cluster mode; give `runtime` a unique subjectPrefix and eventStream). @default none: embedded mode */
+  natsUrl?: string;
   /** Options of the node:http server (short timeouts). @default node's defaults */
   server?: http.ServerOptions;
 }
@@ -99,6 +101,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     runtime = await startActorRuntime({
       dataSource,
       databaseUrl: database.url,
+      natsUrl: options.natsUrl,
       kinds: nodeKinds(parts.services),
       options: { shardCount: 16, outboxPollMs: 50, ...(typeof options.runtime === 'object' ? options.runtime : {}) },
       logger: logger.child({ component: 'actors' }),
