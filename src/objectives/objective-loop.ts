@@ -122,7 +122,7 @@ function finish(turn: ObjectiveTurn, status: ObjectiveStatus): void {
   reportToParent(turn);
   // A scheduled objective tells its schedule, which decides its SKIP overlap policy on what runs.
   const scheduleId = turn.config.spec.scheduleId;
-  if (scheduleId) turn.send(SCHEDULE_KIND, scheduleId, { type: 'objective_finished', objectiveId: turn.config.objectiveId });
+  if (scheduleId && turn.config.reportsToSchedule) turn.send(SCHEDULE_KIND, scheduleId, { type: 'objective_finished', objectiveId: turn.config.objectiveId });
 }
 
 /**

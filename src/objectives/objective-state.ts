@@ -111,6 +111,8 @@ export interface ObjectiveStart {
   depth?: number;
   /** A child objective's tool call in its parent (with `spec.parentObjectiveId`): where it reports when it ends. */
   parentToolCallId?: string | null;
+  /** Tell the schedule of `spec.scheduleId` when it ends (its SKIP overlap policy counts what runs). */
+  reportsToSchedule?: boolean;
 }
 
 export const ObjectiveEventType = {

@@ -52,12 +52,15 @@ export interface ScheduleState {
   running: string[];
   /** Prepare effects in flight: effect id → objective id. */
   preparing: Record<string, string>;
+  /** Effect ids of the prepares whose objective will report its end. */
+  tracked?: string[];
 }
 
 export type ScheduleEvent =
   /** The row as it is now (configured, or its counters changed). */
   | { type: 'record'; record: ScheduleRecord }
-  | { type: 'preparing'; effectId: string; objectiveId: string }
+  /** `tracked`: the objective will report when it ends (SKIP counts it as running until then). */
+  | { type: 'preparing'; effectId: string; objectiveId: string; tracked?: boolean }
   | { type: 'prepared'; effectId: string; started: boolean }
   | { type: 'finished'; objectiveId: string };
 
@@ -70,10 +73,17 @@ export function evolveSchedule(state: ScheduleState, event: ScheduleEvent): Sche
     case 'record':
       return { ...state, record: event.record };
     case 'preparing':
-      return { ...state, preparing: { ...state.preparing, [event.effectId]: event.objectiveId } };
+      return {
+        ...state, preparing: { ...state.preparing, [event.effectId]: event.objectiveId },
+        ...(event.tracked ? { tracked: [...(state.tracked ?? []), event.effectId] } : {}),
+      };
     case 'prepared': {
       const { [event.effectId]: objectiveId, ...preparing } = state.preparing;
-      return { ...state, preparing, running: event.started && objectiveId ? [...state.running, objectiveId] : state.running };
+      const tracked = (state.tracked ?? []).includes(event.effectId);
+      return {
+        ...state, preparing, tracked: (state.tracked ?? []).filter((id) => id !== event.effectId),
+        running: event.started && tracked && objectiveId ? [...state.running, objectiveId] : state.running,
+      };
     }
     case 'finished':
       return { ...state, running: state.running.filter((id) => id !== event.objectiveId) };
@@ -146,7 +156,8 @@ function fire(turn: ScheduleTurn, fireTime: Date): string | undefined {
   }
   const objectiveId = newId('objective');
   const effectId = `prepare:${objectiveId}`;
-  turn.apply({ type: 'preparing', effectId, objectiveId });
+  // Only SKIP needs to know when an objective ends: under ALLOW the objective does not report (a turn saved per fire).
+  turn.apply({ type: 'preparing', effectId, objectiveId, ...(record.spec.overlapPolicy === 'OVERLAP_POLICY_SKIP' ? { tracked: true } : {}) });
   turn.update({ lastFiredAt: turn.now.toISOString() });
   const input: PrepareScheduledObjectiveInput = {
     scheduleId: record.id, accountId: record.accountId, workspaceId: record.workspaceId, agentId: record.agentId, profileId: record.profileId,
@@ -165,6 +176,11 @@ function fire(turn: ScheduleTurn, fireTime: Date): string | undefined {
  */
 function dueFires(record: ScheduleRecord, due: Date, now: Date): { run: Date | null; missed: number } {
   const windowMs = parseScheduleDuration(record.spec.catchupWindow, 'spec.catchupWindow') * 1000;
+  // On time (the usual case): the next fire is after now, so `due` is the only one to consider.
+  const following = nextFireTime(record.spec.schedule, due);
+  if (!following || following.getTime() > now.getTime()) {
+    return now.getTime() - due.getTime() <= windowMs ? { run: due, missed: 0 } : { run: null, missed: 1 };
+  }
   const times: Date[] = [];
   let cursor = new Date(due.getTime() - 1000);
   let count = 0;
@@ -216,7 +232,8 @@ export const scheduleBehavior: ScheduleBehavior = {
     const { run, missed } = dueFires(record, reminder.dueAt, context.now);
     if (missed > 0) turn.update({ skipCount: record.info.skipCount + missed });
     if (run) fire(turn, run);
-    turn.arm(context.now);
+    // Never before the fire just handled: a reminder handed over a little early must not arm the same time again.
+    turn.arm(new Date(Math.max(context.now.getTime(), reminder.dueAt.getTime())));
     return turn.done();
   },
 
@@ -225,7 +242,8 @@ export const scheduleBehavior: ScheduleBehavior = {
     const objectiveId = state.preparing[outcome.id];
     if (!objectiveId || !state.record) return turn.done();
     if (outcome.ok) {
-      const start = outcome.value as ObjectiveStart;
+      const tracked = (state.tracked ?? []).includes(outcome.id);
+      const start: ObjectiveStart = { ...(outcome.value as ObjectiveStart), ...(tracked ? { reportsToSchedule: true } : {}) };
       turn.apply({ type: 'prepared', effectId: outcome.id, started: true });
       turn.update({ lastObjectiveId: objectiveId, fireCount: state.record.info.fireCount + 1, lastError: null });
       turn.decision.send = [{ kind: OBJECTIVE_KIND, id: objectiveId, command: { type: 'start', start } }];

@@ -93,7 +93,10 @@ describe('schedule behaviour', () => {
     assert.equal(driver.reminder?.toISOString(), '2026-11-25T10:02:00.000Z', 'the next fire is armed at once');
     assert.equal(driver.last.passivate, undefined, 'the prepare effect keeps it');
     await driver.prepared();
-    assert.deepEqual(driver.sent, [{ kind: 'objective', id: input.objectiveId, command: { type: 'start', start: { objectiveId: input.objectiveId, marker: 'resolved start' } } }]);
+    assert.deepEqual(driver.sent, [{
+      kind: 'objective', id: input.objectiveId,
+      command: { type: 'start', start: { objectiveId: input.objectiveId, marker: 'resolved start', reportsToSchedule: true } },
+    }], 'under SKIP the objective reports its end');
     assert.equal(driver.row?.info.fireCount, 1);
     assert.equal(driver.row?.info.lastObjectiveId, input.objectiveId);
     assert.equal(driver.row?.info.lastFiredAt, '2026-11-25T10:01:00.020Z');
@@ -122,7 +125,20 @@ describe('schedule behaviour', () => {
     await driver.at('2026-11-25T10:02:00.000Z');
     await driver.prepared();
     assert.equal(driver.row?.info.fireCount, 2);
-    assert.equal(driver.state.running.length, 2);
+    assert.equal(driver.state.running.length, 0, 'under ALLOW nothing is tracked');
+    assert.equal((driver.sent[0].command as { start: { reportsToSchedule?: boolean } }).start.reportsToSchedule, undefined, 'and the objectives do not report');
+  });
+
+  it('a reminder handed over a little before its time fires once and arms the next time, not the same one', async () => {
+    const driver = new ScheduleDriver();
+    await driver.command({ type: 'configure', schedule: configuration() });
+    driver.now = new Date('2026-11-25T10:00:59.990Z');
+    const dueAt = driver.reminder!;
+    driver.reminder = null;
+    const decision = await scheduleBehavior.onReminder!(driver.state, { name: 'fire', dueAt, payload: null }, { kind: 'schedule', id: 'sched_1', now: driver.now }) as Decision;
+    assert.equal(decision.effects?.start?.length, 1);
+    assert.equal((decision.effects!.start![0].input as { fireTime: string }).fireTime, '2026-11-25T10:01:00.000Z');
+    assert.equal(decision.reminders?.set?.[0].dueAt.toISOString(), '2026-11-25T10:02:00.000Z');
   });
 
   it('pause disarms; resume never fires retroactively', async () => {
