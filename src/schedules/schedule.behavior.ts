@@ -17,6 +17,9 @@ import { initialScheduleInfo, SCHEDULE_KIND, type ScheduleChange, type ScheduleI
 
 export const PREPARE_SCHEDULED_OBJECTIVE_EFFECT = 'schedule.prepare_objective';
 export const FIRE_REMINDER = 'fire';
+/** Set this long before a fire: the objective is prepared ahead, so at the fire time only its start is left to do. */
+export const PREPARE_REMINDER = 'prepare';
+export const PREPARE_LEAD_MS = 2000;
 /** A prepare resolves a few rows; this is generous. */
 const PREPARE_TIMEOUT_MS = 30_000;
 /** Most missed fire times counted one by one after downtime; beyond it the count is a lower bound. */
@@ -54,6 +57,20 @@ export interface ScheduleState {
   preparing: Record<string, string>;
   /** Effect ids of the prepares whose objective will report its end. */
   tracked?: string[];
+  /** The objective of the next fire, prepared ahead and held until its fire time. */
+  held?: HeldFire;
+}
+
+export interface HeldFire {
+  effectId: string;
+  objectiveId: string;
+  fireTime: string;
+  /** The resolved start, once the prepare is back. */
+  start?: ObjectiveStart;
+  /** Why the prepare failed, once it is back failed. */
+  error?: string;
+  /** The fire time came before the prepare was back: release it as soon as it is. */
+  due?: boolean;
 }
 
 export type ScheduleEvent =
@@ -62,7 +79,11 @@ export type ScheduleEvent =
   /** `tracked`: the objective will report when it ends (SKIP counts it as running until then). */
   | { type: 'preparing'; effectId: string; objectiveId: string; tracked?: boolean }
   | { type: 'prepared'; effectId: string; started: boolean }
-  | { type: 'finished'; objectiveId: string };
+  | { type: 'finished'; objectiveId: string }
+  | { type: 'held'; effectId: string; objectiveId: string; fireTime: string }
+  | { type: 'held_prepared'; start?: ObjectiveStart; error?: string }
+  | { type: 'held_due' }
+  | { type: 'held_released'; started: boolean; tracked: boolean };
 
 type Reply = ScheduleRecord | ScheduleTriggerReply | null;
 type Decision = ActorDecision<ScheduleEvent, Reply, ScheduleChange>;
@@ -87,6 +108,16 @@ export function evolveSchedule(state: ScheduleState, event: ScheduleEvent): Sche
     }
     case 'finished':
       return { ...state, running: state.running.filter((id) => id !== event.objectiveId) };
+    case 'held':
+      return { ...state, held: { effectId: event.effectId, objectiveId: event.objectiveId, fireTime: event.fireTime } };
+    case 'held_prepared':
+      return state.held ? { ...state, held: { ...state.held, ...(event.start ? { start: event.start } : {}), ...(event.error ? { error: event.error } : {}) } } : state;
+    case 'held_due':
+      return state.held ? { ...state, held: { ...state.held, due: true } } : state;
+    case 'held_released': {
+      const { held: released, ...rest } = state;
+      return event.started && event.tracked && released ? { ...rest, running: [...state.running, released.objectiveId] } : rest;
+    }
   }
 }
 
@@ -121,12 +152,27 @@ class ScheduleTurn {
     return record;
   }
 
-  /** Arms the fire reminder at the next fire time after `after` (or disarms it when inactive or the rules never fire again). */
+  /**
+   * Arms the next fire after `after`: a `prepare` reminder PREPARE_LEAD_MS
+   * before it when there is time, else the `fire` reminder itself (or disarms
+   * both when inactive or the rules never fire again).
+   */
   arm(after: Date): void {
     const record = this.record;
     const next = record.spec.status === 'AGENT_SCHEDULE_STATUS_ACTIVE' ? nextFireTime(record.spec.schedule, after) : null;
     this.update({ nextFireAt: next?.toISOString() ?? null });
-    this.decision.reminders = next ? { set: [{ name: FIRE_REMINDER, dueAt: next }] } : { cancel: [FIRE_REMINDER] };
+    if (!next) this.decision.reminders = { cancel: [FIRE_REMINDER, PREPARE_REMINDER] };
+    else if (next.getTime() - this.now.getTime() > PREPARE_LEAD_MS) {
+      this.decision.reminders = { set: [{ name: PREPARE_REMINDER, dueAt: new Date(next.getTime() - PREPARE_LEAD_MS) }], cancel: [FIRE_REMINDER] };
+    } else this.decision.reminders = { set: [{ name: FIRE_REMINDER, dueAt: next }], cancel: [PREPARE_REMINDER] };
+  }
+
+  /** Drops the held fire (the schedule was reconfigured): its prepare, if still running, is aborted. */
+  dropHeld(): void {
+    const held = this.state.held;
+    if (!held) return;
+    if (!held.start && !held.error) this.decision.effects = { ...this.decision.effects, abort: [...(this.decision.effects?.abort ?? []), held.effectId] };
+    this.apply({ type: 'held_released', started: false, tracked: false });
   }
 
   done(reply?: Reply): Decision {
@@ -136,8 +182,8 @@ class ScheduleTurn {
       events: this.events,
       project: last ? [{ type: 'schedule', schedule: last.record }] : [],
       ...(reply !== undefined ? { reply } : {}),
-      // Between fires a schedule holds no memory: its reminder wakes it.
-      ...(Object.keys(this.state.preparing).length === 0 ? { passivate: true } : {}),
+      // Between fires a schedule holds no memory: its reminder wakes it. A held fire keeps it, to start on time.
+      ...(Object.keys(this.state.preparing).length === 0 && !this.state.held ? { passivate: true } : {}),
     };
   }
 }
@@ -157,16 +203,66 @@ function fire(turn: ScheduleTurn, fireTime: Date): string | undefined {
   const objectiveId = newId('objective');
   const effectId = `prepare:${objectiveId}`;
   // Only SKIP needs to know when an objective ends: under ALLOW the objective does not report (a turn saved per fire).
-  turn.apply({ type: 'preparing', effectId, objectiveId, ...(record.spec.overlapPolicy === 'OVERLAP_POLICY_SKIP' ? { tracked: true } : {}) });
+  turn.apply({ type: 'preparing', effectId, objectiveId, ...(isSkip(record) ? { tracked: true } : {}) });
   turn.update({ lastFiredAt: turn.now.toISOString() });
+  startPrepare(turn, effectId, objectiveId, fireTime);
+  return objectiveId;
+}
+
+const isSkip = (record: ScheduleRecord) => record.spec.overlapPolicy === 'OVERLAP_POLICY_SKIP';
+
+function startPrepare(turn: ScheduleTurn, effectId: string, objectiveId: string, fireTime: Date): void {
+  const record = turn.record;
   const input: PrepareScheduledObjectiveInput = {
     scheduleId: record.id, accountId: record.accountId, workspaceId: record.workspaceId, agentId: record.agentId, profileId: record.profileId,
     objectiveId, fireTime: fireTime.toISOString(), initialMessage: record.spec.initialMessage,
     ...(record.spec.data !== undefined ? { data: record.spec.data } : {}),
     ...(record.spec.variationId ? { variationId: record.spec.variationId } : {}),
   };
-  turn.decision.effects = { start: [...(turn.decision.effects?.start ?? []), { id: effectId, name: PREPARE_SCHEDULED_OBJECTIVE_EFFECT, input, timeoutMs: PREPARE_TIMEOUT_MS }] };
-  return objectiveId;
+  turn.decision.effects = {
+    ...turn.decision.effects,
+    start: [...(turn.decision.effects?.start ?? []), { id: effectId, name: PREPARE_SCHEDULED_OBJECTIVE_EFFECT, input, timeoutMs: PREPARE_TIMEOUT_MS }],
+  };
+}
+
+/** Prepares the next fire's objective ahead of its time and holds it; the fire reminder releases it. */
+function prepareAhead(turn: ScheduleTurn, fireTime: Date): void {
+  const objectiveId = newId('objective');
+  const effectId = `prepare:${objectiveId}`;
+  turn.apply({ type: 'held', effectId, objectiveId, fireTime: fireTime.toISOString() });
+  startPrepare(turn, effectId, objectiveId, fireTime);
+  turn.decision.reminders = { set: [{ name: FIRE_REMINDER, dueAt: fireTime }] };
+}
+
+/**
+ * The held fire at its time: started (its createdAt the actual start), or
+ * skipped under SKIP while another objective runs, or counted as skipped with
+ * the prepare's error.
+ */
+function releaseHeld(turn: ScheduleTurn): void {
+  const held = turn.state.held!;
+  const record = turn.record;
+  const busy = turn.state.running.length > 0 || Object.keys(turn.state.preparing).length > 0;
+  if (held.error) {
+    turn.apply({ type: 'held_released', started: false, tracked: false });
+    turn.update({ skipCount: record.info.skipCount + 1, lastError: held.error, lastFiredAt: turn.now.toISOString() });
+    return;
+  }
+  if (isSkip(record) && busy) {
+    turn.apply({ type: 'held_released', started: false, tracked: false });
+    turn.update({ skipCount: record.info.skipCount + 1 });
+    return;
+  }
+  const at = turn.now.toISOString();
+  const prepared = held.start!;
+  const start: ObjectiveStart = {
+    ...prepared,
+    metadata: { ...prepared.metadata, objective: { ...prepared.metadata.objective, createdAt: at } },
+    ...(isSkip(record) ? { reportsToSchedule: true } : {}),
+  };
+  turn.apply({ type: 'held_released', started: true, tracked: isSkip(record) });
+  turn.update({ lastObjectiveId: held.objectiveId, fireCount: record.info.fireCount + 1, lastError: null, lastFiredAt: at });
+  turn.decision.send = [{ kind: OBJECTIVE_KIND, id: held.objectiveId, command: { type: 'start', start } }];
 }
 
 /**
@@ -197,6 +293,30 @@ function dueFires(record: ScheduleRecord, due: Date, now: Date): { run: Date | n
   return { run: null, missed: count };
 }
 
+/** The fire due at `due` (and any missed since): a held fire is released, else the objective is prepared now; then the next is armed. */
+function fireDue(turn: ScheduleTurn, due: Date, now: Date): Decision {
+  const record = turn.record;
+  const { run, missed } = dueFires(record, due, now);
+  if (missed > 0) turn.update({ skipCount: record.info.skipCount + missed });
+  const held = turn.state.held;
+  if (held && run && held.fireTime === run.toISOString()) {
+    if (held.start || held.error) releaseHeld(turn);
+    else turn.apply({ type: 'held_due' });
+  } else {
+    turn.dropHeld();
+    if (run) fire(turn, run);
+  }
+  // Never before the fire just handled: a reminder handed over a little early must not arm the same time again.
+  const armed = turn.decision.reminders;
+  turn.arm(new Date(Math.max(now.getTime(), due.getTime())));
+  if (armed?.set?.some((reminder) => reminder.name === FIRE_REMINDER)) turn.decision.reminders = mergeReminders(armed, turn.decision.reminders);
+  return turn.done();
+}
+
+function mergeReminders(first: Decision['reminders'], second: Decision['reminders']): Decision['reminders'] {
+  return { set: [...(first?.set ?? []), ...(second?.set ?? [])], cancel: [...(first?.cancel ?? []), ...(second?.cancel ?? [])] };
+}
+
 export const scheduleBehavior: ScheduleBehavior = {
   kind: SCHEDULE_KIND,
   initialState: (scheduleId) => ({ scheduleId, record: null, running: [], preparing: {} }),
@@ -208,6 +328,7 @@ export const scheduleBehavior: ScheduleBehavior = {
       case 'configure': {
         const previous = state.record;
         turn.update(previous?.info ?? {}, { ...command.schedule, createdAt: previous?.createdAt ?? command.schedule.createdAt });
+        turn.dropHeld();
         // A resume never fires retroactively: the next fire is after now.
         turn.arm(context.now);
         return turn.done(turn.record);
@@ -228,17 +349,27 @@ export const scheduleBehavior: ScheduleBehavior = {
   onReminder(state, reminder: FiredReminder, context: ActorContext) {
     const turn = new ScheduleTurn(state, context.now);
     const record = state.record;
-    if (reminder.name !== FIRE_REMINDER || !record || record.spec.status !== 'AGENT_SCHEDULE_STATUS_ACTIVE') return turn.done();
-    const { run, missed } = dueFires(record, reminder.dueAt, context.now);
-    if (missed > 0) turn.update({ skipCount: record.info.skipCount + missed });
-    if (run) fire(turn, run);
-    // Never before the fire just handled: a reminder handed over a little early must not arm the same time again.
-    turn.arm(new Date(Math.max(context.now.getTime(), reminder.dueAt.getTime())));
-    return turn.done();
+    if (!record || record.spec.status !== 'AGENT_SCHEDULE_STATUS_ACTIVE') return turn.done();
+    const nextFireAt = record.info.nextFireAt ? new Date(record.info.nextFireAt) : null;
+    if (reminder.name === PREPARE_REMINDER) {
+      if (!nextFireAt) return turn.done();
+      // On time: prepare now, start at the fire time. Late (the node was down): fire as the fire reminder would.
+      if (nextFireAt.getTime() > context.now.getTime()) {
+        prepareAhead(turn, nextFireAt);
+        return turn.done();
+      }
+      return fireDue(turn, nextFireAt, context.now);
+    }
+    if (reminder.name !== FIRE_REMINDER) return turn.done();
+    return fireDue(turn, reminder.dueAt, context.now);
   },
-
   onEffectResult(state, outcome: EffectOutcome, context: ActorContext) {
     const turn = new ScheduleTurn(state, context.now);
+    if (state.held && outcome.id === state.held.effectId && state.record) {
+      turn.apply(outcome.ok ? { type: 'held_prepared', start: outcome.value as ObjectiveStart } : { type: 'held_prepared', error: outcome.error.message });
+      if (state.held.due) releaseHeld(turn);
+      return turn.done();
+    }
     const objectiveId = state.preparing[outcome.id];
     if (!objectiveId || !state.record) return turn.done();
     if (outcome.ok) {

@@ -23,7 +23,7 @@ class ScheduleDriver {
   state: ScheduleState = scheduleBehavior.initialState('sched_1');
   now = new Date('2026-11-25T10:00:30.000Z');
   readonly running = new Map<string, EffectRequest>();
-  reminder: Date | null = null;
+  readonly reminders = new Map<string, Date>();
   row: ScheduleRecord | null = null;
   readonly sent: Array<{ kind: string; id: string; command: unknown }> = [];
   last!: Decision;
@@ -35,9 +35,10 @@ class ScheduleDriver {
       assert.ok(!this.row || this.row.revision < change.schedule.revision, 'revisions grow');
       this.row = change.schedule;
     }
+    for (const id of decision.effects?.abort ?? []) this.running.delete(id);
     for (const effect of decision.effects?.start ?? []) this.running.set(effect.id!, effect);
-    if (decision.reminders?.cancel?.includes('fire')) this.reminder = null;
-    for (const reminder of decision.reminders?.set ?? []) this.reminder = reminder.dueAt;
+    for (const name of decision.reminders?.cancel ?? []) this.reminders.delete(name);
+    for (const reminder of decision.reminders?.set ?? []) this.reminders.set(reminder.name, reminder.dueAt);
     this.sent.push(...(decision.send ?? []));
     return decision.reply;
   }
@@ -50,103 +51,136 @@ class ScheduleDriver {
     return this.absorb(await scheduleBehavior.decide(this.state, command, this.context()) as Decision);
   }
 
-  /** Moves the clock to `at` and fires the reminder if it is due. */
-  async at(iso: string) {
-    this.now = new Date(iso);
-    if (this.reminder && this.reminder.getTime() <= this.now.getTime()) {
-      const dueAt = this.reminder;
-      this.reminder = null;
-      this.absorb(await scheduleBehavior.onReminder!(this.state, { name: 'fire', dueAt, payload: null }, this.context()) as Decision);
+  /** The due time of the fire reminder, or of the prepare reminder set ahead of it. */
+  get reminder(): Date | null {
+    return this.reminders.get('fire') ?? this.reminders.get('prepare') ?? null;
+  }
+
+  /** Moves the clock to `at`, firing the reminders due by then in due order (the prepare effects they start complete at once unless `hold`). */
+  async at(iso: string, options: { hold?: boolean } = {}) {
+    const target = new Date(iso);
+    for (;;) {
+      const due = [...this.reminders].filter(([, dueAt]) => dueAt.getTime() <= target.getTime()).sort((a, b) => a[1].getTime() - b[1].getTime())[0];
+      if (!due) break;
+      const [name, dueAt] = due;
+      this.reminders.delete(name);
+      this.now = new Date(Math.max(dueAt.getTime(), this.now.getTime()));
+      if (name === 'fire') this.now = target;
+      const isPrepare = name === 'prepare';
+      this.absorb(await scheduleBehavior.onReminder!(this.state, { name, dueAt, payload: null }, this.context()) as Decision);
+      if (isPrepare && !options.hold && this.running.size) await this.prepared();
     }
+    this.now = target;
   }
 
   async prepared(ok = true) {
     const [id, effect] = [...this.running.entries()][0];
     this.running.delete(id);
     const base = { id, name: effect.name, input: effect.input, timeoutMs: effect.timeoutMs, attempt: 1 };
-    const start = { objectiveId: (effect.input as { objectiveId: string }).objectiveId, marker: 'resolved start' };
+    const objectiveId = (effect.input as { objectiveId: string }).objectiveId;
+    const start = { objectiveId, metadata: { objective: { id: objectiveId, createdAt: 'at prepare' } } };
     const outcome = ok ? { ...base, ok: true as const, value: start } : { ...base, ok: false as const, error: { code: 'FAILED_PRECONDITION', message: 'agent agent_1 is ARCHIVED' } };
     return this.absorb(await scheduleBehavior.onEffectResult!(this.state, outcome, this.context()) as Decision);
   }
 }
 
+type SentStart = { start: { objectiveId: string; metadata: { objective: { createdAt: string } }; reportsToSchedule?: boolean } };
+const startOf = (driver: ScheduleDriver, index = 0) => (driver.sent[index].command as SentStart).start;
+
 describe('schedule behaviour', () => {
-  it('projects the configured schedule and sleeps on one reminder until its next fire time', async () => {
+  it('projects the configured schedule and sleeps on one reminder, set to prepare the next fire ahead of its time', async () => {
     const driver = new ScheduleDriver();
     const record = await driver.command({ type: 'configure', schedule: configuration() }) as ScheduleRecord;
     assert.equal(record.info.nextFireAt, '2026-11-25T10:01:00.000Z');
-    assert.equal(driver.reminder?.toISOString(), '2026-11-25T10:01:00.000Z');
+    assert.equal(driver.reminders.get('prepare')?.toISOString(), '2026-11-25T10:00:58.000Z');
+    assert.equal(driver.reminders.has('fire'), false);
     assert.deepEqual(driver.row, record);
     assert.equal(driver.last.passivate, true, 'nothing in flight between fires: no memory held');
   });
 
-  it('at the fire time prepares an objective, then starts it with a send carrying the resolved start', async () => {
+  it('prepares the objective ahead, holds it, and starts it at the fire time with a send carrying the resolved start', async () => {
     const driver = new ScheduleDriver();
     await driver.command({ type: 'configure', schedule: configuration() });
-    await driver.at('2026-11-25T10:01:00.020Z');
+    await driver.at('2026-11-25T10:00:58.000Z', { hold: true });
     const [effect] = [...driver.running.values()];
     assert.equal(effect.name, 'schedule.prepare_objective');
     const input = effect.input as { objectiveId: string; fireTime: string; initialMessage: string; scheduleId: string };
-    assert.equal(input.fireTime, '2026-11-25T10:01:00.000Z', 'the nominal fire time, not the late one');
+    assert.equal(input.fireTime, '2026-11-25T10:01:00.000Z', 'the nominal fire time');
     assert.equal(input.initialMessage, 'SAY tick');
     assert.match(input.objectiveId, /^obj_/);
-    assert.equal(driver.reminder?.toISOString(), '2026-11-25T10:02:00.000Z', 'the next fire is armed at once');
-    assert.equal(driver.last.passivate, undefined, 'the prepare effect keeps it');
+    assert.equal(driver.reminders.get('fire')?.toISOString(), '2026-11-25T10:01:00.000Z');
+    assert.equal(driver.last.passivate, undefined, 'a held fire keeps the actor');
     await driver.prepared();
-    assert.deepEqual(driver.sent, [{
-      kind: 'objective', id: input.objectiveId,
-      command: { type: 'start', start: { objectiveId: input.objectiveId, marker: 'resolved start', reportsToSchedule: true } },
-    }], 'under SKIP the objective reports its end');
+    assert.deepEqual(driver.sent, [], 'held until its time');
+    assert.equal(driver.last.passivate, undefined);
+    await driver.at('2026-11-25T10:01:00.004Z');
+    assert.equal(driver.sent.length, 1);
+    assert.equal(driver.sent[0].id, input.objectiveId);
+    assert.equal(startOf(driver).metadata.objective.createdAt, '2026-11-25T10:01:00.004Z', 'created when it starts, not when prepared');
+    assert.equal(startOf(driver).reportsToSchedule, true, 'under SKIP the objective reports its end');
     assert.equal(driver.row?.info.fireCount, 1);
     assert.equal(driver.row?.info.lastObjectiveId, input.objectiveId);
-    assert.equal(driver.row?.info.lastFiredAt, '2026-11-25T10:01:00.020Z');
+    assert.equal(driver.row?.info.lastFiredAt, '2026-11-25T10:01:00.004Z');
     assert.equal(driver.row?.info.nextFireAt, '2026-11-25T10:02:00.000Z');
+    assert.equal(driver.reminders.get('prepare')?.toISOString(), '2026-11-25T10:01:58.000Z');
+    assert.equal(driver.last.passivate, true);
+  });
+
+  it('a prepare still running at the fire time starts the objective as soon as it is back', async () => {
+    const driver = new ScheduleDriver();
+    await driver.command({ type: 'configure', schedule: configuration() });
+    await driver.at('2026-11-25T10:01:00.000Z', { hold: true });
+    assert.deepEqual(driver.sent, []);
+    driver.now = new Date('2026-11-25T10:01:00.300Z');
+    await driver.prepared();
+    assert.equal(driver.sent.length, 1);
+    assert.equal(driver.row?.info.fireCount, 1);
   });
 
   it('SKIP: a fire while its last objective runs is skipped and counted; once it ended the next fire runs', async () => {
     const driver = new ScheduleDriver();
     await driver.command({ type: 'configure', schedule: configuration() });
     await driver.at('2026-11-25T10:01:00.000Z');
-    await driver.prepared();
     const first = driver.row!.info.lastObjectiveId!;
     await driver.at('2026-11-25T10:02:00.000Z');
-    assert.equal(driver.running.size, 0);
+    assert.equal(driver.sent.length, 1, 'skipped');
     assert.equal(driver.row?.info.skipCount, 1);
     await driver.command({ type: 'objective_finished', objectiveId: first });
     await driver.at('2026-11-25T10:03:00.000Z');
-    assert.equal(driver.running.size, 1);
+    assert.equal(driver.sent.length, 2);
   });
 
-  it('ALLOW: fires while the last objective still runs', async () => {
+  it('ALLOW: fires while the last objective still runs, and its objectives do not report', async () => {
     const driver = new ScheduleDriver();
     await driver.command({ type: 'configure', schedule: configuration({ overlapPolicy: 'OVERLAP_POLICY_ALLOW' }) });
     await driver.at('2026-11-25T10:01:00.000Z');
-    await driver.prepared();
     await driver.at('2026-11-25T10:02:00.000Z');
-    await driver.prepared();
     assert.equal(driver.row?.info.fireCount, 2);
     assert.equal(driver.state.running.length, 0, 'under ALLOW nothing is tracked');
-    assert.equal((driver.sent[0].command as { start: { reportsToSchedule?: boolean } }).start.reportsToSchedule, undefined, 'and the objectives do not report');
+    assert.equal(startOf(driver).reportsToSchedule, undefined);
   });
 
-  it('a reminder handed over a little before its time fires once and arms the next time, not the same one', async () => {
+  it('a fire reminder handed over a little before its time fires once and arms the next time, not the same one', async () => {
     const driver = new ScheduleDriver();
-    await driver.command({ type: 'configure', schedule: configuration() });
+    await driver.command({ type: 'configure', schedule: configuration({ schedule: { intervals: [{ every: '1m' }], timezone: 'UTC' } }) });
     driver.now = new Date('2026-11-25T10:00:59.990Z');
-    const dueAt = driver.reminder!;
-    driver.reminder = null;
-    const decision = await scheduleBehavior.onReminder!(driver.state, { name: 'fire', dueAt, payload: null }, { kind: 'schedule', id: 'sched_1', now: driver.now }) as Decision;
+    const decision = await scheduleBehavior.onReminder!(driver.state, { name: 'fire', dueAt: new Date('2026-11-25T10:01:00.000Z'), payload: null }, { kind: 'schedule', id: 'sched_1', now: driver.now }) as Decision;
     assert.equal(decision.effects?.start?.length, 1);
     assert.equal((decision.effects!.start![0].input as { fireTime: string }).fireTime, '2026-11-25T10:01:00.000Z');
-    assert.equal(decision.reminders?.set?.[0].dueAt.toISOString(), '2026-11-25T10:02:00.000Z');
+    assert.equal(decision.reminders?.set?.[0].name, 'prepare');
+    assert.equal(decision.reminders?.set?.[0].dueAt.toISOString(), '2026-11-25T10:01:58.000Z');
   });
 
-  it('pause disarms; resume never fires retroactively', async () => {
+  it('pause drops a held fire and disarms; resume never fires retroactively', async () => {
     const driver = new ScheduleDriver();
     await driver.command({ type: 'configure', schedule: configuration() });
+    await driver.at('2026-11-25T10:00:58.500Z', { hold: true });
+    assert.equal(driver.running.size, 1);
     await driver.command({ type: 'configure', schedule: configuration({ status: 'AGENT_SCHEDULE_STATUS_PAUSED' }) });
+    assert.equal(driver.running.size, 0, 'the prepare in flight is aborted');
     assert.equal(driver.reminder, null);
     assert.equal(driver.row?.info.nextFireAt, null);
+    assert.equal(driver.state.held, undefined);
     driver.now = new Date('2026-11-25T11:30:10.000Z');
     await driver.command({ type: 'configure', schedule: configuration() });
     assert.equal(driver.row?.info.nextFireAt, '2026-11-25T11:31:00.000Z');
@@ -157,22 +191,24 @@ describe('schedule behaviour', () => {
   it('after downtime runs only the latest missed fire within the catch-up window, and counts the others as skipped', async () => {
     const driver = new ScheduleDriver();
     await driver.command({ type: 'configure', schedule: configuration() });
-    // Due at 10:01; the node comes back at 10:05:30: 10:01..10:05 were missed, 10:05 is within the 1 m window.
-    await driver.at('2026-11-25T10:05:30.000Z');
-    const [effect] = [...driver.running.values()];
-    assert.equal((effect.input as { fireTime: string }).fireTime, '2026-11-25T10:05:00.000Z');
-    assert.equal(driver.row?.info.skipCount, 4);
-    assert.equal(driver.reminder?.toISOString(), '2026-11-25T10:06:00.000Z');
+    // Prepare due at 10:00:58 for 10:01; the node comes back at 10:05:30: 10:01..10:05 were missed, 10:05 is within the 1 m window.
+    driver.now = new Date('2026-11-25T10:05:30.000Z');
+    driver.reminders.clear();
+    await (async () => {
+      const decision = await scheduleBehavior.onReminder!(driver.state, { name: 'prepare', dueAt: new Date('2026-11-25T10:00:58.000Z'), payload: null }, { kind: 'schedule', id: 'sched_1', now: driver.now }) as Decision;
+      for (const event of decision.events ?? []) driver.state = scheduleBehavior.evolve(driver.state, event);
+      const [effect] = decision.effects?.start ?? [];
+      assert.equal((effect.input as { fireTime: string }).fireTime, '2026-11-25T10:05:00.000Z');
+      assert.equal(decision.project?.at(-1)?.schedule.info.skipCount, 4);
+      assert.equal(decision.reminders?.set?.[0].dueAt.toISOString(), '2026-11-25T10:05:58.000Z');
+    })();
 
-    const late = new ScheduleDriver();
-    await late.command({ type: 'configure', schedule: configuration() });
-    await late.at('2026-11-25T10:03:10.000Z');
-    assert.equal(late.running.size, 1, '10:03 is 10 s ago: within the window');
     const outside = new ScheduleDriver();
     await outside.command({ type: 'configure', schedule: configuration({ schedule: { intervals: [{ every: '1h' }], timezone: 'UTC' } }) });
-    await outside.at('2026-11-25T11:02:00.000Z');
-    assert.equal(outside.running.size, 0, 'the 11:00 fire is 2 min old: outside the 1 m window');
-    assert.equal(outside.row?.info.skipCount, 1);
+    outside.now = new Date('2026-11-25T11:02:00.000Z');
+    const decision = await scheduleBehavior.onReminder!(outside.state, { name: 'prepare', dueAt: new Date('2026-11-25T10:59:58.000Z'), payload: null }, { kind: 'schedule', id: 'sched_1', now: outside.now }) as Decision;
+    assert.equal(decision.effects?.start?.length ?? 0, 0, 'the 11:00 fire is 2 min old: outside the 1 m window');
+    assert.equal(decision.project?.at(-1)?.schedule.info.skipCount, 1);
   });
 
   it('trigger fires once now, honours SKIP, and is refused for an archived or unknown schedule', async () => {
@@ -184,6 +220,8 @@ describe('schedule behaviour', () => {
     const skipped = await driver.command({ type: 'trigger' }) as ScheduleTriggerReply;
     assert.equal(skipped.objectiveId, undefined, 'SKIP while the first is being prepared');
     assert.equal(skipped.schedule.info.skipCount, 1);
+    await driver.prepared();
+    assert.equal(driver.sent.length, 1, 'a trigger starts its objective as soon as it is prepared');
     await driver.command({ type: 'configure', schedule: configuration({ status: 'AGENT_SCHEDULE_STATUS_ARCHIVED' }) });
     await assert.rejects(driver.command({ type: 'trigger' }), (error: unknown) => error instanceof ApiError && error.code === 'FAILED_PRECONDITION');
   });
@@ -191,8 +229,9 @@ describe('schedule behaviour', () => {
   it('a fire whose objective cannot be prepared counts as skipped and says why', async () => {
     const driver = new ScheduleDriver();
     await driver.command({ type: 'configure', schedule: configuration() });
-    await driver.at('2026-11-25T10:01:00.000Z');
+    await driver.at('2026-11-25T10:00:58.000Z', { hold: true });
     await driver.prepared(false);
+    await driver.at('2026-11-25T10:01:00.000Z');
     assert.equal(driver.row?.info.skipCount, 1);
     assert.equal(driver.row?.info.fireCount, 0);
     assert.equal(driver.row?.info.lastError, 'agent agent_1 is ARCHIVED');
