@@ -17,6 +17,7 @@ import { registerUniqueMessage, translateDriverError } from './driver-errors';
 import { fetchPage } from './list-query';
 import { countRunningObjectives } from './objectives.store';
 import { findWithCreatorQuery, readRows, readStatement, recordTable } from './record-table';
+import { runTransaction } from '../transaction-runner';
 
 registerUniqueMessage('uq_variation_assignments_agent', 'the agent is already a sub-agent of this variation');
 registerUniqueMessage('uq_variation_assignments_tool', 'the tool is already assigned to this variation');
@@ -47,10 +48,7 @@ function storeFor(manager: EntityManager, dataSource: DataSource): AgentsStore {
     variationCount: '(SELECT count(*)::int FROM agent_variations v WHERE v.agent_id = t.id)',
   });
   return {
-    transaction: (work) =>
-      manager.queryRunner?.isTransactionActive
-        ? work(storeFor(manager, dataSource))
-        : dataSource.transaction((tx) => work(storeFor(tx, dataSource))),
+    transaction: (work) => runTransaction(dataSource, (tx) => work(storeFor(tx, dataSource)), { joining: manager }),
     agents: {
       ...recordTable(manager, AgentEntity),
       list: (workspaceId, page, filter) => fetchPage(agents.createQueryBuilder('a').where('a.workspace_id = :workspaceId', { workspaceId }), 'a', page, filter),
@@ -141,11 +139,16 @@ function storeFor(manager: EntityManager, dataSource: DataSource): AgentsStore {
     },
     toolSetTools: {
       async add(toolSetId, toolId) {
-        const inserted: unknown[] = await manager.query(
-          'INSERT INTO tool_set_tools (tool_set_id, tool_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING tool_id',
-          [toolSetId, toolId],
-        );
-        return inserted.length > 0;
+        try {
+          const inserted: unknown[] = await manager.query(
+            'INSERT INTO tool_set_tools (tool_set_id, tool_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING tool_id',
+            [toolSetId, toolId],
+          );
+          return inserted.length > 0;
+        } catch (error) {
+          // 23503: the tool or the set was deleted since it was read.
+          throw translateDriverError(error);
+        }
       },
       async remove(toolSetId, toolId) {
         const result = await toolSetTools.delete({ toolSetId, toolId });

@@ -1,7 +1,8 @@
 // BundleStore over TypeORM: one transaction with the agents/tools and memory
-// stores bound to it, an advisory lock per bundle held from the transaction's
-// start until the work after its commit ends, savepoints for tentative
-// updates, and the reads an apply needs (the bundle's rows and same-named ones).
+// stores bound to it, an advisory lock per bundle for the transaction,
+// savepoints for tentative
+// updates, and the reads an apply needs (the bundle's rows and same-named ones),
+// which in an apply or delete lock those rows in one order.
 import { In, IsNull, type DataSource, type EntityManager, type EntitySchema, type FindOptionsWhere, type ObjectLiteral } from 'typeorm';
 import type { BundleScope, BundleStore, BundleTransaction } from '../../src/ports/bundle-store';
 import { AgentEntity } from '../entities/agent.entity';
@@ -10,18 +11,28 @@ import { MemoryEntryEntity } from '../entities/memory-entry.entity';
 import { MemoryLayerEntity } from '../entities/memory-layer.entity';
 import { ToolEntity } from '../entities/tool.entity';
 import { ToolSetEntity } from '../entities/tool-set.entity';
+import { runTransaction } from '../transaction-runner';
 import { agentsStoreOn } from './agents.store';
 import { memoryStoreOn } from './memory.store';
 
-/** Rows of the workspace owned by the bundle or named in scope.names, oldest first. */
-function scoped<T extends ObjectLiteral>(manager: EntityManager, entity: EntitySchema<T>, scope: BundleScope, extra: FindOptionsWhere<T> = {}): Promise<T[]> {
+/**
+ * Rows of the workspace owned by the bundle or named in scope.names, oldest
+ * first; with `lock`, locked FOR UPDATE in that (id) order as they are read.
+ */
+function scoped<T extends ObjectLiteral>(manager: EntityManager, entity: EntitySchema<T>, scope: BundleScope, lock: boolean, extra: FindOptionsWhere<T> = {}): Promise<T[]> {
   const base = { workspaceId: scope.workspaceId, ...extra } as FindOptionsWhere<T>;
   const where: FindOptionsWhere<T>[] = [{ ...base, bundleKey: scope.bundleKey } as FindOptionsWhere<T>];
   if (scope.names.length) where.push({ ...base, name: In([...scope.names]) } as FindOptionsWhere<T>);
-  return manager.getRepository(entity).find({ where, order: { id: 'ASC' } as never });
+  return manager.getRepository(entity).find({ where, order: { id: 'ASC' } as never, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
 }
 
-function transactionOn(tx: EntityManager, dataSource: DataSource): BundleTransaction {
+/**
+ * @param lock lock the rows the find* reads return (an apply or a delete). Both
+ *   read tools, tool sets, memory layers, then agents, each in id order, before
+ *   writing anything, so two of them touching the same rows lock them in one
+ *   order and the second waits for the first instead of deadlocking with it.
+ */
+function transactionOn(tx: EntityManager, dataSource: DataSource, lock: boolean): BundleTransaction {
   let savepoints = 0;
   return {
     agents: agentsStoreOn(tx, dataSource),
@@ -38,10 +49,10 @@ function transactionOn(tx: EntityManager, dataSource: DataSource): BundleTransac
         throw error;
       }
     },
-    findTools: (scope) => scoped(tx, ToolEntity, scope, { sourceToolSetId: IsNull() }),
-    findToolSets: (scope) => scoped(tx, ToolSetEntity, scope),
-    findMemoryLayers: (scope) => scoped(tx, MemoryLayerEntity, scope),
-    findAgents: (scope) => scoped(tx, AgentEntity, scope),
+    findTools: (scope) => scoped(tx, ToolEntity, scope, lock, { sourceToolSetId: IsNull() }),
+    findToolSets: (scope) => scoped(tx, ToolSetEntity, scope, lock),
+    findMemoryLayers: (scope) => scoped(tx, MemoryLayerEntity, scope, lock),
+    findAgents: (scope) => scoped(tx, AgentEntity, scope, lock),
     async variationsOf(agentIds) {
       if (!agentIds.length) return [];
       return tx.getRepository(AgentVariationEntity).find({ where: { agentId: In([...agentIds]) }, order: { id: 'ASC' } });
@@ -57,33 +68,23 @@ const LOCK_KEY = "hashtext('bundle:' || $1 || ':' || $2)";
 
 export function createBundleStore(dataSource: DataSource): BundleStore {
   return {
-    transaction: (work) => dataSource.transaction((tx) => work(transactionOn(tx, dataSource))),
+    transaction: (work) => runTransaction(dataSource, (tx) => work(transactionOn(tx, dataSource, false))),
 
-    // A session-level advisory lock on the transaction's own connection: it
-    // outlives the commit, so the after-commit work runs under it too, and the
-    // apply holds one connection, as a plain transaction would.
+    // The lock is transaction-scoped, taken through dataSource.transaction so the
+    // work's own reads join the transaction (transaction-context.ts): a
+    // connection of its own would deadlock on the embedded database, whose
+    // connections share one session. The after-commit work (schedule changes
+    // through their actors) runs after the lock is gone: two applies of one
+    // bundle serialise their transactions, and the schedule actors each apply
+    // their own changes in turn.
     async serialised(workspaceId, bundleKey, work, afterCommit) {
-      const runner = dataSource.createQueryRunner();
-      await runner.connect();
-      try {
-        await runner.query(`SELECT pg_advisory_lock(${LOCK_KEY})`, [workspaceId, bundleKey]);
-        try {
-          await runner.startTransaction();
-          let value: Awaited<ReturnType<typeof work>>;
-          try {
-            value = await work(transactionOn(runner.manager, dataSource));
-            await runner.commitTransaction();
-          } catch (error) {
-            if (runner.isTransactionActive) await runner.rollbackTransaction();
-            throw error;
-          }
-          return await afterCommit(value);
-        } finally {
-          await runner.query(`SELECT pg_advisory_unlock(${LOCK_KEY})`, [workspaceId, bundleKey]);
-        }
-      } finally {
-        await runner.release();
-      }
+      // A deadlock or serialization failure runs the transaction again whole,
+      // lock included; afterCommit runs once, after the commit.
+      const value = await runTransaction(dataSource, async (tx) => {
+        await tx.query(`SELECT pg_advisory_xact_lock(${LOCK_KEY})`, [workspaceId, bundleKey]);
+        return work(transactionOn(tx, dataSource, true));
+      });
+      return afterCommit(value);
     },
   };
 }

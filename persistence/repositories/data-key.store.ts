@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import { ConfigError } from '../../src/config';
 import { DecryptionError, rewrapDataKey } from '../../src/crypto/envelope';
 import type { DataKeyStore } from '../../src/ports/data-key-store';
+import { runTransaction } from '../transaction-runner';
 import { rewrapServiceKeys } from './service-key.store';
 
 export function createDataKeyStore(dataSource: DataSource): DataKeyStore {
@@ -38,7 +39,7 @@ export interface MasterKeyRotation {
  */
 export async function rotateMasterKey(dataSource: DataSource, oldKey: Buffer, newKey: Buffer): Promise<MasterKeyRotation> {
   if (oldKey.equals(newKey)) throw new ConfigError('the new master key is the same as the current one');
-  return dataSource.transaction(async (tx) => {
+  return runTransaction(dataSource, async (tx) => {
     await tx.query('LOCK TABLE workspace_data_keys IN EXCLUSIVE MODE');
     const rows: Array<{ workspace_id: string; wrapped_key: string }> = await tx.query('SELECT workspace_id, wrapped_key FROM workspace_data_keys ORDER BY workspace_id');
     const result: MasterKeyRotation = { rewrapped: 0, alreadyCurrent: 0, serviceKeysRewrapped: 0 };

@@ -12,6 +12,7 @@ import { WorkspaceMemberEntity } from '../entities/workspace-member.entity';
 import { WorkspaceEntity } from '../entities/workspace.entity';
 import { fetchPage, likePrefix } from './list-query';
 import { entityColumns, findWithCreatorQuery, readRows, readStatement, recordTable } from './record-table';
+import { runTransaction } from '../transaction-runner';
 
 const CREDENTIAL_COLUMNS = ['id', 'accountId', 'workspaceId', 'principalProfileId', 'permissions', 'system', 'state', 'tokenVersion'] as const;
 const WORKSPACE_HEAD_COLUMNS = ['id', 'accountId', 'name', 'status'] as const;
@@ -54,10 +55,7 @@ function storeFor(manager: EntityManager, dataSource: DataSource): FoundationSto
   const members = manager.getRepository(WorkspaceMemberEntity);
   const apiKeys = manager.getRepository(ApiKeyEntity);
   return {
-    transaction: (work) =>
-      manager.queryRunner?.isTransactionActive
-        ? work(storeFor(manager, dataSource))
-        : dataSource.transaction((tx) => work(storeFor(tx, dataSource))),
+    transaction: (work) => runTransaction(dataSource, (tx) => work(storeFor(tx, dataSource)), { joining: manager }),
     accounts: {
       ...recordTable(manager, AccountEntity),
       hasAny: async () => (await manager.getRepository(AccountEntity).count({ take: 1 })) > 0,

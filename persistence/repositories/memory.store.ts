@@ -8,6 +8,7 @@ import { registerUniqueMessage } from './driver-errors';
 import { fetchPage, likePrefix } from './list-query';
 import { recordTable } from './record-table';
 import { uploadStoreFor } from './upload.store';
+import { runTransaction } from '../transaction-runner';
 
 registerUniqueMessage('uq_memory_entries_key', 'the memory layer already has an entry with this key');
 
@@ -18,10 +19,7 @@ function storeFor(manager: EntityManager, dataSource: DataSource): MemoryStore {
   const layers = manager.getRepository(MemoryLayerEntity);
   const entries = manager.getRepository(MemoryEntryEntity);
   return {
-    transaction: (work) =>
-      manager.queryRunner?.isTransactionActive
-        ? work(storeFor(manager, dataSource))
-        : dataSource.transaction((tx) => work(storeFor(tx, dataSource))),
+    transaction: (work) => runTransaction(dataSource, (tx) => work(storeFor(tx, dataSource)), { joining: manager }),
     layers: {
       ...recordTable(manager, MemoryLayerEntity),
       list(workspaceId, page, filter) {

@@ -7,6 +7,7 @@ import { SubjectEntity } from '../entities/subject.entity';
 import { TenantEntity } from '../entities/tenant.entity';
 import { translateDriverError } from './driver-errors';
 import { fetchPage } from './list-query';
+import { runTransaction } from '../transaction-runner';
 
 // Only the fields the assertion gave are written, and updated_at moves only
 // when one of them changed value.
@@ -53,10 +54,7 @@ export function tenantStoreFor(manager: EntityManager, dataSource: DataSource): 
   const tenants = manager.getRepository(TenantEntity);
   const subjects = manager.getRepository(SubjectEntity);
   return {
-    transaction: (work) =>
-      manager.queryRunner?.isTransactionActive
-        ? work(tenantStoreFor(manager, dataSource))
-        : dataSource.transaction((tx) => work(tenantStoreFor(tx, dataSource))),
+    transaction: (work) => runTransaction(dataSource, (tx) => work(tenantStoreFor(tx, dataSource)), { joining: manager }),
     tenants: {
       async upsert(record, given) {
         const id = await upsertReturningId(manager, TENANT_UPSERT, [

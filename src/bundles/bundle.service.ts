@@ -134,6 +134,9 @@ export class BundleService {
   ): Promise<{ plan: BundlePlan; schedules: ScheduleChangePlan[] }> {
     const names = documentNames(document);
     const scope = (kindNames: string[]): BundleScope => ({ workspaceId: workspace.id, bundleKey, names: kindNames });
+    // Read (and so locked, see BundleStore.serialised) before any write, in the
+    // order ownedRows reads too: an apply and a delete sharing rows then lock
+    // them in one order, and one waits for the other instead of deadlocking.
     const rows: OwnedRows = {
       tools: await tx.findTools(scope(names.tools)),
       toolSets: await tx.findToolSets(scope(names.toolSets)),
@@ -190,7 +193,10 @@ export class BundleService {
     }
   }
 
-  /** @param ownsSchedules the bundle owns schedules (it exists even when they are all it owns) */
+  /**
+   * The bundle's rows, read (and locked) in applyIn's order: tools, tool sets, memory layers, agents.
+   * @param ownsSchedules the bundle owns schedules (it exists even when they are all it owns)
+   */
   private async ownedRows(tx: BundleTransaction, workspace: WorkspaceRef, bundleKey: string, ownsSchedules = false): Promise<OwnedRows> {
     const scope: BundleScope = { workspaceId: workspace.id, bundleKey, names: [] };
     const rows: OwnedRows = {

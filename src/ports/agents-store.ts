@@ -29,7 +29,13 @@ export interface SubAgentEdge {
 }
 
 export interface AgentsStore {
-  /** Runs `work` in one database transaction with a store bound to it (joins an open one). */
+  /**
+   * Runs `work` in one database transaction with a store bound to it (joins an open one).
+   * A deadlock or serialization failure runs the outermost transaction again
+   * whole (persistence/transaction-runner.ts): `work` must have no effect
+   * outside the database.
+   * @throws AbortedError when that happened on every run (the client may retry)
+   */
   transaction<T>(work: (store: AgentsStore) => Promise<T>): Promise<T>;
 
   agents: RecordTable<AgentRecord> & {

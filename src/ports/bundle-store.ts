@@ -34,7 +34,7 @@ export interface BundleTransaction {
 }
 
 export interface BundleStore {
-  /** Runs `work` in one database transaction. */
+  /** Runs `work` in one database transaction (run again whole after a deadlock; see `serialised`). */
   transaction<T>(work: (tx: BundleTransaction) => Promise<T>): Promise<T>;
   /**
    * Runs `work` in one database transaction, then `afterCommit` with its value
@@ -42,6 +42,13 @@ export interface BundleStore {
    * bundle are serialised from the start of the transaction until
    * `afterCommit` ends, so the changes an apply makes after its commit
    * (schedules, through their actors) cannot interleave with another's.
+   * The find* reads lock the rows they return until the commit (in id order),
+   * so applies and deletes of different bundles that share rows, reading them
+   * before writing and in one order of kinds, wait for each other instead of
+   * deadlocking. The work runs again whole when the database still aborts it
+   * for a deadlock or a serialization failure: it must have no other effects;
+   * those belong in `afterCommit`.
+   * @throws AbortedError when it was aborted that way on every run
    */
   serialised<T, R>(workspaceId: string, bundleKey: string, work: (tx: BundleTransaction) => Promise<T>, afterCommit: (value: T) => Promise<R>): Promise<R>;
 }

@@ -38,7 +38,13 @@ export interface MemberWithProfile {
 }
 
 export interface FoundationStore {
-  /** Runs `work` in one database transaction with a store bound to it. */
+  /**
+   * Runs `work` in one database transaction with a store bound to it (joins an open one).
+   * A deadlock or serialization failure runs the outermost transaction again
+   * whole (persistence/transaction-runner.ts): `work` must have no effect
+   * outside the database.
+   * @throws AbortedError when that happened on every run (the client may retry)
+   */
   transaction<T>(work: (store: FoundationStore) => Promise<T>): Promise<T>;
 
   accounts: RecordTable<AccountRecord> & {

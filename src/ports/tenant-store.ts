@@ -10,7 +10,13 @@ export interface TenantListFilter extends ListFilter {
 }
 
 export interface TenantStore {
-  /** Runs `work` in one database transaction (joins the current one when there is one). */
+  /**
+   * Runs `work` in one database transaction (joins the current one when there is one).
+   * A deadlock or serialization failure runs the outermost transaction again
+   * whole (persistence/transaction-runner.ts): `work` must have no effect
+   * outside the database.
+   * @throws AbortedError when that happened on every run (the client may retry)
+   */
   transaction<T>(work: (store: TenantStore) => Promise<T>): Promise<T>;
 
   tenants: {
