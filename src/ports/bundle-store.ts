@@ -38,10 +38,12 @@ export interface BundleStore {
   transaction<T>(work: (tx: BundleTransaction) => Promise<T>): Promise<T>;
   /**
    * Runs `work` in one database transaction, then `afterCommit` with its value
-   * once it has committed (not when it threw). Applies and deletes of one
-   * bundle are serialised from the start of the transaction until
-   * `afterCommit` ends, so the changes an apply makes after its commit
-   * (schedules, through their actors) cannot interleave with another's.
+   * once it has committed (not when it threw). The transactions of applies
+   * and deletes of one bundle are serialised (a transaction-scoped lock: a
+   * lock held past the commit would need a connection of its own, which
+   * deadlocks on the embedded database); their after-commit changes
+   * (schedules, through their actors) are not, and each schedule actor
+   * applies the changes it gets in turn.
    * The find* reads lock the rows they return until the commit (in id order),
    * so applies and deletes of different bundles that share rows, reading them
    * before writing and in one order of kinds, wait for each other instead of
