@@ -1,21 +1,20 @@
 // WebhookDeliveriesStore over Postgres: the webhook deliveries read model
 // (migration WebhookDeliveries). The projector writes on the actor runtime's
 // connection, inside the fenced transaction of a batch of turns, and runs for
-// every attempt of every delivery: a call is ONE upsert fed one JSON array
-// (json_to_recordset), one round trip whatever its size. Reads by id and of
+// every attempt of every delivery: a call is ONE revision-guarded upsert
+// (whole-row-projection.ts), one round trip whatever its size. Reads by id and of
 // an event's envelope are prepared-when-possible statements (record-table.ts);
 // the list pages through fetchPage like every other store.
 import type { DataSource } from 'typeorm';
-import type { SqlRunner } from '../../src/ports/actor-behavior';
 import type { WebhookDeliveriesStore } from '../../src/ports/webhook-deliveries-store';
 import type { WebhookDeliveryChange, WebhookDeliveryRecord } from '../../src/webhooks/webhook-delivery';
 import { WebhookDeliveryEntity, type WebhookDeliveryRow } from '../entities/webhook-delivery.entity';
-import { translateDriverError } from './driver-errors';
 import { fetchPage } from './list-query';
 import { entityColumns, readRows, readStatement } from './record-table';
+import { wholeRowProjection, type ProjectedColumns } from './whole-row-projection';
 
 /** Column name → json_to_recordset type, in the order of the INSERT. */
-const COLUMNS: ReadonlyArray<[column: string, type: string]> = [
+const COLUMNS: ProjectedColumns = [
   ['id', 'text'], ['account_id', 'text'], ['workspace_id', 'text'], ['agent_id', 'text'], ['profile_id', 'text'],
   ['external_id', 'text'], ['labels', 'jsonb'], ['objective_id', 'text'], ['objective_event_id', 'text'], ['sequence', 'integer'],
   ['event_type', 'text'], ['endpoint_id', 'text'], ['webhook_url', 'text'], ['status', 'text'], ['attempt_count', 'integer'],
@@ -23,18 +22,6 @@ const COLUMNS: ReadonlyArray<[column: string, type: string]> = [
   ['response_content_length', 'bigint'], ['response_headers', 'jsonb'], ['error_message', 'text'], ['created_at', 'timestamptz'],
   ['updated_at', 'timestamptz'], ['revision', 'integer'],
 ];
-
-/*
- * The one projection statement: $1 holds the rows, one per id. A stored row
- * is replaced only by a higher revision, so a turn projected again, or an
- * older write landing late, changes nothing.
- */
-const PROJECT = `
-  INSERT INTO webhook_deliveries AS d (${COLUMNS.map(([column]) => column).join(', ')})
-  SELECT ${COLUMNS.map(([column]) => `r.${column}`).join(', ')}
-  FROM json_to_recordset($1::json) AS r(${COLUMNS.map(([column, type]) => `${column} ${type}`).join(', ')})
-  ON CONFLICT (id) DO UPDATE SET ${COLUMNS.filter(([column]) => column !== 'id').map(([column]) => `${column} = excluded.${column}`).join(', ')}
-    WHERE d.revision < excluded.revision`;
 
 const EVENT_ENVELOPE = readStatement('SELECT envelope FROM objective_events WHERE id = $1');
 
@@ -68,18 +55,6 @@ function rowOf(delivery: WebhookDeliveryRecord): Record<string, unknown> {
   };
 }
 
-/** The JSON array of PROJECT: the newest change of each delivery (ON CONFLICT may touch a row once per statement). */
-export function projectionParameter(changes: ReadonlyArray<{ change: WebhookDeliveryChange }>): string {
-  const newest = new Map<string, WebhookDeliveryRecord>();
-  for (const { change } of changes) {
-    // A change this projector does not know must fail its turn, not vanish.
-    if (change.type !== 'webhook_delivery') throw new Error(`webhook deliveries projector: unknown change type ${(change as { type: string }).type}`);
-    const previous = newest.get(change.delivery.id);
-    // Changes come in turn order: a later one replaces an earlier one unless it is older.
-    if (!previous || previous.revision <= change.delivery.revision) newest.set(change.delivery.id, change.delivery);
-  }
-  return JSON.stringify([...newest.values()].map(rowOf));
-}
 
 const iso = (value: Date | null): string | null => (value ? value.toISOString() : null);
 
@@ -100,6 +75,20 @@ function envelopeJson(envelope: Record<string, unknown>): string {
   return JSON.stringify({ timestamp, type, data, ...rest });
 }
 
+const projection = wholeRowProjection<WebhookDeliveryChange, WebhookDeliveryRecord>({
+  table: 'webhook_deliveries',
+  columns: COLUMNS,
+  rowOf(change) {
+    // A change this projector does not know must fail its turn, not vanish.
+    if (change.type !== 'webhook_delivery') throw new Error(`webhook deliveries projector: unknown change type ${(change as { type: string }).type}`);
+    return change.delivery;
+  },
+  columnsOf: rowOf,
+});
+
+/** The JSON array the projection writes (tests). */
+export const projectionParameter = projection.parameter;
+
 export function createWebhookDeliveriesStore(dataSource: DataSource): WebhookDeliveriesStore {
   const manager = dataSource.manager;
   const deliveries = manager.getRepository(WebhookDeliveryEntity);
@@ -107,18 +96,8 @@ export function createWebhookDeliveriesStore(dataSource: DataSource): WebhookDel
   const byId = readStatement(`SELECT ${columns.json} AS r FROM webhook_deliveries t WHERE t.id = $1 AND t.workspace_id = $2 AND t.agent_id = $3`);
 
   return {
-    projection(changes) {
-      return changes.length ? { statements: [PROJECT], parameters: [projectionParameter(changes)] } : null;
-    },
-
-    async project(sql: SqlRunner, changes) {
-      if (!changes.length) return;
-      try {
-        await sql.query(PROJECT, [projectionParameter(changes)]);
-      } catch (error) {
-        throw translateDriverError(error);
-      }
-    },
+    projection: projection.projection,
+    project: projection.project,
 
     async get(workspaceId, agentId, id) {
       const row = (await readRows(manager, byId, [id, workspaceId, agentId]))[0];
