@@ -28,6 +28,19 @@ export function closesCycle(edges: readonly SubAgentEdge[], from: string, to: st
   return false;
 }
 
+/** The largest position (a Postgres integer, as the body schema's maximum). */
+const MAX_POSITION = 2_147_483_647;
+
+/**
+ * The default position of a new memory layer: above the top of the stack.
+ * @throws FailedPreconditionError when the top already holds the largest position
+ */
+function positionAbove(top: number | null): number {
+  if (top === null) return 0;
+  if (top >= MAX_POSITION) throw new FailedPreconditionError(`the top of the stack holds the largest position (${MAX_POSITION}): give position`);
+  return top + 1;
+}
+
 export class AssignmentService {
   constructor(
     private readonly store: AgentsStore,
@@ -93,7 +106,7 @@ export class AssignmentService {
         workspaceId: workspace.id,
         variationId: variation.id,
         memoryLayerId: body.memoryLayerId,
-        position: body.position ?? (top === null ? 0 : top + 1),
+        position: body.position ?? positionAbove(top),
         profileId: principal.profileId,
         createdAt: now,
         updatedAt: now,
