@@ -30,7 +30,13 @@ function describe(error: ErrorObject): string {
   }
 }
 
-/** Converts ajv errors into field violations, most specific first and deduplicated. */
+/** Most violations listed in one answer: a body of 50,000 unknown keys must not get a 1 MB error back. */
+export const MAX_FIELD_VIOLATIONS = 50;
+
+/**
+ * Converts ajv errors into field violations, most specific first and
+ * deduplicated; past MAX_FIELD_VIOLATIONS the last one says how many more there were.
+ */
 export function toFieldViolations(errors: ErrorObject[], prefix: string): FieldViolation[] {
   const seen = new Set<string>();
   const violations: FieldViolation[] = [];
@@ -43,5 +49,7 @@ export function toFieldViolations(errors: ErrorObject[], prefix: string): FieldV
     seen.add(key);
     violations.push(violation);
   }
-  return violations;
+  if (violations.length <= MAX_FIELD_VIOLATIONS) return violations;
+  const more = violations.length - (MAX_FIELD_VIOLATIONS - 1);
+  return [...violations.slice(0, MAX_FIELD_VIOLATIONS - 1), { field: prefix || '(body)', description: `and ${more} more violations, not listed` }];
 }
