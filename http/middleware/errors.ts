@@ -3,7 +3,8 @@
 // clients; anything else is logged and answered with a generic INTERNAL.
 import type Koa from 'koa';
 import type { Logger } from 'pino';
-import { InternalError, toApiError, type ApiError, type StatusCode } from '../../src/errors';
+import { InternalError, toApiError, UnavailableError, type ApiError, type StatusCode } from '../../src/errors';
+import { isConnectionFailure } from '../../persistence/runtime/pg-results';
 
 /** grpc-gateway mapping from code name to HTTP status. */
 export const HTTP_STATUS: Record<StatusCode, number> = {
@@ -47,6 +48,12 @@ export function errorHandler(logger: Logger): Koa.Middleware {
       await next();
     } catch (thrown) {
       const error = toApiError(thrown);
+      if (error.code === 'INTERNAL' && isConnectionFailure(thrown)) {
+        // The database went away (restarted, failing over): a retry soon may work, so say so rather than INTERNAL.
+        logger.warn({ err: thrown, requestId: ctx.state.requestId, route: ctx.state.routePath }, 'database unreachable');
+        writeError(ctx, new UnavailableError('the database is unreachable; retry shortly', { retryAfterSeconds: 1 }));
+        return;
+      }
       if (error.code === 'INTERNAL') {
         logger.error({ err: error.cause ?? error, requestId: ctx.state.requestId, route: ctx.state.routePath }, 'unhandled error');
         writeError(ctx, new InternalError(`internal error (request id ${ctx.state.requestId})`));
