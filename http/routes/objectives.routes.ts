@@ -18,7 +18,7 @@ import type { ObjectiveService } from '../../src/objectives/objective.service';
 import { parseLabelSelector } from '../../src/resource/labels';
 import { pageRequest } from '../../src/resource/pagination';
 import { Feedback } from '../../src/schemas/agents.schema';
-import { ListOf, PathIds, Strict, listParamProperties } from '../../src/schemas/common.schema';
+import { INT32_MAX, ListOf, PathIds, Strict, listParamProperties } from '../../src/schemas/common.schema';
 import {
   ApproveToolCallBody, CancelObjectiveBody, CreateObjectiveBody, DenyToolCallBody, FollowUpMessageBody, Objective, ObjectiveEventView,
   ObjectiveFeedbackBody, ObjectiveListFilters,
@@ -55,7 +55,7 @@ const ToolCallPath = Strict({
 const ListQuery = Strict({ ...listParamProperties, ...ObjectiveListFilters });
 const EventsQuery = Strict({ cursor: listParamProperties.cursor, limit: listParamProperties.limit });
 const StreamQuery = Strict({
-  lastEventId: Type.Optional(Type.Integer({ minimum: 0, description: 'Resume after this sequence; the Last-Event-ID header wins when both are sent' })),
+  lastEventId: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX, description: 'Resume after this sequence; the Last-Event-ID header wins when both are sent' })),
 });
 
 /** The sequence a stream resumes after: Last-Event-ID, else `lastEventId`, else 0 (from the start). */
@@ -63,7 +63,7 @@ function resumeAfter(header: string | string[] | undefined, query: number | unde
   const raw = Array.isArray(header) ? header[0] : header;
   if (raw === undefined || raw.trim() === '') return query ?? 0;
   const value = raw.trim();
-  if (!/^\d{1,15}$/.test(value)) throw InvalidArgumentError.forField('Last-Event-ID', 'must be the sequence (id:) of an event of this stream');
+  if (!/^\d{1,10}$/.test(value) || Number(value) > INT32_MAX) throw InvalidArgumentError.forField('Last-Event-ID', 'must be the sequence (id:) of an event of this stream');
   return Number(value);
 }
 

@@ -6,6 +6,7 @@ import {
   BareMetadata,
   CreateMetadata,
   Description,
+  INT32_MAX,
   OperationMetadata,
   Profile,
   ResourceMetadata,
@@ -13,7 +14,6 @@ import {
   UpdateBody,
 } from './common.schema';
 
-const INT32_MAX = 2_147_483_647;
 const PROMPT_MAX = 256 * 1024;
 const URL_MAX = 2048;
 const HINTS = Type.Array(Type.String({ maxLength: 256 }), { maxItems: 32 });

@@ -9,6 +9,8 @@ export function Strict<T extends TProperties>(properties: T, options: { descript
   return Type.Object(properties, { additionalProperties: false, ...options });
 }
 
+/** The largest value of a Postgres integer column (positions, sequences, counts). */
+export const INT32_MAX = 2_147_483_647;
 export const NAME_MAX = 256;
 export const EXTERNAL_ID_MAX = 256;
 export const DESCRIPTION_MAX = 4096;

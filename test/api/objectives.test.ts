@@ -544,6 +544,13 @@ describe('objectives API', function () {
       assert.equal(bad.status, 400);
       assert.equal(bad.body.code, Code.INVALID_ARGUMENT);
       assert.match(bad.body.message, /Last-Event-ID/);
+      // Past the largest sequence there can be (npm run fuzz found a 500 here: the integer overflowed in the query).
+      const huge = await readSse(objective.metadata.id, { query: '?lastEventId=99999999999999999999' });
+      assert.equal(huge.status, 400, JSON.stringify(huge.body));
+      assert.match(huge.body.message, /lastEventId/);
+      const hugeHeader = await readSse(objective.metadata.id, { headers: { 'Last-Event-ID': '2147483648' } });
+      assert.equal(hugeHeader.status, 400);
+      assert.match(hugeHeader.body.message, /Last-Event-ID/);
     });
 
     it('resumes a live stream with only the later events', async () => {
