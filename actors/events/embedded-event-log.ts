@@ -135,6 +135,9 @@ interface RunOptions {
 
 /** One consumer: claims, hands messages to the handler one at a time, sleeps until the next is due, stops on request. */
 class EmbeddedConsumerRun implements ConsumerHandle {
+  /** Acks of one tick go out as one statement (the webhook intake acks every objective event). */
+  private readonly acks = new AckBatch((seqs) => this.repository.ack(this.spec, seqs));
+
   readonly stream: string;
   readonly durableName: string;
   private stopping = false;
@@ -224,7 +227,7 @@ class EmbeddedConsumerRun implements ConsumerHandle {
       headers: { ...message.headers },
       streamSequence: message.seq,
       deliveryCount: message.deliveryCount,
-      ack: () => settle(() => this.repository.ack(this.spec, message.seq)),
+      ack: () => settle(() => this.acks.ack(message.seq)),
       nak: (delayMs) => settle(() => this.repository.nak(this.spec, message.seq, message.deliveryCount, Math.max(0, delayMs ?? 0))),
     };
   }
@@ -242,5 +245,30 @@ class EmbeddedConsumerRun implements ConsumerHandle {
         done();
       };
     });
+  }
+}
+
+/** Collects the acks made in one tick and writes them together; each ack resolves when its write has. */
+class AckBatch {
+  private waiting: Array<{ seq: number; resolve: () => void; reject: (error: unknown) => void }> = [];
+
+  constructor(private readonly write: (seqs: number[]) => Promise<void>) {}
+
+  ack(seq: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ seq, resolve, reject });
+      if (this.waiting.length === 1) setImmediate(() => void this.flush());
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.waiting;
+    this.waiting = [];
+    try {
+      await this.write(batch.map((entry) => entry.seq));
+      for (const entry of batch) entry.resolve();
+    } catch (error) {
+      for (const entry of batch) entry.reject(error);
+    }
   }
 }

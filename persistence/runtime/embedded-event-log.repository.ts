@@ -213,9 +213,9 @@ export class EmbeddedEventLogRepository {
     return row?.wait_ms ?? null;
   }
 
-  /** Removes the message from the consumer's pending ones: it is never delivered to it again. */
-  async ack(consumer: ConsumerKey, seq: number): Promise<void> {
-    await this.database.query('DELETE FROM embedded_stream_deliveries WHERE stream = $1 AND durable_name = $2 AND seq = $3', [consumer.stream, consumer.durableName, seq]);
+  /** Removes the messages from the consumer's pending ones: they are never delivered to it again. */
+  async ack(consumer: ConsumerKey, seqs: readonly number[]): Promise<void> {
+    await this.database.query('DELETE FROM embedded_stream_deliveries WHERE stream = $1 AND durable_name = $2 AND seq = ANY($3::bigint[])', [consumer.stream, consumer.durableName, seqs]);
   }
 
   /**
