@@ -8,6 +8,7 @@ import { ApiKeyService } from '../src/accounts/api-key.service';
 import { ServiceSealer } from '../src/crypto/service-sealer';
 import { WorkspaceService } from '../src/accounts/workspace.service';
 import { Authenticator } from '../src/auth/authenticator';
+import { CredentialChanges } from '../src/auth/credential-changes';
 import { RateLimiter } from '../src/auth/rate-limiter';
 import { API_KEY_TOKEN_KEY_PURPOSE, ApiKeyTokens } from '../src/auth/tokens';
 import type { Config } from '../src/config';
@@ -89,6 +90,8 @@ import { workspaceRoutes } from './routes/workspaces.routes';
 
 export interface Services {
   store: FoundationStore;
+  /** API key and workspace writes tell the authenticator, which forgets the credentials it kept. */
+  credentialChanges: CredentialChanges;
   tokens: ApiKeyTokens;
   accounts: AccountService;
   workspaces: WorkspaceService;
@@ -178,8 +181,9 @@ export function createServices(
   const store = createFoundationStore(dataSource);
   const urlPolicy = { allowPrivateNetwork: config.allowPrivateNetwork };
   const tokens = new ApiKeyTokens(() => loadServiceKey(dataSource, masterKey, API_KEY_TOKEN_KEY_PURPOSE));
-  const workspaces = new WorkspaceService(store);
-  const apiKeys = new ApiKeyService(store, tokens);
+  const credentialChanges = new CredentialChanges();
+  const workspaces = new WorkspaceService(store, credentialChanges);
+  const apiKeys = new ApiKeyService(store, tokens, credentialChanges);
   const accountSecrets = new ServiceSealer(() => loadServiceKey(dataSource, masterKey, ACCOUNT_SECRETS_KEY_PURPOSE));
   const accounts = new AccountService(store, tokens, workspaces, apiKeys, accountSecrets);
   // Tenant erasure reaches the objectives service, built further down (it needs the tenants).
@@ -244,7 +248,7 @@ export function createServices(
   };
   const webhookDeliveries = new WebhookDeliveryService(agentsStore, webhookDeliveriesStore, webhookEndpointCommands ?? noWebhookRuntime);
   return {
-    store, tokens, accounts, workspaces, apiKeys, tenants, search, memoryLayers, memoryEntries, uploads, secrets, providerKeys, models,
+    store, credentialChanges, tokens, accounts, workspaces, apiKeys, tenants, search, memoryLayers, memoryEntries, uploads, secrets, providerKeys, models,
     agents, variations, assignments, feedback, tools, toolSets, bundles, objectives, objectivesStore, objectiveEffects,
     webhookDeliveries, webhookDeliveriesStore, webhookEffects, schedules, schedulesStore,
     clusterStatus: clusterStatus ?? noRuntime,
@@ -288,7 +292,7 @@ export interface ApplicationParts {
 export function createAppDependencies(options: CreateDependenciesOptions): ApplicationParts {
   const { config, dataSource, logger } = options;
   const services = createServices(options);
-  const authenticator = new Authenticator(services.store, services.tokens, config.oidc);
+  const authenticator = new Authenticator(services.store, services.tokens, config.oidc, services.credentialChanges);
   return {
     services,
     app: {

@@ -1,6 +1,7 @@
 // API keys (spec 2.7, 4.3, api-decisions.md): workspace keys and the account's
 // global key; create, update, enable/disable, rotate (bumps the token version,
 // so every earlier token fails), delete (never the system key).
+import { CredentialChanges } from '../auth/credential-changes';
 import { newId } from '../ids';
 import { NotFoundError, PermissionDeniedError } from '../errors';
 import type { Principal } from '../auth/principal';
@@ -23,6 +24,8 @@ export class ApiKeyService {
   constructor(
     private readonly store: FoundationStore,
     private readonly tokens: ApiKeyTokens,
+    /** Told after every change of a key's state, scopes or token version (the authenticator forgets what it kept). */
+    private readonly changes: CredentialChanges = new CredentialChanges(),
   ) {}
 
   /** Creates a workspace key and returns it with its token (shown only now). */
@@ -69,6 +72,7 @@ export class ApiKeyService {
       assertCanGrant(principal.scopes, changes.permissions);
     }
     const updated = await this.store.apiKeys.update(record.id, { ...changes, updatedAt: new Date() });
+    this.changes.changed();
     return this.withInfo(updated ?? record);
   }
 
@@ -80,6 +84,7 @@ export class ApiKeyService {
     const record = await this.find(workspace, id);
     assertCanManageKeyHolding(principal.scopes, record.permissions);
     await this.store.apiKeys.delete(record.id);
+    this.changes.changed();
   }
 
   /** @throws PermissionDeniedError when the key holds a permission the caller lacks */
@@ -87,6 +92,7 @@ export class ApiKeyService {
     const record = await this.find(workspace, id);
     assertCanManageKeyHolding(principal.scopes, record.permissions);
     const updated = await this.store.apiKeys.update(record.id, { state, updatedAt: new Date() });
+    this.changes.changed();
     return this.withInfo(updated ?? record);
   }
 
@@ -111,11 +117,13 @@ export class ApiKeyService {
   async setGlobalState(principal: Principal, state: ApiKeyState): Promise<ApiKey> {
     const record = await this.global(principal);
     const updated = await this.store.apiKeys.update(record.id, { state, updatedAt: new Date() });
+    this.changes.changed();
     return this.withInfo(updated ?? record);
   }
 
   private async rotateRecord(record: ApiKeyRecord): Promise<ApiKey> {
     const updated = await this.store.apiKeys.update(record.id, { tokenVersion: record.tokenVersion + 1, updatedAt: new Date() });
+    this.changes.changed();
     const current = updated ?? record;
     const token = await this.tokens.issue({ apiKeyId: current.id, tokenVersion: current.tokenVersion });
     return { ...(await this.withInfo(current)), spec: { ...toApiKey(current, { token }).spec } };

@@ -1,6 +1,7 @@
 // Workspace administration (spec 4.2): workspaces, members and profile search.
 // Archiving the last non-archived workspace is FAILED_PRECONDITION; member
 // removal cuts access at once (authentication reads memberships per request).
+import { CredentialChanges } from '../auth/credential-changes';
 import { newId } from '../ids';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors';
 import type { Principal } from '../auth/principal';
@@ -22,7 +23,11 @@ export type WorkspaceCreatedHook = (workspace: WorkspaceRecord) => Promise<void>
 export class WorkspaceService {
   private readonly createdHooks: WorkspaceCreatedHook[] = [];
 
-  constructor(private readonly store: FoundationStore) {}
+  constructor(
+    private readonly store: FoundationStore,
+    /** Told after a workspace is archived (keys of an archived workspace stop working). */
+    private readonly changes: CredentialChanges = new CredentialChanges(),
+  ) {}
 
   /** Registers work to do for every new workspace. */
   onWorkspaceCreated(hook: WorkspaceCreatedHook): void {
@@ -87,6 +92,7 @@ export class WorkspaceService {
       }
       await store.workspaces.update(id, { status: WorkspaceStatus.ARCHIVED, updatedAt: new Date() });
     });
+    this.changes.changed();
   }
 
   async listMembers(principal: Principal, workspaceId: string, page: PageRequest): Promise<Page<WorkspaceMember>> {

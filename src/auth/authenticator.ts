@@ -1,5 +1,8 @@
 // Turns a bearer token into a Principal: our API key JWTs (key state and token
-// version checked on every request, so disable and rotation act at once) or an
+// version read with the workspace in one round trip, kept for at most
+// CREDENTIAL_TTL_MS, and forgotten at once when this node changes a key or
+// archives a workspace: a disable or rotation acts at once on the node that made
+// it, within a second on the others) or an
 // OpenID Connect user token verified against the issuer's JWKS. For an API key
 // the workspace the request names is read in the same round trip as the key
 // (authorized later, by workspace-access.ts).
@@ -11,6 +14,8 @@ import type { Principal } from './principal';
 import { FULL_ACCESS } from './scopes';
 import { isApiKeyToken, MAX_TOKEN_LENGTH, type ApiKeyTokens } from './tokens';
 import type { WorkspaceRef } from './workspace-access';
+import { expiringMemo, type ExpiringMemo } from '../resource/expiring-memo';
+import type { CredentialChanges } from './credential-changes';
 
 export interface OidcOptions {
   issuer: string;
@@ -41,15 +46,28 @@ export interface Authentication {
   workspaceRead?: { id: string; workspace: WorkspaceRef | null };
 }
 
+/** How long a key's state and its workspace are honoured without reading them again (the revocation delay on other nodes). */
+export const CREDENTIAL_TTL_MS = 1000;
+
+type Credential = Awaited<ReturnType<FoundationStore['apiKeys']['findCredential']>>;
+
 export class Authenticator {
   private readonly jwks?: JWTVerifyGetKey;
+  /** Keyed by key id and the workspace the request names (none, the key's own, or an id). */
+  private readonly credentials: ExpiringMemo<Credential>;
 
   constructor(
     private readonly store: FoundationStore,
     private readonly tokens: ApiKeyTokens,
     private readonly oidc?: OidcOptions,
+    changes?: CredentialChanges,
   ) {
     if (oidc) this.jwks = createRemoteJWKSet(new URL(oidc.jwksUrl));
+    this.credentials = expiringMemo((key) => {
+      const [apiKeyId, workspace] = JSON.parse(key) as [string, string | null | undefined];
+      return this.store.apiKeys.findCredential(apiKeyId, workspace);
+    }, { ttlMs: CREDENTIAL_TTL_MS });
+    changes?.onChange(() => this.credentials.clear());
   }
 
   /**
@@ -68,7 +86,8 @@ export class Authenticator {
 
   private async apiKeyPrincipal(token: string, workspaceId: string | null | undefined): Promise<Authentication> {
     const claims = await this.tokens.verify(token);
-    const found = await this.store.apiKeys.findCredential(claims.apiKeyId, workspaceId);
+    // JSON keeps undefined (no workspace) apart from null (the key's own): undefined becomes a missing element.
+    const found = await this.credentials(JSON.stringify(workspaceId === undefined ? [claims.apiKeyId] : [claims.apiKeyId, workspaceId]));
     const key = found?.key;
     const lookedUp = workspaceId === undefined ? undefined : (workspaceId ?? key?.workspaceId);
     const workspaceRead = found && lookedUp ? { id: lookedUp, workspace: found.workspace } : undefined;

@@ -10,11 +10,14 @@ export interface ExpiringMemoOptions {
   now?: () => number;
 }
 
-export function expiringMemo<Value>(load: (key: string) => Promise<Value>, options: ExpiringMemoOptions): (key: string) => Promise<Value> {
+/** A memoised lookup; `clear` forgets every entry (the source changed). */
+export type ExpiringMemo<Value> = ((key: string) => Promise<Value>) & { clear(): void };
+
+export function expiringMemo<Value>(load: (key: string) => Promise<Value>, options: ExpiringMemoOptions): ExpiringMemo<Value> {
   const maxEntries = options.maxEntries ?? 10_000;
   const now = options.now ?? Date.now;
   const entries = new Map<string, { value: Promise<Value>; expiresAt: number }>();
-  return (key) => {
+  const lookup = (key: string): Promise<Value> => {
     const entry = entries.get(key);
     if (entry && entry.expiresAt > now()) return entry.value;
     entries.delete(key);
@@ -27,4 +30,5 @@ export function expiringMemo<Value>(load: (key: string) => Promise<Value>, optio
     if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
     return value;
   };
+  return Object.assign(lookup, { clear: () => entries.clear() });
 }

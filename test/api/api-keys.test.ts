@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CREDENTIAL_TTL_MS } from '../../src/auth/authenticator';
 import { startTestApi, type TestApi } from '../support/api';
 import { assertStatus, Code, missingId, newAccount, newKey, newWorkspace, type TestAccount } from '../support/fixtures';
 
@@ -273,8 +275,29 @@ describe('API keys', () => {
       const disabled = await api.request('PUT', '/v1/account/global_api_key/disable', { token });
       assert.equal(disabled.body.state, 'STATE_DISABLED');
       assertStatus(await api.request('PUT', '/v1/account/global_api_key/enable', { token }), 401, Code.UNAUTHENTICATED, /disabled/);
+      // Enabled behind this node's back (as another node would): seen once the kept credential expires.
       await api.services.store.apiKeys.update(own.globalKeyId, { state: 'STATE_ENABLED' });
+      await sleep(CREDENTIAL_TTL_MS + 50);
       assert.equal((await api.request('GET', '/v1/account', { token })).status, 200);
+    });
+
+    it('reads a key once for the requests of a second, and a disable through the API acts on the next request', async () => {
+      const own = await newAccount(api);
+      const apiKeys = api.services.store.apiKeys;
+      const original = apiKeys.findCredential.bind(apiKeys);
+      let reads = 0;
+      apiKeys.findCredential = (...args) => {
+        reads += 1;
+        return original(...args);
+      };
+      try {
+        for (let index = 0; index < 5; index += 1) assert.equal((await api.request('GET', '/v1/account', { token: own.globalToken })).status, 200);
+        assert.equal(reads, 1, 'one read for five requests');
+        await api.request('PUT', '/v1/account/global_api_key/disable', { token: own.globalToken });
+        assertStatus(await api.request('GET', '/v1/account', { token: own.globalToken }), 401, Code.UNAUTHENTICATED, /disabled/);
+      } finally {
+        apiKeys.findCredential = original;
+      }
     });
 
     it('cannot be rotated by a workspace key, even with account:manage', async () => {
