@@ -391,8 +391,13 @@ async function applyStored(act: Activation, envelope: Envelope, command: Pending
 }
 
 async function applyPending(act: Activation, envelope: Envelope): Promise<Envelope> {
+  return applyCommands(act, envelope, await act.commands.listPending(act.behavior.kind, act.id, act.fence.shard));
+}
+
+/** Applies stored commands in order; stops at one that must be retried later (send order holds). */
+async function applyCommands(act: Activation, envelope: Envelope, commands: readonly PendingCommand[]): Promise<Envelope> {
   let current = envelope;
-  for (const command of await act.commands.listPending(act.behavior.kind, act.id, act.fence.shard)) {
+  for (const command of commands) {
     const applied = await applyStored(act, current, command);
     current = applied.envelope;
     if (applied.stop) break;
@@ -433,10 +438,10 @@ async function resumeInterrupted(act: Activation, envelope: Envelope): Promise<E
 
 /** Recovery: snapshot and journal tail, then the stored commands, then the effects whose runs were lost. */
 async function activate(act: Activation): Promise<Envelope> {
-  const snapshotEntry = await act.journal.findSnapshot(act.key);
+  const { snapshot: snapshotEntry, entries, pending } = await act.journal.readActivation(act.key, act.behavior.kind, act.id, act.fence.shard);
   let envelope = snapshotEntry ? normalize(snapshotEntry.payload) : initialEnvelope(act.behavior, act.id);
-  for (const entry of await act.journal.listAfter(act.key, envelope.seq)) envelope = fold(act.behavior, envelope, entry.payload as EntryPayload, entry.sequenceNr);
-  envelope = await applyPending(act, envelope);
+  for (const entry of entries) envelope = fold(act.behavior, envelope, entry.payload as EntryPayload, entry.sequenceNr);
+  envelope = await applyCommands(act, envelope, pending);
   return resumeInterrupted(act, envelope);
 }
 
@@ -506,13 +511,15 @@ export function entityFunction(deps: EntityDeps): ActorFunction<Envelope | null,
   return async (state, message, ctx) => {
     runtimeMetrics.mailboxDepth.dec();
     let envelope = state;
+    const activating = envelope === null;
     try {
       envelope ??= await activate(act);
     } catch (error) {
       abandonMessage(message, deps.fence.shard);
       throw error;
     }
-    const next = await handle(act, envelope, message);
+    // A notification of stored commands that activated the actor: the activation just applied them.
+    const next = activating && message.type === 'stored' && !message.command ? (message.done?.(), envelope) : await handle(act, envelope, message);
     if (act.passivateRequested) {
       act.passivateRequested = false;
       // Messages still queued are answered by onUnhandled (asks retry and reach the next activation).

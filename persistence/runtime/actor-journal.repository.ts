@@ -4,6 +4,7 @@
 import { ShardFencedError } from '../../src/sharding/sharding.errors';
 import type { RuntimeDatabase, SqlQueryable } from './runtime-database';
 import type { Fence } from './turn-writer';
+import type { PendingCommand } from './actor-command.repository';
 
 /** One journal entry as the runtime reads it. */
 export interface JournalEntry {
@@ -51,6 +52,37 @@ export class ActorJournalRepository {
       [key, after],
     );
     return rows.map((row) => ({ key, sequenceNr: Number(row.sequence_nr), payload: row.payload, createdAt: row.created_at }));
+  }
+
+  /**
+   * What an activation reads, in one round trip: the snapshot, the journal
+   * entries after it, and the actor's unprocessed durable commands in
+   * position order (three statements before; an actor activated by its first
+   * command, a new objective say, read three empty answers in a row).
+   */
+  async readActivation(key: string, kind: string, actorId: string, shard: number): Promise<{ snapshot: SnapshotEntry | null; entries: JournalEntry[]; pending: PendingCommand[] }> {
+    const rows = await this.database.query<{ part: number; sequence_nr: string | null; payload: unknown; created_at: Date | null; id: string | null }>(
+      `WITH snap AS (SELECT sequence_nr, payload, created_at FROM actor_snapshots WHERE persistence_key = $1)
+       SELECT 0 AS part, sequence_nr, payload, created_at, NULL::text AS id, 0::bigint AS position FROM snap
+       UNION ALL
+       SELECT 1, j.sequence_nr, j.payload, j.created_at, NULL, 0 FROM actor_journal j
+        WHERE j.persistence_key = $1 AND j.sequence_nr > coalesce((SELECT sequence_nr FROM snap), 0)
+       UNION ALL
+       SELECT 2, NULL, c.payload, NULL, c.id, c.position FROM actor_commands c
+        WHERE c.shard = $4 AND c.kind = $2 AND c.actor_id = $3 AND c.processed_at IS NULL
+       ORDER BY part, sequence_nr, position`,
+      [key, kind, actorId, shard],
+      { preparedAs: 'agentrt_read_activation' },
+    );
+    let snapshot: SnapshotEntry | null = null;
+    const entries: JournalEntry[] = [];
+    const pending: PendingCommand[] = [];
+    for (const row of rows) {
+      if (row.part === 0) snapshot = { key, sequenceNr: Number(row.sequence_nr), payload: row.payload, createdAt: row.created_at! };
+      else if (row.part === 1) entries.push({ key, sequenceNr: Number(row.sequence_nr), payload: row.payload, createdAt: row.created_at! });
+      else pending.push({ id: row.id!, kind, actorId, payload: row.payload });
+    }
+    return { snapshot, entries, pending };
   }
 
   /** The latest snapshot of `key`, or null. */
