@@ -8,7 +8,7 @@
 // a time), and the endpoint puts each objective's events back in order.
 import type { ConsumedEvent, ConsumerHandle } from '../../src/ports/event-consumer';
 import { OBJECTIVE_EVENTS_STREAM } from '../../src/objectives/objective-events';
-import { newDeliveryOf } from '../../src/webhooks/webhook-delivery';
+import { ApiError } from '../../src/errors';
 import type { WebhookEndpointCommand } from '../../src/webhooks/webhook-endpoint.behavior';
 import { WEBHOOK_ENDPOINT_KIND, webhookEndpointIdOf } from '../../src/webhooks/webhook-endpoint-id';
 import type { ActorRuntime } from '../runtime/actor-runtime';
@@ -57,15 +57,14 @@ export async function startWebhookIntake(dependencies: WebhookIntakeDependencies
     }
     const webhookUrl = await webhookUrlOf(agentId);
     if (!webhookUrl) return event.ack();
-    try {
-      newDeliveryOf(event.data, { endpointId: '', webhookUrl }, new Date());
-    } catch (error) {
-      // Not an objective event envelope: it would fail the same way every time it came back.
-      logger.warn({ err: error, subject: event.subject, id: event.id }, 'objective event that is no webhook envelope skipped by the webhook intake');
-      return event.ack();
-    }
     const command: WebhookEndpointCommand = { type: 'event', body: event.data, webhookUrl };
-    await runtime.ask(WEBHOOK_ENDPOINT_KIND, webhookEndpointIdOf(agentId, webhookUrl), command, { commandId: `whev:${event.id}` });
+    try {
+      await runtime.ask(WEBHOOK_ENDPOINT_KIND, webhookEndpointIdOf(agentId, webhookUrl), command, { commandId: `whev:${event.id}` });
+    } catch (error) {
+      if (!(error instanceof ApiError && error.code === 'INVALID_ARGUMENT')) throw error;
+      // Not an objective event envelope (the endpoint refused it): it would fail the same way every time it came back.
+      logger.warn({ err: error, subject: event.subject, id: event.id }, 'objective event that is no webhook envelope skipped by the webhook intake');
+    }
     await event.ack();
   }
 

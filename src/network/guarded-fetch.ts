@@ -6,6 +6,9 @@ import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { PermissionDeniedError } from '../errors';
 import { assertAddressAllowed, guardedLookup, type UrlPolicyOptions } from './url-policy';
 
+/** The longest wait for a socket to connect to a user-configured URL (a tool, a webhook receiver), whatever the call's own deadline. */
+export const CONNECT_TIMEOUT_CAP_MS = 10_000;
+
 export type FetchFunction = (input: string | URL, init?: RequestInit) => Promise<Response>;
 
 /**

@@ -1,8 +1,8 @@
 // Duration strings of schedule intervals (`every`, `offset`): parsing to whole seconds and
 // the canonical form echoed back. Pure; knows nothing of clocks or time zones.
 import { InvalidArgumentError } from '../errors';
+import { readDuration } from '../resource/duration';
 
-const DURATION = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
 const UNITS = [
   ['d', 86_400],
   ['h', 3_600],
@@ -16,16 +16,15 @@ const UNITS = [
  * @throws InvalidArgumentError naming `field` when the string does not match the grammar.
  */
 export function parseScheduleDuration(text: unknown, field: string): number {
-  const match = typeof text === 'string' && text !== '' ? DURATION.exec(text) : null;
-  if (!match) {
+  const ms = typeof text === 'string' ? readDuration(text) : 'malformed';
+  if (ms === 'malformed') {
     throw InvalidArgumentError.forField(
       field,
       'must be a duration such as 90s, 15m, 1h30m or 1d (integer units d, h, m, s in that order)',
     );
   }
-  const seconds = UNITS.reduce((total, [, size], index) => total + Number(match[index + 1] ?? 0) * size, 0);
-  if (!Number.isSafeInteger(seconds)) throw InvalidArgumentError.forField(field, 'is too large');
-  return seconds;
+  if (ms === 'too large') throw InvalidArgumentError.forField(field, 'is too large');
+  return ms / 1000;
 }
 
 /**

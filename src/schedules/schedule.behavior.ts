@@ -307,14 +307,8 @@ function fireDue(turn: ScheduleTurn, due: Date, now: Date): Decision {
     if (run) fire(turn, run);
   }
   // Never before the fire just handled: a reminder handed over a little early must not arm the same time again.
-  const armed = turn.decision.reminders;
   turn.arm(new Date(Math.max(now.getTime(), due.getTime())));
-  if (armed?.set?.some((reminder) => reminder.name === FIRE_REMINDER)) turn.decision.reminders = mergeReminders(armed, turn.decision.reminders);
   return turn.done();
-}
-
-function mergeReminders(first: Decision['reminders'], second: Decision['reminders']): Decision['reminders'] {
-  return { set: [...(first?.set ?? []), ...(second?.set ?? [])], cancel: [...(first?.cancel ?? []), ...(second?.cancel ?? [])] };
 }
 
 export const scheduleBehavior: ScheduleBehavior = {

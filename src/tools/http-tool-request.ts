@@ -5,15 +5,13 @@
 // policy at connect time. Redirects are never followed: a 3xx is the answer.
 import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
-import { guardedConnector } from '../network/guarded-fetch';
+import { CONNECT_TIMEOUT_CAP_MS, guardedConnector } from '../network/guarded-fetch';
 import type { UrlPolicyOptions } from '../network/url-policy';
 import { SECRET_NAME_PATTERN } from '../secrets/secret-templates';
 import type { ExecutableTool } from './tool-call-outcome';
 import { readCapped, type CappedText } from './tool-result-text';
 import { SECRET_PLACEHOLDER } from './tool-spec';
 
-/** Connecting never waits longer than this, however long the tool may take to answer. */
-export const CONNECT_TIMEOUT_CAP_MS = 10_000;
 const USER_AGENT = 'agentrt-tool/1.0';
 
 /** The header our client always sets; a configured header of the same name is replaced. */

@@ -4,7 +4,7 @@
 // due, and disable the endpoint on a 410 or after failing for too long.
 // Pure: the HTTP POST, the signing secrets and the clock's randomness come
 // from outside (the kind in actors/kinds binds them).
-import { FailedPreconditionError } from '../errors';
+import { FailedPreconditionError, InvalidArgumentError } from '../errors';
 import type { ActorBehavior, ActorContext, ActorDecision, EffectOutcome, EffectRequest, FiredReminder } from '../ports/actor-behavior';
 import { newDeliveryOf, type WebhookDeliveryChange, type WebhookDeliveryRecord, type WebhookDeliveryStatus } from './webhook-delivery';
 import {
@@ -159,7 +159,12 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
   }
 
   function acceptEvent(turn: EndpointTurn, command: Extract<WebhookEndpointCommand, { type: 'event' }>): Decision {
-    const delivery = newDeliveryOf(command.body, { endpointId: turn.state.endpointId, webhookUrl: command.webhookUrl }, turn.now);
+    let delivery: WebhookDeliveryRecord;
+    try {
+      delivery = newDeliveryOf(command.body, { endpointId: turn.state.endpointId, webhookUrl: command.webhookUrl }, turn.now);
+    } catch (error) {
+      throw InvalidArgumentError.forField('body', (error as Error).message);
+    }
     const lane = turn.state.lanes[delivery.objectiveId];
     const known = lane?.queue.find((queued) => queued.delivery.id === delivery.id);
     if (known) return turn.decision({ deliveryId: delivery.id, status: known.delivery.status, duplicate: true });

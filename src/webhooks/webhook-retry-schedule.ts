@@ -2,13 +2,13 @@
 // the configured schedule, its ±20 % jitter and the receiver's Retry-After.
 // Pure: the caller passes the randomness and the clock, and keeps the timers.
 import { ConfigError } from '../config';
+import { readDuration } from '../resource/duration';
 
 export const WEBHOOK_RETRY_SCHEDULE_VARIABLE = 'AGENTRT_WEBHOOK_RETRY_SCHEDULE';
 
 const SECOND_MS = 1_000;
 const MINUTE_MS = 60 * SECOND_MS;
 const HOUR_MS = 60 * MINUTE_MS;
-const DAY_MS = 24 * HOUR_MS;
 
 /**
  * Delays after the first attempt, one per retry: 8 attempts over about 27.6 h
@@ -31,16 +31,6 @@ export const RETRY_AFTER_CAP_FACTOR = 2;
 
 /** The value that spells "no retries", since an empty variable means "not set" everywhere else in the configuration. */
 const NO_RETRIES = 'none';
-// Integer units in descending order, as schedule durations are written (`1h30m`), plus `ms` for tests.
-const DURATION = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$/;
-const UNIT_MS = [DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS, 1];
-
-function durationMs(item: string): number | null {
-  const match = item === '' ? null : DURATION.exec(item);
-  if (!match) return null;
-  const total = match.slice(1).reduce((sum, amount, index) => sum + (amount === undefined ? 0 : Number(amount) * UNIT_MS[index]), 0);
-  return Number.isSafeInteger(total) ? total : null;
-}
 
 /**
  * Reads AGENTRT_WEBHOOK_RETRY_SCHEDULE: comma-separated delays after the first
@@ -56,8 +46,9 @@ export function parseWebhookRetrySchedule(raw: string): number[] {
   if (text === '') throw new ConfigError(`${WEBHOOK_RETRY_SCHEDULE_VARIABLE} is empty: list delays such as "5s,5m,30m", or write "${NO_RETRIES}" for no retries`);
   return text.split(',').map((part) => {
     const item = part.trim();
-    const delay = durationMs(item);
-    if (delay === null) {
+    // Schedule durations' grammar (`1h30m`), plus `ms` for tests.
+    const delay = readDuration(item, { milliseconds: true });
+    if (typeof delay !== 'number') {
       throw new ConfigError(`${WEBHOOK_RETRY_SCHEDULE_VARIABLE} holds "${item}", which is not a duration such as 500ms, 5s, 5m, 2h, 1d or 1h30m`);
     }
     return delay;

@@ -6,7 +6,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
 import { errorCodeIn, refusalIn } from '../network/error-chain';
-import { guardedConnector } from '../network/guarded-fetch';
+import { CONNECT_TIMEOUT_CAP_MS, guardedConnector } from '../network/guarded-fetch';
 import type { UrlPolicyOptions } from '../network/url-policy';
 import { parseRetryAfter } from './webhook-retry-schedule';
 import { webhookHeaders } from './webhook-signature';
@@ -15,8 +15,6 @@ import { webhookHeaders } from './webhook-signature';
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000;
 /** Response headers kept on a delivery, names and values counted in UTF-8 bytes. */
 export const WEBHOOK_RESPONSE_HEADERS_MAX_BYTES = 8 * 1024;
-/** Connecting never waits longer than this, however long the receiver may take to answer. */
-const CONNECT_TIMEOUT_CAP_MS = 10_000;
 const USER_AGENT = 'agentrt-webhooks/1.0';
 
 export interface WebhookSenderOptions {

@@ -159,7 +159,6 @@ describe('webhook delivery (embedded runtime, real receiver)', function () {
     assert.deepEqual(ids.slice(0, 3), [first.metadata.id, first.metadata.id, first.metadata.id], 'three attempts of the first event, one id');
     assert.equal(first.data.attemptCount, 3);
     assert.deepEqual(received.slice(2).map((webhook) => verified(webhook).data.objectiveEvent.sequence), events.map((event) => event.sequence), 'nothing later went before the first succeeded');
-    assert.equal(new Set(received.map((webhook) => webhook.timestamp)).size >= 1, true);
   });
 
   it('records FAILED once the schedule is spent, and the retry endpoint sends it again with the same id', async () => {

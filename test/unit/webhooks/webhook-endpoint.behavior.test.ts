@@ -240,6 +240,16 @@ describe('webhook endpoint behaviour', () => {
     assert.equal(driver.state.disabled, null);
   });
 
+  it('refuses a body that is no objective event envelope with INVALID_ARGUMENT, recording nothing', async () => {
+    const driver = new EndpointDriver();
+    await assert.rejects(
+      driver.command({ type: 'event', body: JSON.stringify({ type: 'something.else', data: {} }), webhookUrl: URL_A }),
+      (error: unknown) => error instanceof ApiError && error.code === 'INVALID_ARGUMENT' && /data\.objectiveEvent\.metadata\.id/.test(error.message),
+    );
+    assert.equal(driver.rows.size, 0);
+    assert.deepEqual(driver.runningIds(), []);
+  });
+
   it('makes one delivery of an event handed over twice while it is queued', async () => {
     const driver = new EndpointDriver();
     await driver.event('obj_1', 1);
