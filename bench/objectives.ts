@@ -83,7 +83,7 @@ function countQueries(): { stop(): { total: number; top: Array<[string, number]>
   return {
     stop() {
       prototype.query = original;
-      return { total: [...counts.values()].reduce((sum, count) => sum + count, 0), top: [...counts].sort((a, b) => b[1] - a[1]).slice(0, 12) };
+      return { total: [...counts.values()].reduce((sum, count) => sum + count, 0), top: [...counts].sort((a, b) => b[1] - a[1]).slice(0, 16) };
     },
   };
 }

@@ -226,7 +226,7 @@ export function createServices(
     tools: new ToolExecutor({ secrets: new WorkspaceSecretResolver(secrets), mcp: mcpClient, urlPolicy, logger }),
   };
   const objectives: ObjectiveService = new ObjectiveService(
-    agentsStore, modelsStore, tenants, objectivesStore, objectiveCommands ?? noObjectiveRuntime, feedback,
+    agentsStore, tenants, objectivesStore, objectiveCommands ?? noObjectiveRuntime, feedback,
     { ...config.objectives },
   );
   const webhookDeliveriesStore = createWebhookDeliveriesStore(dataSource);

@@ -13,6 +13,7 @@ import { ToolEntity } from '../entities/tool.entity';
 import { ToolSetEntity, ToolSetToolEntity } from '../entities/tool-set.entity';
 import { VariationAssignmentEntity } from '../entities/variation-assignment.entity';
 import { VariationMemoryLayerEntity } from '../entities/variation-memory-layer.entity';
+import { runConfigurationQuery } from './agent-run-configuration.read';
 import { registerUniqueMessage, translateDriverError } from './driver-errors';
 import { fetchPage } from './list-query';
 import { countRunningObjectives } from './objectives.store';
@@ -57,6 +58,7 @@ function storeFor(manager: EntityManager, dataSource: DataSource): AgentsStore {
         const found = await findAgentWithInfo(id);
         return found && { record: found.record, createdBy: found.createdBy, variationCount: found.extra.variationCount };
       },
+      runConfiguration: runConfigurationQuery(manager),
     },
     variations: {
       ...recordTable(manager, AgentVariationEntity),

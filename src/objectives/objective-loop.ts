@@ -90,6 +90,9 @@ export function startModelCall(turn: ObjectiveTurn): void {
     name: MODEL_CALL_EFFECT,
     input: { workspaceId: turn.config.workspaceId, request: chatRequestOf(turn.state) } satisfies ModelCallEffectInput,
     timeoutMs: turn.config.modelCallTimeoutMs ?? DEFAULT_MODEL_CALL_TIMEOUT_MS,
+    // The answer is recorded by the turn that applies it (ASSISTANT_MESSAGE); a node lost
+    // before that turn asks the model again, the price of two statements fewer per call.
+    durableResult: false,
   });
 }
 
@@ -167,7 +170,9 @@ export function runToolCall(turn: ObjectiveTurn, call: TurnToolCall): void {
     arguments: call.arguments,
     context: { workspaceId: turn.config.workspaceId },
   };
-  const effect: EffectRequest = { id: call.id, name: TOOL_CALL_EFFECT, input, timeoutMs: tool.effectTimeoutMs };
+  // Finished is recorded by the turn that applies the result (TOOL_RESULT); a call not
+  // recorded finished is sent again with the same Idempotency-Key (the tool call id).
+  const effect: EffectRequest = { id: call.id, name: TOOL_CALL_EFFECT, input, timeoutMs: tool.effectTimeoutMs, durableResult: false };
   turn.startEffect(effect);
 }
 

@@ -197,7 +197,7 @@ export function createObjectiveBehavior(
           ? expectsPrepareChild(state, effect.id)
           : effect.name === TOOL_CALL_EFFECT && state.turnCalls.some((call) => call.id === effect.id && call.state === 'running' && !call.child);
       if (!expected || isTerminal(state.status)) return {};
-      return { effects: { start: [{ id: effect.id, name: effect.name, input: effect.input, timeoutMs: effect.timeoutMs }] } };
+      return { effects: { start: [{ id: effect.id, name: effect.name, input: effect.input, timeoutMs: effect.timeoutMs, ...(effect.durableResult === false ? { durableResult: false } : {}) }] } };
     },
   };
 }

@@ -13,9 +13,8 @@ import { selectVariation, type RandomSource } from '../agents/variation-selectio
 import { inWorkspace } from '../agents/write-options';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors';
 import { newId } from '../ids';
-import { ModelStatus } from '../models/records';
-import type { AgentsStore } from '../ports/agents-store';
-import type { ModelsStore } from '../ports/models-store';
+import { ModelStatus, type ModelRecord } from '../models/records';
+import type { AgentRunConfiguration, AgentsStore } from '../ports/agents-store';
 import type { ObjectiveCommandPort } from '../ports/objective-commands';
 import type { ObjectiveListFilter, ObjectiveRecord, ObjectivesStore } from '../ports/objectives-store';
 import { toResourceMetadata } from '../resource/metadata';
@@ -88,7 +87,6 @@ export class ObjectiveService {
 
   constructor(
     private readonly agents: AgentsStore,
-    private readonly models: Pick<ModelsStore, 'findByName'>,
     private readonly tenants: TenantService,
     private readonly objectives: ObjectivesStore,
     private readonly commands: ObjectiveCommandPort,
@@ -144,7 +142,8 @@ export class ObjectiveService {
    * its tools (direct, through tool sets) and sub-agents.
    */
   async resolve(workspace: Pick<WorkspaceRef, 'id' | 'accountId'>, profileId: string, request: ObjectiveRequest): Promise<ObjectiveStart> {
-    const agent = inWorkspace(await this.agents.agents.findById(request.agentId), workspace as WorkspaceRef, 'agent', request.agentId);
+    const configuration = await this.agents.agents.runConfiguration(request.agentId);
+    const agent = inWorkspace(configuration?.agent ?? null, workspace as WorkspaceRef, 'agent', request.agentId);
     if (agent.status === AgentStatus.ARCHIVED) throw new FailedPreconditionError(`agent ${agent.id} is ARCHIVED; objectives run on DRAFT and PUBLISHED agents`);
     if (agent.inputDataSchema && request.data !== undefined) {
       const violations = schemaViolations(request.data, agent.inputDataSchema, 'data');
@@ -156,10 +155,9 @@ export class ObjectiveService {
     if (request.data === undefined && request.initialMessage === undefined) {
       throw InvalidArgumentError.forField('initialMessage', 'is required when no data is given (the first user message is initialMessage, else data rendered as JSON)');
     }
-    const variations = await this.agents.variations.listByAgent(agent.id);
-    const variation = selectVariation(variations, { mode: agent.variationSelectionMode, explicitId: request.variationId, random: this.random });
-    const modelId = await this.checkModel(workspace.id, variation);
-    const tools = await this.toolsOf(variation);
+    const variation = selectVariation(configuration!.variations, { mode: agent.variationSelectionMode, explicitId: request.variationId, random: this.random });
+    const modelId = checkModel(variation, configuration!.models);
+    const tools = toolsOf(variation, configuration!);
     const objectiveId = request.objectiveId ?? newId('objective');
     const now = new Date().toISOString();
     const objectiveMetadata = {
@@ -319,57 +317,52 @@ export class ObjectiveService {
     if (!record) throw NotFoundError.resource('objective', id);
     return toObjective(record);
   }
+}
 
-  /** @returns the variation's model id. @throws FailedPreconditionError when it has none or it is DISABLED */
-  private async checkModel(workspaceId: string, variation: VariationRecord): Promise<string> {
-    if (!variation.modelId) throw new FailedPreconditionError(`variation ${variation.id} has no model (set spec.modelConfig.modelId)`);
-    const model = await this.models.findByName(workspaceId, variation.modelId);
-    if (!model) throw new FailedPreconditionError(`model ${variation.modelId} of variation ${variation.id} no longer exists in this workspace`);
-    if (model.status === ModelStatus.DISABLED) throw new FailedPreconditionError(`model ${variation.modelId} is DISABLED in this workspace`);
-    return variation.modelId;
-  }
+/** @returns the variation's model id. @throws FailedPreconditionError when it has none, or it is absent or DISABLED */
+function checkModel(variation: VariationRecord, models: readonly ModelRecord[]): string {
+  if (!variation.modelId) throw new FailedPreconditionError(`variation ${variation.id} has no model (set spec.modelConfig.modelId)`);
+  const model = models.find((candidate) => candidate.name === variation.modelId);
+  if (!model) throw new FailedPreconditionError(`model ${variation.modelId} of variation ${variation.id} no longer exists in this workspace`);
+  if (model.status === ModelStatus.DISABLED) throw new FailedPreconditionError(`model ${variation.modelId} is DISABLED in this workspace`);
+  return variation.modelId;
+}
 
-  /**
-   * The tools the variation offers the model: tools assigned directly, the tools
-   * of assigned tool sets, and one tool per assigned sub-agent. A tool reached
-   * twice is offered once; the direct assignment's `requiresApproval` wins.
-   */
-  private async toolsOf(variation: VariationRecord): Promise<ObjectiveTool[]> {
-    const assignments = await this.agents.assignments.listByVariations([variation.id]);
-    const toolIds = assignments.flatMap((row) => (row.toolId ? [row.toolId] : []));
-    const setIds = assignments.flatMap((row) => (row.toolSetId ? [row.toolSetId] : []));
-    const agentIds = assignments.flatMap((row) => (row.agentId ? [row.agentId] : []));
-    const direct = toolIds.length ? await this.agents.tools.findByIds(toolIds) : [];
-    const bySet = setIds.length ? await this.agents.toolSetTools.toolsOf(setIds) : new Map<string, ToolRecord[]>();
-    const subAgents = agentIds.length ? await this.agents.agents.findByIds(agentIds) : [];
-    const tools = new Map<string, ObjectiveTool>();
-    const add = (tool: ToolRecord, assignment: AssignmentRecord) => {
-      if (tools.has(tool.id)) return;
-      tools.set(tool.id, {
-        name: modelToolName(tool.name),
-        description: tool.description ?? tool.name,
-        inputSchema: tool.inputSchema ?? { type: 'object', properties: {} },
-        requiresApproval: assignment.requiresApproval ?? tool.requiresApproval,
-        effectTimeoutMs: effectTimeoutMsFor(tool),
-        executable: executableTool(tool),
-        metadata: toResourceMetadata(tool, tool.workspaceId),
-      });
-    };
-    const toolById = new Map(direct.map((tool) => [tool.id, tool]));
-    for (const assignment of assignments) {
-      if (assignment.toolId && toolById.has(assignment.toolId)) add(toolById.get(assignment.toolId)!, assignment);
-    }
-    for (const assignment of assignments) {
-      for (const tool of assignment.toolSetId ? bySet.get(assignment.toolSetId) ?? [] : []) add(tool, assignment);
-    }
-    const offered = [...tools.values()];
-    const agentById = new Map(subAgents.map((agent) => [agent.id, agent]));
-    for (const assignment of assignments) {
-      const subAgent = assignment.agentId ? agentById.get(assignment.agentId) : undefined;
-      if (subAgent) offered.push(subAgentTool(subAgent, assignment));
-    }
-    return offered;
+/**
+ * The tools the variation offers the model: tools assigned directly, the tools
+ * of assigned tool sets, and one tool per assigned sub-agent. A tool reached
+ * twice is offered once; the direct assignment's `requiresApproval` wins.
+ */
+function toolsOf(variation: VariationRecord, configuration: AgentRunConfiguration): ObjectiveTool[] {
+  const assignments = configuration.assignments.filter((row) => row.variationId === variation.id);
+  const { tools: direct, toolSetTools: bySet, subAgents } = configuration;
+  const tools = new Map<string, ObjectiveTool>();
+  const add = (tool: ToolRecord, assignment: AssignmentRecord) => {
+    if (tools.has(tool.id)) return;
+    tools.set(tool.id, {
+      name: modelToolName(tool.name),
+      description: tool.description ?? tool.name,
+      inputSchema: tool.inputSchema ?? { type: 'object', properties: {} },
+      requiresApproval: assignment.requiresApproval ?? tool.requiresApproval,
+      effectTimeoutMs: effectTimeoutMsFor(tool),
+      executable: executableTool(tool),
+      metadata: toResourceMetadata(tool, tool.workspaceId),
+    });
+  };
+  const toolById = new Map(direct.map((tool) => [tool.id, tool]));
+  for (const assignment of assignments) {
+    if (assignment.toolId && toolById.has(assignment.toolId)) add(toolById.get(assignment.toolId)!, assignment);
   }
+  for (const assignment of assignments) {
+    for (const tool of assignment.toolSetId ? bySet.get(assignment.toolSetId) ?? [] : []) add(tool, assignment);
+  }
+  const offered = [...tools.values()];
+  const agentById = new Map(subAgents.map((agent) => [agent.id, agent]));
+  for (const assignment of assignments) {
+    const subAgent = assignment.agentId ? agentById.get(assignment.agentId) : undefined;
+    if (subAgent) offered.push(subAgentTool(subAgent, assignment));
+  }
+  return offered;
 }
 
 function subAgentTool(agent: AgentRecord, assignment: AssignmentRecord): ObjectiveTool {

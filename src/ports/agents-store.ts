@@ -12,6 +12,7 @@ import type {
   WorkspaceResourceRecord,
 } from '../agents/records';
 import type { ProfileRecord } from '../accounts/records';
+import type { ModelRecord } from '../models/records';
 import type { PageRequest } from '../resource/pagination';
 import type { ToolRecord, ToolSetRecord } from '../tools/records';
 import type { ListFilter, RecordTable } from './foundation-store';
@@ -26,6 +27,23 @@ export interface MemoryLayerRef {
 export interface SubAgentEdge {
   agentId: string;
   subAgentId: string;
+}
+
+/** Everything an objective of an agent runs on, read at once (objective creation). */
+export interface AgentRunConfiguration {
+  agent: AgentRecord;
+  /** Every variation of the agent, in creation order. */
+  variations: VariationRecord[];
+  /** The models of the agent's workspace that its variations name. */
+  models: ModelRecord[];
+  /** The assignments of every variation, in creation order. */
+  assignments: AssignmentRecord[];
+  /** The tools assigned directly. */
+  tools: ToolRecord[];
+  /** The tools of each assigned tool set, in the order they were added. */
+  toolSetTools: Map<string, ToolRecord[]>;
+  /** The agents assigned as sub-agents. */
+  subAgents: AgentRecord[];
 }
 
 export interface AgentsStore {
@@ -43,6 +61,8 @@ export interface AgentsStore {
     findByIds(ids: string[]): Promise<AgentRecord[]>;
     /** The agent with what its `info` shows (creator, variation count), in one read; null when absent. */
     findWithInfo(id: string): Promise<{ record: AgentRecord; createdBy: ProfileRecord | null; variationCount: number } | null>;
+    /** What an objective of the agent runs on, in one read; null when the agent is absent. */
+    runConfiguration(agentId: string): Promise<AgentRunConfiguration | null>;
   };
   variations: RecordTable<VariationRecord> & {
     list(agentId: string, page: PageRequest, filter: ListFilter): Promise<VariationRecord[]>;
