@@ -203,15 +203,15 @@ export function createServices(
   workspaces.onWorkspaceCreated(async (workspace) => void (await models.seedWorkspace(workspace)));
   const search = new SearchService(createSearchStore(dataSource));
   const agentsStore = createAgentsStore(dataSource);
-  const agents = new AgentService(agentsStore, store);
+  const schedulesStore = createSchedulesStore(dataSource);
+  const schedules = new ScheduleService(agentsStore, schedulesStore, scheduleCommands ?? noScheduleRuntime);
+  const agents = new AgentService(agentsStore, store, schedules);
   const variations = new VariationService(agentsStore, store, models);
   const assignments = new AssignmentService(agentsStore, variations);
   const feedback = new FeedbackService(agentsStore);
   const tools = new ToolService(agentsStore, store, urlPolicy);
   const mcpClient = new SdkMcpClient(urlPolicy);
   const toolSets = new ToolSetService(agentsStore, store, tools, mcpClient, urlPolicy);
-  const schedulesStore = createSchedulesStore(dataSource);
-  const schedules = new ScheduleService(agentsStore, schedulesStore, scheduleCommands ?? noScheduleRuntime);
   const bundles = new BundleService(createBundleStore(dataSource), {
     agents, variations, assignments, tools, toolSets, schedules,
     memoryOn(memory) {

@@ -107,5 +107,11 @@ export function createSchedulesStore(dataSource: DataSource): SchedulesStore {
       });
       return rows.map(recordOf);
     },
+
+    // Deleting an agent archives these (src/agents): few rows, usually none.
+    async listLiveOfAgent(workspaceId, agentId) {
+      const rows = await schedules.find({ where: { workspaceId, agentId, status: Not(ARCHIVED) }, order: { id: 'ASC' } });
+      return rows.map(recordOf);
+    },
   };
 }

@@ -1,9 +1,11 @@
 // Agents (spec 2.13, 4.8): create, list, get, update and delete; JSON Schemas
-// checked at write time; DELETE refused while objectives run unless forced.
+// checked at write time; DELETE refused while objectives run unless forced,
+// and archives the agent's schedules (through the AgentScheduleArchive port).
 import type { Principal } from '../auth/principal';
 import type { WorkspaceRef } from '../auth/workspace-access';
 import { FailedPreconditionError, InvalidArgumentError } from '../errors';
 import { newId } from '../ids';
+import type { AgentScheduleArchive } from '../ports/agent-schedules';
 import type { AgentsStore } from '../ports/agents-store';
 import type { FoundationStore, ListFilter } from '../ports/foundation-store';
 import { checkIfMatch, metadataChanges, METADATA_UPDATE_PATHS, newResourceFields } from '../resource/metadata';
@@ -64,6 +66,7 @@ export class AgentService {
   constructor(
     private readonly store: AgentsStore,
     private readonly foundation: FoundationStore,
+    private readonly schedules: AgentScheduleArchive,
   ) {}
 
   /** Creates an agent; `status` defaults to AGENT_STATUS_DRAFT. */
@@ -112,8 +115,11 @@ export class AgentService {
 
   /**
    * Deletes the agent with its variations, assignments and feedback, and its
-   * sub-agent assignments in other agents.
+   * sub-agent assignments in other agents, after archiving its schedules.
+   * Within a caller's transaction (`options.store`, a bundle) only the rows go:
+   * the caller hands schedules to their actors after its commit.
    * @throws FailedPreconditionError when objectives of the agent are running and `force` is not set
+   * @throws the error of a schedule's actor (UNAVAILABLE without an actor runtime); the agent is then not deleted
    */
   async delete(workspace: WorkspaceRef, id: string, force = false, options: WriteOptions = {}): Promise<void> {
     const store = options.store ?? this.store;
@@ -122,7 +128,18 @@ export class AgentService {
     if (running > 0 && !force) {
       throw new FailedPreconditionError(`agent ${record.id} has ${running} running objective(s); cancel them or delete with ?force=true`);
     }
+    // Schedules live in their actors, outside any transaction, so they are
+    // archived BEFORE the row goes: when an actor fails, the DELETE fails with
+    // the agent still there, and a retry archives what is left (an ARCHIVED
+    // schedule is not asked again) and then deletes. Archiving after the delete
+    // would leave, on a failure, schedules of a deleted agent that no API call
+    // reaches (its DELETE is then NOT_FOUND). The second pass archives a
+    // schedule created while this ran (its create found the agent still there);
+    // should it fail, that one schedule's fires fail (info.lastError) as before.
+    const archive = options.store ? null : this.schedules;
+    await archive?.archiveSchedulesOf(workspace.id, record.id);
     await store.agents.delete(record.id);
+    await archive?.archiveSchedulesOf(workspace.id, record.id);
   }
 
   /**

@@ -28,4 +28,6 @@ export interface SchedulesStore {
   listOfBundle(workspaceId: string, bundleKey: string): Promise<ScheduleRecord[]>;
   /** The schedules of these agents of the workspace named one of `names` that are not ARCHIVED, whatever their bundle, in creation (id) order. */
   listNamed(workspaceId: string, agentIds: readonly string[], names: readonly string[]): Promise<ScheduleRecord[]>;
+  /** Every schedule of the agent in the workspace that is not ARCHIVED, in creation (id) order. */
+  listLiveOfAgent(workspaceId: string, agentId: string): Promise<ScheduleRecord[]>;
 }

@@ -10,6 +10,7 @@ import type { WorkspaceRef } from '../auth/workspace-access';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors';
 import { newId } from '../ids';
 import { startKeyOf } from '../objectives/objective.service';
+import type { AgentScheduleArchive } from '../ports/agent-schedules';
 import type { AgentsStore } from '../ports/agents-store';
 import type { ScheduleCommandPort, ScheduleConfiguration } from '../ports/schedule-commands';
 import type { ScheduleListFilter, SchedulesStore } from '../ports/schedules-store';
@@ -59,7 +60,7 @@ function definedOnly<T extends Record<string, unknown>>(fields: T): Partial<T> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
-export class ScheduleService {
+export class ScheduleService implements AgentScheduleArchive {
   private readonly now: () => Date;
 
   constructor(
@@ -197,6 +198,15 @@ export class ScheduleService {
   archiveRecord(record: ScheduleRecord): Promise<AgentSchedule> {
     if (record.spec.status === ARCHIVED) return Promise.resolve(toAgentSchedule(record));
     return this.configure(record, { spec: { ...record.spec, status: ARCHIVED } });
+  }
+
+  /**
+   * Archives every schedule of the agent that is not ARCHIVED, in creation order, as
+   * DELETE of each does (AgentScheduleArchive: deleting the agent, src/agents).
+   * @throws the first error of a schedule's actor; the ones before it stay archived, and calling again archives the rest
+   */
+  async archiveSchedulesOf(workspaceId: string, agentId: string): Promise<void> {
+    for (const record of await this.schedules.listLiveOfAgent(workspaceId, agentId)) await this.archiveRecord(record);
   }
 
   /** The workspace's schedules carrying the bundleKey, ARCHIVED ones left out, in creation order. */

@@ -208,10 +208,19 @@ describe('agents', () => {
         });
         assert.equal(objective.status, 200, JSON.stringify(objective.body));
       }
+      const schedules = `${agentsPath()}/${agent.metadata.id}/schedules`;
+      const schedule = await api.request('POST', schedules, {
+        token: ws.token, body: { metadata: { name: 'yearly' }, spec: { initialMessage: 'SAY hi', schedule: { calendars: [{ month: [{ start: 1 }], dayOfMonth: [{ start: 1 }] }], timezone: 'UTC' } } },
+      });
+      assert.equal(schedule.status, 200, JSON.stringify(schedule.body));
       const refused = await api.request('DELETE', `${agentsPath()}/${agent.metadata.id}`, { token: ws.token });
       assertError(refused, 400, 9, `agent ${agent.metadata.id} has 2 running objective(s); cancel them or delete with ?force=true`);
+      const kept = await api.request('GET', `${schedules}/${schedule.body.metadata.id}`, { token: ws.token });
+      assert.equal(kept.body.spec.status, 'AGENT_SCHEDULE_STATUS_ACTIVE', 'a refused DELETE archives no schedule');
       const forced = await api.request('DELETE', `${agentsPath()}/${agent.metadata.id}?force=true`, { token: ws.token });
       assert.equal(forced.status, 200);
+      const archived = await api.services.schedulesStore.get(ws.workspaceId, agent.metadata.id, schedule.body.metadata.id);
+      assert.equal(archived?.spec.status, 'AGENT_SCHEDULE_STATUS_ARCHIVED', "the agent's schedule is archived with it");
     });
 
     it('returns INVALID_ARGUMENT for a non-boolean force', async () => {

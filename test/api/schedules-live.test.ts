@@ -112,6 +112,28 @@ describe('schedules firing (embedded runtime)', function () {
     await patch(id, { status: 'AGENT_SCHEDULE_STATUS_PAUSED' });
   });
 
+  it('stops firing once its agent is deleted: DELETE of the agent archives the schedule through its actor', async () => {
+    const doomed = (await createAgent(api, ws.token, ws.workspaceId, { metadata: { name: 'doomed' } })).metadata.id as string;
+    await createVariation(api, ws.token, ws.workspaceId, doomed, { spec: { prompt: 'You run scripts.', modelConfig: { modelId: MODEL_ID } } });
+    const schedule_ = await created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/agents/${doomed}/schedules`, {
+      metadata: { name: 'every second' },
+      spec: { initialMessage: 'SAY tick', schedule: { intervals: [{ every: '1s' }], timezone: 'UTC' } },
+    });
+    const id = schedule_.metadata.id as string;
+    await eventually(async () => (await objectivesOf(id)).length >= 1, 'a fire before the delete');
+    // force: a fire's objective may be running at this moment.
+    const deleted = await api.request('DELETE', `/v1/workspaces/${ws.workspaceId}/agents/${doomed}?force=true`, { token: ws.token });
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    const archived = (await api.services.schedulesStore.get(ws.workspaceId, doomed, id))!;
+    assert.equal(archived.spec.status, 'AGENT_SCHEDULE_STATUS_ARCHIVED');
+    assert.equal(archived.info.nextFireAt, null, 'no next fire');
+    const after = (await objectivesOf(id)).length;
+    await sleep(2500);
+    assert.equal((await objectivesOf(id)).length, after, 'no objective after the delete');
+    const later = (await api.services.schedulesStore.get(ws.workspaceId, doomed, id))!;
+    assert.deepEqual(later.info, archived.info, 'no fire was attempted (none skipped, no lastError)');
+  });
+
   it('trigger creates one objective now, and SKIP refuses a second while the first runs', async () => {
     const schedule_ = await created(api, ws.token, schedulesPath(), {
       metadata: { name: 'manual' },

@@ -8,7 +8,9 @@ import { RuntimeScheduleCommands } from '../../actors/kinds/runtime-schedule-com
 import { startKeyOf } from '../../src/objectives/objective.service';
 import type { SqlRunner } from '../../src/ports/actor-behavior';
 import type { ScheduleConfiguration, ScheduleTriggerReply } from '../../src/ports/schedule-commands';
+import { UnavailableError } from '../../src/errors';
 import { nextFireTime } from '../../src/schedules/fire-times';
+import { toAgentSchedule } from '../../src/schedules/schedule-mappers';
 import { SCHEDULE_KIND, initialScheduleInfo, type ScheduleRecord } from '../../src/schedules/schedule-record';
 import { assertError, createAgent, createVariation } from '../support/agents-world';
 import { startTestApi, type ApiResponse, type TestApi } from '../support/api';
@@ -23,13 +25,18 @@ const EVERY_15_MINUTES = { intervals: [{ every: '15m' }], timezone: 'Europe/Berl
 
 interface Call { kind: string; id: string; message: Json; options: Json }
 
-/** The schedule actor as the API sees it: configure projects the row (revision + 1, nextFireAt while ACTIVE); trigger answers an objective. */
+/**
+ * The schedule actor as the API sees it: configure projects the row (revision + 1, nextFireAt while ACTIVE); trigger answers an objective.
+ * A schedule id in `failing` is answered UNAVAILABLE (an actor that timed out), without a call recorded.
+ */
 function recordingActor(api: () => TestApi) {
   const calls: Call[] = [];
+  const failing = new Set<string>();
   const commands = new RuntimeScheduleCommands();
   const sql: SqlRunner = { query: (text, parameters) => api().dataSource.query(text, parameters) };
   commands.bind({
     ask: async <Reply>(kind: string, id: string, message: unknown, options?: unknown) => {
+      if (failing.has(id)) throw new UnavailableError(`schedule actor ${id} did not answer in time`);
       calls.push({ kind, id, message, options });
       const store = api().services.schedulesStore;
       if ((message as { type: string }).type === 'configure') {
@@ -56,7 +63,7 @@ function recordingActor(api: () => TestApi) {
       return { schedule: fired, objectiveId } satisfies ScheduleTriggerReply as Reply;
     },
   });
-  return { calls, commands };
+  return { calls, failing, commands };
 }
 
 describe('agent schedules API', function () {
@@ -406,6 +413,70 @@ describe('agent schedules API', function () {
     });
   });
 
+  describe('DELETE /v1/workspaces/{ws}/agents/{agentId} (the agent of schedules)', () => {
+    const agentPath = (agent: string) => `/v1/workspaces/${ws.workspaceId}/agents/${agent}`;
+    /** The schedule as the read model holds it, mapped as GET maps it (GET itself answers the agent NOT_FOUND once it is deleted). */
+    const stored = async (agent: string, id: string) => {
+      const record = await api.services.schedulesStore.get(ws.workspaceId, agent, id);
+      assert.ok(record, `schedule ${id} is still in the read model`);
+      return toAgentSchedule(record) as Json;
+    };
+    const configuresOf = (from: number) => actor.calls.slice(from).filter((call) => call.message.type === 'configure');
+
+    it('archives each schedule of the agent that is not ARCHIVED through its actor, as DELETE of the schedule does', async () => {
+      const agent = (await createAgent(api, ws.token, ws.workspaceId)).metadata.id;
+      const active = await createOk(body(), agent);
+      const paused = await createOk(body({ status: 'AGENT_SCHEDULE_STATUS_PAUSED', schedule: EVERY_15_MINUTES }, { name: 'paused' }), agent);
+      const archivedBefore = (await api.request('DELETE', `${base(agent)}/${(await createOk(body({}, { name: 'old' }), agent)).metadata.id}`, { token: ws.token })).body;
+      const elsewhere = await createOk(body(), otherAgentId);
+      const calls = actor.calls.length;
+
+      const deleted = await api.request('DELETE', agentPath(agent), { token: ws.token });
+      assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+      assert.deepEqual(deleted.body, {});
+
+      assert.deepEqual(configuresOf(calls).map((call) => [call.id, call.message.schedule.spec.status]), [
+        [active.metadata.id, 'AGENT_SCHEDULE_STATUS_ARCHIVED'],
+        [paused.metadata.id, 'AGENT_SCHEDULE_STATUS_ARCHIVED'],
+      ], 'one configure per live schedule, in creation order; the archived one is not asked again');
+      for (const before of [active, paused]) {
+        const after = await stored(agent, before.metadata.id);
+        assert.deepEqual(after.spec, { ...before.spec, status: 'AGENT_SCHEDULE_STATUS_ARCHIVED' }, 'only the status changes');
+        assert.equal(after.info.nextFireAt, undefined, 'an archived schedule has no next fire');
+        assert.deepEqual(after.metadata.labels, before.metadata.labels);
+      }
+      assert.deepEqual(await stored(agent, archivedBefore.metadata.id), archivedBefore, 'an ARCHIVED schedule is left as it was');
+      const other = await api.request('GET', `${base(otherAgentId)}/${elsewhere.metadata.id}`, { token: ws.token });
+      assert.equal(other.body.spec.status, 'AGENT_SCHEDULE_STATUS_ACTIVE', "another agent's schedule stays ACTIVE");
+
+      assertError(await api.request('GET', `${base(agent)}/${active.metadata.id}`, { token: ws.token }), 404, Code.NOT_FOUND, `agent ${agent} not found`);
+      assertError(await api.request('GET', `${base(agent)}/${active.metadata.id}/upcoming`, { token: ws.token }), 404, Code.NOT_FOUND, `agent ${agent} not found`);
+      assertError(await api.request('POST', `${base(agent)}/${paused.metadata.id}/trigger`, { token: ws.token, body: {} }), 404, Code.NOT_FOUND, `agent ${agent} not found`);
+    });
+
+    it('keeps the agent when an actor fails, and a retried DELETE archives the rest and deletes it', async () => {
+      const agent = (await createAgent(api, ws.token, ws.workspaceId)).metadata.id;
+      const first = await createOk(body({}, { name: 'first' }), agent);
+      const second = await createOk(body({}, { name: 'second' }), agent);
+      actor.failing.add(second.metadata.id);
+      try {
+        assertError(await api.request('DELETE', agentPath(agent), { token: ws.token }), 503, 14, `schedule actor ${second.metadata.id} did not answer in time`);
+      } finally {
+        actor.failing.delete(second.metadata.id);
+      }
+      assert.equal((await api.request('GET', agentPath(agent), { token: ws.token })).status, 200, 'the agent is not deleted while a schedule of it is live');
+      assert.equal((await stored(agent, first.metadata.id)).spec.status, 'AGENT_SCHEDULE_STATUS_ARCHIVED', 'the schedule before the failure is archived');
+      assert.equal((await stored(agent, second.metadata.id)).spec.status, 'AGENT_SCHEDULE_STATUS_ACTIVE');
+
+      const calls = actor.calls.length;
+      const retried = await api.request('DELETE', agentPath(agent), { token: ws.token });
+      assert.equal(retried.status, 200, JSON.stringify(retried.body));
+      assert.deepEqual(configuresOf(calls).map((call) => call.id), [second.metadata.id], 'the retry asks only the schedule still live');
+      assert.equal((await stored(agent, second.metadata.id)).spec.status, 'AGENT_SCHEDULE_STATUS_ARCHIVED');
+      assertError(await api.request('GET', agentPath(agent), { token: ws.token }), 404, Code.NOT_FOUND, `agent ${agent} not found`);
+    });
+  });
+
   describe('POST /v1/workspaces/{ws}/agents/{agentId}/schedules/{id}/trigger', () => {
     it('asks the actor to fire once now and answers the schedule with the objective it created', async () => {
       const { metadata: { id } } = await createOk(body({ data: { region: 'emea' }, status: 'AGENT_SCHEDULE_STATUS_PAUSED' }));
@@ -519,6 +590,17 @@ describe('agent schedules API', function () {
       assertError(await bare.request('POST', `${path}/trigger`, { token: ws.token, body: {} }), 503, 14, 'this node runs no actor runtime');
       assert.equal((await bare.request('GET', path, { token: ws.token })).status, 200);
       assert.equal((await bare.request('GET', `${path}/upcoming`, { token: ws.token })).status, 200);
+    });
+
+    it('answers DELETE of an agent with a live schedule UNAVAILABLE and keeps the agent; one without schedules is deleted', async () => {
+      const agents = `/v1/workspaces/${ws.workspaceId}/agents`;
+      const scheduled = (await createAgent(api, ws.token, ws.workspaceId)).metadata.id;
+      const { metadata: { id } } = await createOk(body(), scheduled);
+      assertError(await bare.request('DELETE', `${agents}/${scheduled}`, { token: ws.token }), 503, 14, 'this node runs no actor runtime');
+      assert.equal((await bare.request('GET', `${agents}/${scheduled}`, { token: ws.token })).status, 200);
+      assert.equal((await bare.request('GET', `${base(scheduled)}/${id}`, { token: ws.token })).body.spec.status, 'AGENT_SCHEDULE_STATUS_ACTIVE');
+      const plain = (await createAgent(api, ws.token, ws.workspaceId)).metadata.id;
+      assert.equal((await bare.request('DELETE', `${agents}/${plain}`, { token: ws.token })).status, 200);
     });
   });
 });
