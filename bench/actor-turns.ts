@@ -14,7 +14,7 @@
 // Run with `npm run bench:turns` (BENCH_BUS=nats|memory runs one bus only;
 // BENCH_CPU_PROFILE=<file> writes a .cpuprofile of the measured window only,
 // without the start-up, the activations and the warm-up).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { connect } from '@nats-io/transport-node';
 import { Client } from 'pg';
@@ -23,6 +23,7 @@ import { RuntimeDatabase } from '../persistence/runtime/runtime-database';
 import { counterKind } from '../test/support/cluster-counter';
 import { TEST_NATS_URL, silentLogger, uniqueBusNames } from '../test/support/cluster-harness';
 import { createTestDatabase } from '../test/support/database';
+import { postgresBackendCpu } from './support/postgres-backend-cpu';
 
 const ACTORS = 1000;
 const IN_FLIGHT = 32;
@@ -85,32 +86,6 @@ async function closedLoop(runtime: ActorRuntime, ids: string[], durationMs: numb
   return samples;
 }
 
-/** CPU seconds used so far by the Postgres backends serving this database (local server only: read from /proc). */
-async function backendCpuSeconds(runtime: { pids: number[] }): Promise<number> {
-  let ticks = 0;
-  for (const pid of runtime.pids) {
-    try {
-      // Fields after the command name: state is field 3, utime and stime are fields 14 and 15.
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // The backend has gone.
-    }
-  }
-  return ticks / 100; // USER_HZ
-}
-
-async function backendPids(databaseUrl: string): Promise<number[]> {
-  const client = new Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const rows = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
-    return rows.rows.map((row) => row.pid);
-  } finally {
-    await client.end();
-  }
-}
-
 /** Profiles `run` when BENCH_CPU_PROFILE names a file (`<file>.<bus>.cpuprofile`). */
 async function profiled<T>(bus: string, run: () => Promise<T>): Promise<T> {
   const file = process.env.BENCH_CPU_PROFILE;
@@ -137,15 +112,15 @@ async function measure(bus: 'nats' | 'memory') {
     const ids = Array.from({ length: ACTORS }, (_, i) => `turns-${i}`);
     for (let i = 0; i < ids.length; i += IN_FLIGHT) await Promise.all(ids.slice(i, i + IN_FLIGHT).map((id) => runtime.ask('counter', id, { type: 'get' })));
     await closedLoop(runtime, ids, WARMUP_MS);
-    const backends = { pids: await backendPids(database.url) };
+    const backends = await postgresBackendCpu(database.url);
     const before = { ...traffic };
-    const backendCpuBefore = await backendCpuSeconds(backends);
+    const backendCpuBefore = backends.seconds();
     const cpuBefore = process.cpuUsage();
     const started = process.hrtime.bigint();
     const samples = await profiled(bus, () => closedLoop(runtime, ids, MEASURE_MS));
     const elapsedMs = Number(process.hrtime.bigint() - started) / 1e6;
     const cpu = process.cpuUsage(cpuBefore);
-    const backendCpu = (await backendCpuSeconds(backends)) - backendCpuBefore;
+    const backendCpu = backends.seconds() - backendCpuBefore;
     const statements = traffic.statements - before.statements;
     const journalInserts = traffic.journalInserts - before.journalInserts;
     const sorted = samples.sort((a, b) => a - b);

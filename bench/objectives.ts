@@ -20,6 +20,7 @@ import { Agent, request } from 'undici';
 import { register } from 'prom-client';
 import { startTestApi } from '../test/support/api';
 import { sharedTestDatabase } from '../test/support/global-setup';
+import { postgresBackendCpu } from './support/postgres-backend-cpu';
 
 const OBJECTIVES_IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
 const DURATION_MS = Number(process.env.DURATION_MS ?? 15_000);
@@ -109,7 +110,7 @@ async function main(): Promise<void> {
   const api = await startTestApi({
     logLevel: 'silent',
     poolSize: 10,
-    runtime: { shardCount: 64, passivateAfterMs: PASSIVATE_AFTER_MS, outboxPollMs: 50 },
+    runtime: { shardCount: 64, passivateAfterMs: PASSIVATE_AFTER_MS, outboxPollMs: 1000 },
     env: { AGENTRT_RATE_LIMIT_PER_SECOND: '1000000', AGENTRT_RATE_LIMIT_BURST: '1000000', AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' },
   });
   const dispatcher = new Agent({ connections: APPROVAL_CREATORS, keepAliveTimeout: 60_000 });
@@ -161,6 +162,8 @@ async function main(): Promise<void> {
     register.getSingleMetric('agentrt_actor_turn_duration_seconds')?.reset();
 
     const queries = countQueries();
+    const postgresCpu = await postgresBackendCpu((await sharedTestDatabase()).url);
+    const postgresCpuStart = postgresCpu.seconds();
     const cpuStart = process.cpuUsage();
     const profiler = process.env.PROFILE ? await startProfiler() : null;
     const latencies: number[] = [];
@@ -172,6 +175,7 @@ async function main(): Promise<void> {
     const elapsedMs = Date.now() - started;
     if (profiler) await profiler.stopInto(process.env.PROFILE!);
     const cpu = process.cpuUsage(cpuStart);
+    const postgresCpuSeconds = postgresCpu.seconds() - postgresCpuStart;
     const counted = queries.stop();
     const [{ events }] = await api.dataSource.query(
       'SELECT round(avg(c), 1)::float AS events FROM (SELECT count(*) AS c FROM objective_events e JOIN objectives o ON o.id = e.objective_id WHERE o.workspace_id = $1 GROUP BY e.objective_id) per',
@@ -188,6 +192,7 @@ async function main(): Promise<void> {
       eventsPerObjective: events,
       turnOverhead: await turnOverhead(),
       nodeCpuMsPerObjective: Number(((cpu.user + cpu.system) / 1000 / latencies.length).toFixed(1)),
+      postgresCpuMsPerObjective: Number(((postgresCpuSeconds * 1000) / latencies.length).toFixed(1)),
       queriesPerObjective: Number((counted.total / latencies.length).toFixed(1)),
       topQueriesPerObjective: counted.top.map(([text, count]) => `${(count / latencies.length).toFixed(2)} ${text}`),
       target: '>= 300 objectives/s; turn overhead median < 2 ms',

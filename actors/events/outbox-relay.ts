@@ -4,6 +4,16 @@
 // actor whose event fails to publish is set aside for a while (its later
 // events wait, keeping its order) while the others go on: one bad subject
 // never stalls the rest. JetStream being down delays events, never loses them.
+//
+// Two ways in. The rows a turn of this node committed are handed over in
+// memory (offer) and published without reading them back: reading the
+// outbox table was most of the runtime's database time, because each read
+// walks the index entries of rows already published until vacuum removes
+// them. The table itself is read (the backlog) when a shard opens (its
+// previous owner may have left events), while a publication has failed, on
+// flush, and every pollMs as a safety net. While a backlog read is due,
+// offered rows are dropped: they are committed, so the read finds them, in
+// their place among the others.
 import type { StreamDeclaration } from '../../src/ports/actor-behavior';
 import type { EventPublisher } from '../../src/ports/event-publisher';
 import type { ActorOutboxRepository, OutboxEvent } from '../../persistence/runtime/actor-outbox.repository';
@@ -30,6 +40,10 @@ export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
+  /** Rows committed by this node's turns, in commit order, not yet taken by a pass. */
+  private offered: OutboxEvent[] = [];
+  /** The next pass reads the table instead of publishing what was offered. */
+  private backlogDue = true;
   private prepared = false;
   private lastFailureLogAt = 0;
   /** Actors (persistence keys) whose last publication failed, until when they are left out. */
@@ -38,7 +52,20 @@ export class OutboxRelay {
   constructor(private readonly deps: OutboxRelayDeps) {}
 
   start(): void {
-    this.timer = setInterval(() => this.nudge(), this.deps.pollMs);
+    this.timer = setInterval(() => this.readBacklog(), this.deps.pollMs);
+  }
+
+  /** Rows a turn of this node has just committed, in their write order. */
+  offer(rows: readonly OutboxEvent[]): void {
+    if (!this.backlogDue) this.offered.push(...rows);
+    this.nudge();
+  }
+
+  /** Makes the next pass read the owned shards' outbox (a shard opened, or the safety poll). */
+  readBacklog(): void {
+    this.backlogDue = true;
+    this.offered = [];
+    this.nudge();
   }
 
   /** Runs a pass now, or right after the current one. */
@@ -66,6 +93,7 @@ export class OutboxRelay {
   /** Publishes until the outbox of the owned shards is empty or publication fails. */
   async flush(): Promise<void> {
     await this.running;
+    this.backlogDue = true;
     await this.pass();
   }
 
@@ -77,13 +105,33 @@ export class OutboxRelay {
   }
 
   private async pass(): Promise<void> {
+    const offered = this.offered;
+    this.offered = [];
     try {
       await this.prepare();
-      while (await this.publishBatch());
+      if (this.backlogDue || this.pausedActors.size) {
+        // Cleared before the read: a shard opening during it asks for another.
+        this.backlogDue = false;
+        try {
+          while (await this.publishBatch());
+        } finally {
+          await this.updateLag();
+        }
+      } else if (offered.length) {
+        await this.publishOffered(offered);
+      }
     } catch (error) {
+      this.backlogDue = true;
       this.logFailure(error);
     }
-    await this.updateLag();
+  }
+
+  /** The rows offered since the last pass, of the shards still owned. */
+  private async publishOffered(rows: OutboxEvent[]): Promise<void> {
+    const owned = new Set(this.deps.shards());
+    const mine = rows.filter((row) => owned.has(row.shard));
+    await this.publishRows(mine);
+    runtimeMetrics.outboxLag.set(mine.length ? (Date.now() - mine[0].createdAt.getTime()) / 1000 : 0);
   }
 
   private excludedActors(): string[] {
@@ -95,6 +143,22 @@ export class OutboxRelay {
   /** @returns true when a full batch was published and more may wait. */
   private async publishBatch(): Promise<boolean> {
     const rows = await this.deps.outbox.listUnpublished(this.deps.shards(), BATCH, this.excludedActors());
+    const { published, failed } = await this.publishRows(rows);
+    return rows.length === BATCH && (published > 0 || !failed);
+  }
+
+  /**
+   * Publishes rows in outbox order and marks what went out: in one write when
+   * the publisher offers it, else actor by actor, setting aside an actor whose
+   * event fails (its later rows wait for the backlog read).
+   */
+  private async publishRows(rows: OutboxEvent[]): Promise<{ published: number; failed: boolean }> {
+    if (!rows.length) return { published: 0, failed: false };
+    if (await this.publishAllAtOnce(rows)) {
+      await this.deps.outbox.markPublished(rows.map((row) => row.id));
+      runtimeMetrics.outboxPublished.inc(rows.length);
+      return { published: rows.length, failed: false };
+    }
     const byActor = new Map<string, OutboxEvent[]>();
     for (const row of rows) {
       const key = row.actorKey ?? row.id;
@@ -102,11 +166,6 @@ export class OutboxRelay {
     }
     const published: string[] = [];
     let failed = false;
-    if (rows.length && (await this.publishAllAtOnce(rows))) {
-      await this.deps.outbox.markPublished(rows.map((row) => row.id));
-      runtimeMetrics.outboxPublished.inc(rows.length);
-      return rows.length === BATCH;
-    }
     await Promise.all(
       [...byActor].map(async ([key, events]) => {
         for (const event of events) {
@@ -124,7 +183,7 @@ export class OutboxRelay {
     );
     await this.deps.outbox.markPublished(published);
     runtimeMetrics.outboxPublished.inc(published.length);
-    return rows.length === BATCH && (published.length > 0 || !failed);
+    return { published: published.length, failed };
   }
 
   /**

@@ -94,7 +94,8 @@ export class ActorRuntime {
       writer: new TurnWriter(database, { idleTimeoutMs, projectors, projections }),
       options,
       logger,
-      onPublished: () => this.relay.nudge(),
+      onPublished: (rows) => this.relay.offer(rows),
+      onShardOpened: () => this.relay.readBacklog(),
       onSent: (sends) => {
         // One notification per receiver: it applies all its stored commands, in order.
         const receivers = new Map(sends.map((send) => [`${send.kind}\u0000${send.actorId}`, send]));

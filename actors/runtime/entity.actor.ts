@@ -12,6 +12,7 @@ import type { ActorContext, ActorDecision, ActorKind, AnyActorBehavior, EffectOu
 import { shardOf } from '../../src/sharding/fnv1a32';
 import { DuplicateCommandError, isRetryable, ShardFencedError, ShardMovedError } from '../../src/sharding/sharding.errors';
 import type { ActorCommandRepository, PendingCommand } from '../../persistence/runtime/actor-command.repository';
+import type { OutboxEvent } from '../../persistence/runtime/actor-outbox.repository';
 import type { ActorJournalRepository } from '../../persistence/runtime/actor-journal.repository';
 import type { ActorReminderRepository } from '../../persistence/runtime/actor-reminder.repository';
 import type { CommandInsert, Fence, OutboxInsert, TurnWrite, TurnWriter } from '../../persistence/runtime/turn-writer';
@@ -92,8 +93,8 @@ export interface EntityDeps {
   eventSubject: string;
   reminderPollMs: number;
   logger: RuntimeLogger;
-  /** The turn wrote outbox rows (wakes the relay). */
-  onPublished: () => void;
+  /** The outbox rows a turn committed, in write order (the relay publishes them without reading them back). */
+  onPublished: (rows: OutboxEvent[]) => void;
   /** The turn wrote durable commands for other actors (deliver them now). */
   onSent: (sends: CommandInsert[]) => void;
   /** A write was refused by the fence: this node lost the shard. */
@@ -285,7 +286,10 @@ async function turn(act: Activation, envelope: Envelope, decision: Decision, inp
   for (const id of aborted) act.effects.abandon(act.key, id);
   for (const effect of started) act.effects.start({ kind: act.behavior.kind, actorId: act.id, key: act.key, fence: act.fence, effect });
   if (sends.length) act.onSent(sends);
-  if (write.outbox.length) act.onPublished();
+  if (write.outbox.length) {
+    const committedAt = new Date();
+    act.onPublished(write.outbox.map((row) => ({ ...row, shard: act.fence.shard, actorKey: act.key, createdAt: committedAt })));
+  }
   if (decision.passivate) act.passivateRequested = true;
   return decision.snapshot ? requestedSnapshot(act, next) : periodicSnapshot(act, next);
 }

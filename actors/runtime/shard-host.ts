@@ -11,6 +11,7 @@ import type { Bus, BusMessage, BusSubscription } from '../../src/ports/bus';
 import { actorAddress, persistenceKey, shardSubject } from '../../src/sharding/addressing';
 import { isRetryable, ShardFencedError, ShardMovedError } from '../../src/sharding/sharding.errors';
 import type { ActorCommandRepository } from '../../persistence/runtime/actor-command.repository';
+import type { OutboxEvent } from '../../persistence/runtime/actor-outbox.repository';
 import type { ActorJournalRepository } from '../../persistence/runtime/actor-journal.repository';
 import type { ActorReminderRepository } from '../../persistence/runtime/actor-reminder.repository';
 import type { ActorWorkRepository } from '../../persistence/runtime/actor-work.repository';
@@ -44,8 +45,10 @@ export interface ShardHostDeps {
   writer: TurnWriter;
   options: RuntimeOptions;
   logger: RuntimeLogger;
-  /** Called when an entity wrote outbox events (wakes the relay). */
-  onPublished: () => void;
+  /** Called with the outbox rows an entity's turn committed. */
+  onPublished: (rows: OutboxEvent[]) => void;
+  /** Called when the node starts serving a shard, before its actors run (its previous owner may have left events). */
+  onShardOpened: (shard: number) => void;
   /** Called with the durable commands a turn sent to other actors, after commit. */
   onSent: (sends: CommandInsert[]) => void;
   /** Called after a shard was dropped because a write found its fence moved (release the lease). */
@@ -107,6 +110,7 @@ export class ShardHost {
     });
     const subscription = this.deps.bus.subscribe(shardSubject(this.deps.options.subjectPrefix, shard), (message) => this.onBusMessage(shard, message));
     this.slots.set(shard, { shard, epoch, router, subscription, accepting: true });
+    this.deps.onShardOpened(shard);
     runtimeMetrics.ownedShards.set(this.slots.size);
     void this.resumeShard(shard, epoch);
   }
