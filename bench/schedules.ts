@@ -132,6 +132,10 @@ interface Fire {
   prepared?: number;
   effectApplied?: number;
   started?: number;
+  /** The reminder due at the nominal time reached the schedule actor. */
+  fireDelivered?: number;
+  /** The schedule actor decided the start (its transactional send). */
+  fireDecided?: number;
 }
 
 /**
@@ -160,6 +164,9 @@ function installHooks() {
       const dueMs = Number(key.split(':').at(-2));
       const fire = fireOf(id, dueMs);
       if (fire && fire.delivered === undefined) fire.delivered = Date.now();
+      // The reminder due at a nominal fire time (not the one preparing it ahead).
+      const nominal = fires.get(`${id}|${dueMs}`);
+      if (nominal && nominal.effectApplied !== undefined) nominal.fireDelivered ??= Date.now();
     }
     return deliverOnce.call(this, key, kind, id, ...rest);
   };
@@ -174,6 +181,12 @@ function installHooks() {
         fire.decisions += 1;
         fire.decided ??= context.now.getTime();
       }
+    }
+    for (const send of decision.send ?? []) {
+      const command = send.command as ObjectiveCommand;
+      if (command.type !== 'start' || !command.start.spec.scheduleId || !command.start.spec.scheduleFireTime) continue;
+      const fire = fireOf(command.start.spec.scheduleId, Date.parse(command.start.spec.scheduleFireTime));
+      if (fire) fire.fireDecided ??= Date.now();
     }
     return decision as never;
   };
@@ -398,6 +411,9 @@ async function main(): Promise<void> {
         prepare: stage(between('prepareStart', 'prepared')),
         preparedToEffectApplied: stage(between('prepared', 'effectApplied')),
         effectAppliedToStarted: stage(between('effectApplied', 'started')),
+        fireDelivered: stage(since('fireDelivered')),
+        fireDeliveredToDecided: stage(between('fireDelivered', 'fireDecided')),
+        fireDecidedToStarted: stage(between('fireDecided', 'started')),
       },
       runtimeMs: {
         reminderPoll: { ...summary(timings.poll), remindersPerPoll: { p50: percentile(polledSorted, 50), max: percentile(polledSorted, 100) } },

@@ -92,9 +92,13 @@ export class OutboxRelay {
 
   /** Publishes until the outbox of the owned shards is empty or publication fails. */
   async flush(): Promise<void> {
-    await this.running;
-    this.backlogDue = true;
-    await this.pass();
+    // Through the serialised passes: a pass of its own beside them could publish
+    // a row offered during its read ahead of that actor's older rows.
+    this.readBacklog();
+    while (this.running) {
+      await this.running;
+      if (!this.backlogDue) break;
+    }
   }
 
   /** Creates the declared streams once (retried by the next pass after a failure). */

@@ -7,10 +7,14 @@ import { OBJECTIVE_KIND, type ObjectiveCommand, type ObjectiveReply } from '../.
 import type { ActorRuntime } from '../runtime/actor-runtime';
 
 export class RuntimeObjectiveCommands implements ObjectiveCommandPort {
-  private runtime: Pick<ActorRuntime, 'ask'> | null = null;
+  private runtime: Pick<ActorRuntime, 'ask' | 'activate'> | null = null;
 
-  bind(runtime: Pick<ActorRuntime, 'ask'>): void {
+  bind(runtime: Pick<ActorRuntime, 'ask' | 'activate'>): void {
     this.runtime = runtime;
+  }
+
+  warm(objectiveId: string): void {
+    this.runtime?.activate(OBJECTIVE_KIND, objectiveId);
   }
 
   send(objectiveId: string, command: ObjectiveCommand, options: ObjectiveCommandOptions = {}): Promise<ObjectiveReply> {

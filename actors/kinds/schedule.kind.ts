@@ -11,7 +11,7 @@ import type { ScheduleChange } from '../../src/schedules/schedule-record';
 import { PREPARE_SCHEDULED_OBJECTIVE_EFFECT, scheduleBehavior, type PrepareScheduledObjectiveInput } from '../../src/schedules/schedule.behavior';
 
 export interface ScheduleKindDependencies {
-  objectives: Pick<ObjectiveService, 'resolve'>;
+  objectives: Pick<ObjectiveService, 'resolve' | 'warm'>;
   store: Pick<SchedulesStore, 'project' | 'projection'>;
 }
 
@@ -25,8 +25,8 @@ export function createScheduleKind(dependencies: ScheduleKindDependencies): Acto
   return {
     behavior: scheduleBehavior,
     effects: {
-      [PREPARE_SCHEDULED_OBJECTIVE_EFFECT]: (input: PrepareScheduledObjectiveInput): Promise<ObjectiveStart> =>
-        objectives.resolve({ id: input.workspaceId, accountId: input.accountId }, input.profileId, {
+      [PREPARE_SCHEDULED_OBJECTIVE_EFFECT]: async (input: PrepareScheduledObjectiveInput): Promise<ObjectiveStart> => {
+        const start = await objectives.resolve({ id: input.workspaceId, accountId: input.accountId }, input.profileId, {
           agentId: input.agentId,
           initialMessage: input.initialMessage,
           data: input.data,
@@ -35,7 +35,11 @@ export function createScheduleKind(dependencies: ScheduleKindDependencies): Acto
           scheduleFireTime: input.fireTime,
           startKey: scheduledStartKey(input.scheduleId, input.fireTime),
           objectiveId: input.objectiveId,
-        }),
+        });
+        // Prepared ahead of the fire: the objective's actor reads its (empty) journal now, not at the fire time.
+        objectives.warm(start.objectiveId);
+        return start;
+      },
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: ScheduleChange }>),
     projection: (changes) => store.projection(changes as Array<{ actorId: string; change: ScheduleChange }>),

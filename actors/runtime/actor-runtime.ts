@@ -4,6 +4,7 @@
 // clusterStatus and stop.
 import { ConfigError } from '../../src/config';
 import { FailedPreconditionError } from '../../src/errors';
+import { actorAddress } from '../../src/sharding/addressing';
 import type { ActorKind } from '../../src/ports/actor-behavior';
 import type { Bus } from '../../src/ports/bus';
 import type { ConsumedEvent, ConsumerHandle, DurableConsumerSpec, EventConsumers } from '../../src/ports/event-consumer';
@@ -17,7 +18,7 @@ import { ActorReminderRepository } from '../../persistence/runtime/actor-reminde
 import { ActorRetentionRepository } from '../../persistence/runtime/actor-retention.repository';
 import { ActorWorkRepository } from '../../persistence/runtime/actor-work.repository';
 import type { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
-import { TurnWriter } from '../../persistence/runtime/turn-writer';
+import { TurnWriter, type CommandInsert } from '../../persistence/runtime/turn-writer';
 import { OutboxRelay } from '../events/outbox-relay';
 import { startSystem, stopActor, type SystemRef } from '../nact/nact';
 import type { RuntimeOptions } from '../runtime-options';
@@ -97,9 +98,16 @@ export class ActorRuntime {
       onPublished: (rows) => this.relay.offer(rows),
       onShardOpened: () => this.relay.readBacklog(),
       onSent: (sends) => {
-        // One notification per receiver: it applies all its stored commands, in order.
-        const receivers = new Map(sends.map((send) => [`${send.kind}\u0000${send.actorId}`, send]));
-        for (const send of receivers.values()) void this.client.notifyStored(send.kind, send.actorId).catch(() => undefined);
+        // A receiver of this node gets each command handed over, in send order: no
+        // bus round trip, no read of its pending list. Others get one notification
+        // each and apply all their stored commands, in order.
+        const remote = new Map<string, CommandInsert>();
+        for (const send of sends) {
+          const command = { id: send.id, kind: send.kind, actorId: send.actorId, payload: send.payload };
+          const key = `${send.kind}\u0000${send.actorId}`;
+          if (remote.has(key) || !this.host.deliver(send.kind, send.actorId, send.shard, { type: 'stored', command })) remote.set(key, send);
+        }
+        for (const send of remote.values()) void this.client.notifyStored(send.kind, send.actorId).catch(() => undefined);
       },
       onShardLost: (shard) => void this.balancer.shardLost(shard),
     });
@@ -149,6 +157,17 @@ export class ActorRuntime {
   /** See ActorClient.ask. */
   ask<Reply = unknown>(kind: string, id: string, message: unknown, options?: CallOptions): Promise<Reply> {
     return this.client.ask<Reply>(kind, id, message, options);
+  }
+
+  /**
+   * Activates an actor ahead of a message it will get shortly (a scheduled
+   * objective's start), so that message finds its recovery read done. Best
+   * effort: an actor of another node is notified, and a failure is ignored.
+   */
+  activate(kind: string, id: string): void {
+    const { shard } = actorAddress(kind, id, this.deps.options.shardCount);
+    if (this.host.deliver(kind, id, shard, { type: 'wake', done: () => undefined })) return;
+    void this.client.notifyStored(kind, id).catch(() => undefined);
   }
 
   /** See ActorClient.tell. */

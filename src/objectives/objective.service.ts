@@ -130,6 +130,15 @@ export class ObjectiveService {
     return this.start(resolved);
   }
 
+  /**
+   * Readies the actor of an objective that a transactional send will start
+   * shortly (a schedule prepares its fire ahead): the start then finds the
+   * actor's recovery read done.
+   */
+  warm(objectiveId: string): void {
+    this.commands.warm?.(objectiveId);
+  }
+
   /** Starts a resolved objective and returns its row; used by create and by schedules. */
   async start(start: ObjectiveStart): Promise<Objective> {
     await this.commands.send(start.objectiveId, { type: 'start', start }, { commandId: `start:${start.objectiveId}` });

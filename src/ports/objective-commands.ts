@@ -11,4 +11,6 @@ export interface ObjectiveCommandOptions {
 
 export interface ObjectiveCommandPort {
   send(objectiveId: string, command: ObjectiveCommand, options?: ObjectiveCommandOptions): Promise<ObjectiveReply>;
+  /** Readies the objective's actor for a command due shortly (a scheduled start). Best effort; absent where nothing can be readied. */
+  warm?(objectiveId: string): void;
 }
