@@ -165,7 +165,12 @@ export class ActorRuntime {
    * effort: an actor of another node is notified, and a failure is ignored.
    */
   activate(kind: string, id: string): void {
-    const { shard } = actorAddress(kind, id, this.deps.options.shardCount);
+    let shard: number;
+    try {
+      ({ shard } = actorAddress(kind, id, this.deps.options.shardCount));
+    } catch {
+      return; // Not an actor id: nothing to ready (its message, if any, gets the error).
+    }
     if (this.host.deliver(kind, id, shard, { type: 'wake', done: () => undefined })) return;
     void this.client.notifyStored(kind, id).catch(() => undefined);
   }
