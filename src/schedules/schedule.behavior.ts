@@ -19,7 +19,10 @@ export const PREPARE_SCHEDULED_OBJECTIVE_EFFECT = 'schedule.prepare_objective';
 export const FIRE_REMINDER = 'fire';
 /** Set this long before a fire: the objective is prepared ahead, so at the fire time only its start is left to do. */
 export const PREPARE_REMINDER = 'prepare';
-export const PREPARE_LEAD_MS = 2000;
+// 2.5 s, not 2: calendar rules fire on whole seconds, so preparing one fire half a
+// second off them never lands on the instant other schedules fire (the prepare's
+// read and the objective's activation then do not delay those starts).
+export const PREPARE_LEAD_MS = 2500;
 /** A prepare resolves a few rows; this is generous. */
 const PREPARE_TIMEOUT_MS = 30_000;
 /** Most missed fire times counted one by one after downtime; beyond it the count is a lower bound. */

@@ -3,7 +3,10 @@ import { ApiError } from '../../../src/errors';
 import type { ActorDecision, EffectRequest } from '../../../src/ports/actor-behavior';
 import type { ScheduleConfiguration, ScheduleTriggerReply } from '../../../src/ports/schedule-commands';
 import type { ScheduleChange, ScheduleRecord } from '../../../src/schedules/schedule-record';
-import { scheduleBehavior, type ScheduleActorCommand, type ScheduleEvent, type ScheduleState } from '../../../src/schedules/schedule.behavior';
+import { PREPARE_LEAD_MS, scheduleBehavior, type ScheduleActorCommand, type ScheduleEvent, type ScheduleState } from '../../../src/schedules/schedule.behavior';
+
+/** When the prepare reminder of a fire at `fireIso` is due. */
+const preparing = (fireIso: string): string => new Date(Date.parse(fireIso) - PREPARE_LEAD_MS).toISOString();
 
 type Decision = ActorDecision<ScheduleEvent, ScheduleRecord | ScheduleTriggerReply | null, ScheduleChange>;
 
@@ -92,7 +95,7 @@ describe('schedule behaviour', () => {
     const driver = new ScheduleDriver();
     const record = await driver.command({ type: 'configure', schedule: configuration() }) as ScheduleRecord;
     assert.equal(record.info.nextFireAt, '2026-11-25T10:01:00.000Z');
-    assert.equal(driver.reminders.get('prepare')?.toISOString(), '2026-11-25T10:00:58.000Z');
+    assert.equal(driver.reminders.get('prepare')?.toISOString(), preparing('2026-11-25T10:01:00.000Z'));
     assert.equal(driver.reminders.has('fire'), false);
     assert.deepEqual(driver.row, record);
     assert.equal(driver.last.passivate, true, 'nothing in flight between fires: no memory held');
@@ -101,7 +104,7 @@ describe('schedule behaviour', () => {
   it('prepares the objective ahead, holds it, and starts it at the fire time with a send carrying the resolved start', async () => {
     const driver = new ScheduleDriver();
     await driver.command({ type: 'configure', schedule: configuration() });
-    await driver.at('2026-11-25T10:00:58.000Z', { hold: true });
+    await driver.at(preparing('2026-11-25T10:01:00.000Z'), { hold: true });
     const [effect] = [...driver.running.values()];
     assert.equal(effect.name, 'schedule.prepare_objective');
     const input = effect.input as { objectiveId: string; fireTime: string; initialMessage: string; scheduleId: string };
@@ -122,7 +125,7 @@ describe('schedule behaviour', () => {
     assert.equal(driver.row?.info.lastObjectiveId, input.objectiveId);
     assert.equal(driver.row?.info.lastFiredAt, '2026-11-25T10:01:00.004Z');
     assert.equal(driver.row?.info.nextFireAt, '2026-11-25T10:02:00.000Z');
-    assert.equal(driver.reminders.get('prepare')?.toISOString(), '2026-11-25T10:01:58.000Z');
+    assert.equal(driver.reminders.get('prepare')?.toISOString(), preparing('2026-11-25T10:02:00.000Z'));
     assert.equal(driver.last.passivate, true);
   });
 
@@ -168,7 +171,7 @@ describe('schedule behaviour', () => {
     assert.equal(decision.effects?.start?.length, 1);
     assert.equal((decision.effects!.start![0].input as { fireTime: string }).fireTime, '2026-11-25T10:01:00.000Z');
     assert.equal(decision.reminders?.set?.[0].name, 'prepare');
-    assert.equal(decision.reminders?.set?.[0].dueAt.toISOString(), '2026-11-25T10:01:58.000Z');
+    assert.equal(decision.reminders?.set?.[0].dueAt.toISOString(), preparing('2026-11-25T10:02:00.000Z'));
   });
 
   it('pause drops a held fire and disarms; resume never fires retroactively', async () => {
@@ -195,18 +198,18 @@ describe('schedule behaviour', () => {
     driver.now = new Date('2026-11-25T10:05:30.000Z');
     driver.reminders.clear();
     await (async () => {
-      const decision = await scheduleBehavior.onReminder!(driver.state, { name: 'prepare', dueAt: new Date('2026-11-25T10:00:58.000Z'), payload: null }, { kind: 'schedule', id: 'sched_1', now: driver.now }) as Decision;
+      const decision = await scheduleBehavior.onReminder!(driver.state, { name: 'prepare', dueAt: new Date(preparing('2026-11-25T10:01:00.000Z')), payload: null }, { kind: 'schedule', id: 'sched_1', now: driver.now }) as Decision;
       for (const event of decision.events ?? []) driver.state = scheduleBehavior.evolve(driver.state, event);
       const [effect] = decision.effects?.start ?? [];
       assert.equal((effect.input as { fireTime: string }).fireTime, '2026-11-25T10:05:00.000Z');
       assert.equal(decision.project?.at(-1)?.schedule.info.skipCount, 4);
-      assert.equal(decision.reminders?.set?.[0].dueAt.toISOString(), '2026-11-25T10:05:58.000Z');
+      assert.equal(decision.reminders?.set?.[0].dueAt.toISOString(), preparing('2026-11-25T10:06:00.000Z'));
     })();
 
     const outside = new ScheduleDriver();
     await outside.command({ type: 'configure', schedule: configuration({ schedule: { intervals: [{ every: '1h' }], timezone: 'UTC' } }) });
     outside.now = new Date('2026-11-25T11:02:00.000Z');
-    const decision = await scheduleBehavior.onReminder!(outside.state, { name: 'prepare', dueAt: new Date('2026-11-25T10:59:58.000Z'), payload: null }, { kind: 'schedule', id: 'sched_1', now: outside.now }) as Decision;
+    const decision = await scheduleBehavior.onReminder!(outside.state, { name: 'prepare', dueAt: new Date(preparing('2026-11-25T11:00:00.000Z')), payload: null }, { kind: 'schedule', id: 'sched_1', now: outside.now }) as Decision;
     assert.equal(decision.effects?.start?.length ?? 0, 0, 'the 11:00 fire is 2 min old: outside the 1 m window');
     assert.equal(decision.project?.at(-1)?.schedule.info.skipCount, 1);
   });
@@ -229,7 +232,7 @@ describe('schedule behaviour', () => {
   it('a fire whose objective cannot be prepared counts as skipped and says why', async () => {
     const driver = new ScheduleDriver();
     await driver.command({ type: 'configure', schedule: configuration() });
-    await driver.at('2026-11-25T10:00:58.000Z', { hold: true });
+    await driver.at(preparing('2026-11-25T10:01:00.000Z'), { hold: true });
     await driver.prepared(false);
     await driver.at('2026-11-25T10:01:00.000Z');
     assert.equal(driver.row?.info.skipCount, 1);
