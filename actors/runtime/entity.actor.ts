@@ -138,7 +138,7 @@ interface Activation extends EntityDeps {
   pendingLeftBehind: boolean;
 }
 
-type Decision = ActorDecision<unknown, unknown>;
+type Decision = ActorDecision<unknown, unknown, unknown, unknown>;
 
 /** What a turn applies besides the decision. */
 interface TurnInput {
@@ -164,8 +164,8 @@ function withoutKeys<T>(record: Record<string, T>, keys: string[] | undefined): 
   return copy;
 }
 
-function fold(behavior: AnyActorBehavior, envelope: Envelope, entry: EntryPayload, sequenceNr: number): Envelope {
-  const state = entry.events.reduce((current: unknown, event) => behavior.evolve(current, event), envelope.state);
+function fold(behavior: AnyActorBehavior, envelope: Envelope, entry: EntryPayload, sequenceNr: number, evolvedState?: unknown): Envelope {
+  const state = evolvedState !== undefined ? evolvedState : entry.events.reduce((current: unknown, event) => behavior.evolve(current, event), envelope.state);
   const recent = entry.cid ? [...envelope.recent, [entry.cid, entry.reply] as [string, unknown]].slice(-RECENT_REPLIES) : envelope.recent;
   const effects = { ...withoutKeys(envelope.effects, entry.effectsEnded), ...Object.fromEntries((entry.effectsStarted ?? []).map((effect) => [effect.id, effect])) };
   let reminders = withoutKeys(envelope.reminders, entry.remindersCancelled);
@@ -286,7 +286,7 @@ async function turn(act: Activation, envelope: Envelope, decision: Decision, inp
     throw error;
   }
   runtimeMetrics.turnDuration.observe({ kind: act.behavior.kind }, (performance.now() - startedAt) / 1000);
-  const next = fold(act.behavior, envelope, entry, envelope.seq + 1);
+  const next = fold(act.behavior, envelope, entry, envelope.seq + 1, decision.evolvedState);
   if (input.cid) act.applied.add(input.cid, entry.reply);
   input.reply?.({ ok: true, value: entry.reply });
   for (const id of aborted) act.effects.abandon(act.key, id);

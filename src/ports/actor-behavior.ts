@@ -64,9 +64,16 @@ export interface ActorSend {
 }
 
 /** What a behaviour decides for one input. All of it is written in one fenced transaction. */
-export interface ActorDecision<Event, Reply, Change = unknown> {
+export interface ActorDecision<Event, Reply, Change = unknown, State = never> {
   /** Events to persist in the journal, in order; `evolve` applies them now and on every replay. */
   events?: Event[];
+  /**
+   * The state after `events`, when the behaviour already applied them itself
+   * while deciding (with what `evolve` does, to the decided-on state): the
+   * runtime then takes it instead of applying them a second time. Replay
+   * always goes through `evolve`, so the two must agree.
+   */
+  evolvedState?: State;
   /** The answer to an `ask`. */
   reply?: Reply;
   /** Events for the outbox, published after commit, in this order, after the actor's earlier events. */
@@ -139,17 +146,17 @@ export type EffectOutcome = RunningEffect & ({ ok: true; value: unknown } | { ok
 export interface ActorBehavior<State, Command, Event, Reply, Change = unknown> {
   readonly kind: string;
   initialState(id: string): State;
-  decide(state: State, command: Command, context: ActorContext): ActorDecision<Event, Reply, Change> | Promise<ActorDecision<Event, Reply, Change>>;
+  decide(state: State, command: Command, context: ActorContext): ActorDecision<Event, Reply, Change, State> | Promise<ActorDecision<Event, Reply, Change, State>>;
   evolve(state: State, event: Event): State;
-  onReminder?(state: State, reminder: FiredReminder, context: ActorContext): ActorDecision<Event, Reply, Change> | Promise<ActorDecision<Event, Reply, Change>>;
+  onReminder?(state: State, reminder: FiredReminder, context: ActorContext): ActorDecision<Event, Reply, Change, State> | Promise<ActorDecision<Event, Reply, Change, State>>;
   /** The result of an effect this actor started (an aborted one never reports). */
-  onEffectResult?(state: State, outcome: EffectOutcome, context: ActorContext): ActorDecision<Event, Reply, Change> | Promise<ActorDecision<Event, Reply, Change>>;
+  onEffectResult?(state: State, outcome: EffectOutcome, context: ActorContext): ActorDecision<Event, Reply, Change, State> | Promise<ActorDecision<Event, Reply, Change, State>>;
   /**
    * An effect recorded as started whose run was lost (crash, takeover, stop):
    * decide to run it again (start an effect with the same id) or record a
    * failure. @default run it again with the same id, input and deadline
    */
-  onEffectInterrupted?(state: State, effect: RunningEffect, context: ActorContext): ActorDecision<Event, Reply, Change> | Promise<ActorDecision<Event, Reply, Change>>;
+  onEffectInterrupted?(state: State, effect: RunningEffect, context: ActorContext): ActorDecision<Event, Reply, Change, State> | Promise<ActorDecision<Event, Reply, Change, State>>;
 }
 
 /** What an effect handler gets besides its input. */

@@ -63,38 +63,51 @@ export function findQueued(state: WebhookEndpointState, objectiveId: string, del
   return lane && queued ? { lane, queued } : undefined;
 }
 
-function withLane(state: WebhookEndpointState, objectiveId: string, change: (lane: ObjectiveLane) => ObjectiveLane | null): WebhookEndpointState {
-  const lanes = { ...state.lanes };
-  const next = change(lanes[objectiveId] ?? { nextSequence: 0, queue: [] });
-  if (next) lanes[objectiveId] = next;
-  else delete lanes[objectiveId];
-  return { ...state, lanes };
+/** Replaces (or removes) one lane of a draft; the lanes themselves are never changed in place. */
+function changeLane(draft: WebhookEndpointState, objectiveId: string, change: (lane: ObjectiveLane) => ObjectiveLane | null): void {
+  const next = change(draft.lanes[objectiveId] ?? { nextSequence: 0, queue: [] });
+  if (next) draft.lanes[objectiveId] = next;
+  else delete draft.lanes[objectiveId];
 }
 
 function replaceQueued(lane: ObjectiveLane, deliveryId: string, change: (queued: QueuedDelivery) => QueuedDelivery): ObjectiveLane {
   return { ...lane, queue: lane.queue.map((queued) => (queued.delivery.id === deliveryId ? change(queued) : queued)) };
 }
 
-export function evolveWebhookEndpoint(state: WebhookEndpointState, event: WebhookEndpointEvent): WebhookEndpointState {
+/**
+ * A copy of `state` that applyToWebhookEndpointDraft may change: its own
+ * top-level object and lanes record, sharing the lanes. A turn drafts once and
+ * applies all its events to the draft: copying the lanes record for every
+ * event (once when deciding, again when the runtime folded) was the largest
+ * share of an endpoint's CPU with many objectives in flight.
+ */
+export function draftWebhookEndpoint(state: WebhookEndpointState): WebhookEndpointState {
+  return { ...state, lanes: { ...state.lanes } };
+}
+
+/** Applies an event to a draft (draftWebhookEndpoint); states the draft was made from are untouched. */
+export function applyToWebhookEndpointDraft(draft: WebhookEndpointState, event: WebhookEndpointEvent): void {
   switch (event.type) {
     case 'delivery_queued': {
-      if (isFinal(event.delivery)) return state;
+      if (isFinal(event.delivery)) return;
       const queued: QueuedDelivery = {
         delivery: event.delivery, body: event.body, receivedAt: event.at, roundStartAttempt: event.delivery.attemptCount, ...(event.manual ? { manual: true } : {}),
       };
-      return withLane(state, event.delivery.objectiveId, (lane) => {
+      changeLane(draft, event.delivery.objectiveId, (lane) => {
         const queue = lane.queue.filter((entry) => entry.delivery.id !== event.delivery.id);
         const at = queue.findIndex((entry) => entry.delivery.sequence > event.delivery.sequence);
         queue.splice(at < 0 ? queue.length : at, 0, queued);
         return { ...lane, queue };
       });
+      return;
     }
     case 'attempt_started':
-      return withLane(state, event.objectiveId, (lane) => replaceQueued(lane, event.deliveryId, (queued) => ({ ...queued, runningEffectId: event.effectId })));
+      changeLane(draft, event.objectiveId, (lane) => replaceQueued(lane, event.deliveryId, (queued) => ({ ...queued, runningEffectId: event.effectId })));
+      return;
     case 'attempt_finished': {
       const { delivery } = event;
-      const failingSince = event.ok ? null : (state.failingSince ?? event.at);
-      const next = withLane(state, delivery.objectiveId, (lane) => {
+      draft.failingSince = event.ok ? null : (draft.failingSince ?? event.at);
+      changeLane(draft, delivery.objectiveId, (lane) => {
         if (!isFinal(delivery)) {
           return replaceQueued(lane, delivery.id, (queued) => {
             const { runningEffectId: _finished, ...rest } = queued;
@@ -106,9 +119,17 @@ export function evolveWebhookEndpoint(state: WebhookEndpointState, event: Webhoo
         if (queue.length === 0 && delivery.eventType === FINALIZED_EVENT_TYPE) return null;
         return { nextSequence: Math.max(lane.nextSequence, delivery.sequence + 1), queue };
       });
-      return { ...next, failingSince };
+      return;
     }
     case 'endpoint_disabled':
-      return { ...state, disabled: { at: event.at, reason: event.reason }, lanes: {} };
+      draft.disabled = { at: event.at, reason: event.reason };
+      draft.lanes = {};
+      return;
   }
+}
+
+export function evolveWebhookEndpoint(state: WebhookEndpointState, event: WebhookEndpointEvent): WebhookEndpointState {
+  const draft = draftWebhookEndpoint(state);
+  applyToWebhookEndpointDraft(draft, event);
+  return draft;
 }

@@ -8,7 +8,7 @@ import { FailedPreconditionError, InvalidArgumentError } from '../errors';
 import type { ActorBehavior, ActorContext, ActorDecision, EffectOutcome, EffectRequest, FiredReminder } from '../ports/actor-behavior';
 import { newDeliveryOf, type WebhookDeliveryChange, type WebhookDeliveryRecord, type WebhookDeliveryStatus } from './webhook-delivery';
 import {
-  evolveWebhookEndpoint, findQueued, initialWebhookEndpointState, type QueuedDelivery, type WebhookEndpointEvent, type WebhookEndpointState,
+  applyToWebhookEndpointDraft, draftWebhookEndpoint, evolveWebhookEndpoint, findQueued, initialWebhookEndpointState, type QueuedDelivery, type WebhookEndpointEvent, type WebhookEndpointState,
 } from './webhook-endpoint-state';
 import { WEBHOOK_ENDPOINT_KIND } from './webhook-endpoint-id';
 import type { WebhookAttemptOutcome } from './webhook-sender';
@@ -58,7 +58,7 @@ const FIVE_DAYS_MS = 5 * 24 * 3600 * 1000;
 /** Above the intake's ack wait (10 s), so an event a stopped node held comes back within the hold. */
 export const DEFAULT_GAP_HOLD_MS = 15_000;
 
-type Decision = ActorDecision<WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange>;
+type Decision = ActorDecision<WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange, WebhookEndpointState>;
 export type WebhookEndpointBehavior = ActorBehavior<WebhookEndpointState, WebhookEndpointCommand, WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange>;
 
 /** A decision under construction: events are applied to `state` as they are added, so later steps see them. */
@@ -70,11 +70,18 @@ class EndpointTurn {
   readonly setReminders: Array<{ name: string; dueAt: Date }> = [];
   readonly cancelReminders: string[] = [];
 
+  /** Whether `state` is this turn's own draft yet (made at the first event). */
+  private drafted = false;
+
   constructor(public state: WebhookEndpointState, readonly now: Date) {}
 
   apply(event: WebhookEndpointEvent): void {
     this.events.push(event);
-    this.state = evolveWebhookEndpoint(this.state, event);
+    if (!this.drafted) {
+      this.state = draftWebhookEndpoint(this.state);
+      this.drafted = true;
+    }
+    applyToWebhookEndpointDraft(this.state, event);
   }
 
   project(delivery: WebhookDeliveryRecord): void {
@@ -87,6 +94,7 @@ class EndpointTurn {
     const running = Object.values(this.state.lanes).some((lane) => lane.queue.some((queued) => queued.runningEffectId));
     return {
       events: this.events,
+      ...(this.drafted ? { evolvedState: this.state } : {}),
       project: this.changes,
       ...(reply !== undefined ? { reply } : {}),
       ...(this.effects.length || this.abort.length ? { effects: { start: this.effects, abort: this.abort } } : {}),

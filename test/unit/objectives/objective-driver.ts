@@ -80,7 +80,7 @@ export class ObjectiveDriver {
   readonly reminders = new Map<string, ReminderRequest>();
   /** The context's clock. */
   now = CONTEXT_TIME;
-  lastDecision: ActorDecision<ObjectiveEvent, ObjectiveReply | undefined, ObjectiveChange> = {};
+  lastDecision: ActorDecision<ObjectiveEvent, ObjectiveReply | undefined, ObjectiveChange, ObjectiveState> = {};
 
   constructor(readonly objectiveId = 'obj_1', readonly behavior = objectiveBehavior) {
     this.state = behavior.initialState(objectiveId);
@@ -90,7 +90,7 @@ export class ObjectiveDriver {
     return { kind: 'objective', id: this.objectiveId, now: this.now };
   }
 
-  private apply(decision: ActorDecision<ObjectiveEvent, ObjectiveReply | undefined, ObjectiveChange>, attempt = 1): void {
+  private apply(decision: ActorDecision<ObjectiveEvent, ObjectiveReply | undefined, ObjectiveChange, ObjectiveState>, attempt = 1): void {
     this.lastDecision = decision;
     for (const event of decision.events ?? []) {
       this.journal.push(event);

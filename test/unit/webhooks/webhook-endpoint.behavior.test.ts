@@ -34,7 +34,7 @@ class EndpointDriver {
   readonly running = new Map<string, EffectRequest>();
   readonly rows = new Map<string, WebhookDeliveryRecord>();
   readonly reminders = new Map<string, Date>();
-  last!: ActorDecision<WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange>;
+  last!: ActorDecision<WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange, WebhookEndpointState>;
 
   constructor(options: Partial<WebhookEndpointOptions> = {}) {
     // A fixed schedule without jitter: 1 s, 2 s, then give up.
@@ -43,13 +43,22 @@ class EndpointDriver {
     this.state = this.behavior.initialState('agent_1.abcdef');
   }
 
+  /** A copy of the state a decision is made on, to check the decision left it as it was. */
+  private decidedOn: WebhookEndpointState | undefined;
+
   private context() {
+    this.decidedOn = structuredClone(this.state);
     return { kind: 'webhook_endpoint', id: this.state.endpointId, now: this.now };
   }
 
-  private absorb(decision: ActorDecision<WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange>) {
+  private absorb(decision: ActorDecision<WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange, WebhookEndpointState>) {
     this.last = decision;
-    for (const event of decision.events ?? []) this.state = this.behavior.evolve(this.state, event);
+    assert.deepStrictEqual(this.state, this.decidedOn, 'deciding leaves the state it decided on unchanged');
+    const replayed = (decision.events ?? []).reduce((state, event) => this.behavior.evolve(state, event), this.state);
+    // The runtime takes evolvedState instead of folding the events again; replay folds them: both must agree.
+    if (decision.evolvedState !== undefined) assert.deepStrictEqual(decision.evolvedState, replayed, 'evolvedState is the events applied with evolve');
+    else assert.equal((decision.events ?? []).length, 0, 'a decision with events gives the state it folded');
+    this.state = replayed;
     for (const change of decision.project ?? []) {
       const stored = this.rows.get(change.delivery.id);
       assert.ok(!stored || stored.revision < change.delivery.revision, 'each projected change carries a higher revision');
