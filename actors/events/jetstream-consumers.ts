@@ -210,9 +210,11 @@ function toConsumedEvent(message: JsMsg, connection: NatsConnection): ConsumedEv
     headers,
     streamSequence: message.info.streamSequence,
     deliveryCount: message.info.deliveryCount,
-    // ackAck waits for the server's confirmation, so "acked" means recorded, not merely sent.
+    // Not ackAck: waiting for the server's confirmation cost a request (and its
+    // reply, timer and error objects) per event. A lost ack only means a
+    // redelivery after the ack wait, which consumers de-duplicate by event id.
     ack: async () => {
-      await message.ackAck();
+      message.ack();
     },
     nak: async (delayMs) => {
       message.nak(delayMs && delayMs > 0 ? delayMs : undefined);

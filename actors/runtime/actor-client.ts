@@ -46,6 +46,11 @@ export interface ActorClientDeps {
    * would wait for the caller's transaction, which waits for the turn.
    */
   insideTransaction?: () => boolean;
+  /**
+   * Hands a request to an actor of a shard this node serves, without the bus;
+   * null when the shard is served elsewhere (ShardHost.requestLocally).
+   */
+  local?: (shard: number, request: string, timeoutMs: number) => Promise<string> | null;
 }
 
 const BACKOFF_BASE_MS = 20;
@@ -137,7 +142,7 @@ export class ActorClient {
     const deadline = Date.now() + (options.timeoutMs ?? this.deps.options.askTimeoutMs);
     let lastProblem = 'no attempt made';
     for (let attempt = 0; Date.now() < deadline; attempt++) {
-      const reply = await this.attempt(subject, request, deadline).catch((error: unknown) => {
+      const reply = await this.attempt(address.shard, subject, request, deadline).catch((error: unknown) => {
         if (!isTransient(error)) throw error;
         lastProblem = (error as Error).message;
         return undefined;
@@ -150,8 +155,9 @@ export class ActorClient {
     throw new UnavailableError(`actor ${address.kind}/${address.id} (shard ${address.shard}) is unavailable: ${lastProblem}`, { retryAfterSeconds: 1 });
   }
 
-  private async attempt(subject: string, request: string, deadline: number): Promise<WireReply> {
+  private async attempt(shard: number, subject: string, request: string, deadline: number): Promise<WireReply> {
     const timeoutMs = Math.max(1, Math.min(this.deps.options.askAttemptTimeoutMs, deadline - Date.now()));
-    return JSON.parse(await this.deps.bus.request(subject, request, timeoutMs)) as WireReply;
+    const reply = this.deps.local?.(shard, request, timeoutMs) ?? this.deps.bus.request(subject, request, timeoutMs);
+    return JSON.parse(await reply) as WireReply;
   }
 }

@@ -18,7 +18,7 @@ import { ActorReminderRepository } from '../../persistence/runtime/actor-reminde
 import { ActorRetentionRepository } from '../../persistence/runtime/actor-retention.repository';
 import { ActorWorkRepository } from '../../persistence/runtime/actor-work.repository';
 import type { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
-import { TurnWriter, type CommandInsert } from '../../persistence/runtime/turn-writer';
+import { TurnWriter } from '../../persistence/runtime/turn-writer';
 import { OutboxRelay } from '../events/outbox-relay';
 import { startSystem, stopActor, type SystemRef } from '../nact/nact';
 import type { RuntimeOptions } from '../runtime-options';
@@ -83,7 +83,10 @@ export class ActorRuntime {
     this.system = startSystem();
     const streams = [{ name: options.eventStream, subjects: [`${options.subjectPrefix}.events.>`] }, ...deps.kinds.flatMap((kind) => kind.streams ?? [])];
     this.relay = new OutboxRelay({ outbox: new ActorOutboxRepository(database), publisher: deps.publisher, streams, shards: () => this.host.owned(), pollMs: options.outboxPollMs, logger });
-    this.client = new ActorClient({ bus: deps.bus, commands, options, logger, insideTransaction: deps.insideTransaction });
+    this.client = new ActorClient({
+      bus: deps.bus, commands, options, logger, insideTransaction: deps.insideTransaction,
+      local: (shard, request, timeoutMs) => this.host.requestLocally(shard, request, timeoutMs),
+    });
     this.host = new ShardHost({
       system: this.system,
       bus: deps.bus,
@@ -98,16 +101,15 @@ export class ActorRuntime {
       onPublished: (rows) => this.relay.offer(rows),
       onShardOpened: () => this.relay.readBacklog(),
       onSent: (sends) => {
-        // A receiver of this node gets each command handed over, in send order: no
-        // bus round trip, no read of its pending list. Others get one notification
-        // each and apply all their stored commands, in order.
-        const remote = new Map<string, CommandInsert>();
-        for (const send of sends) {
-          const command = { id: send.id, kind: send.kind, actorId: send.actorId, payload: send.payload };
-          const key = `${send.kind}\u0000${send.actorId}`;
-          if (remote.has(key) || !this.host.deliver(send.kind, send.actorId, send.shard, { type: 'stored', command })) remote.set(key, send);
+        // One notification per receiver: it applies all its stored commands, in order.
+        // Not the command itself: a command an earlier owner of the sender stored
+        // without notifying may wait ahead of it, and only the pending read finds it.
+        // A receiver of this node is told directly, without the bus.
+        const receivers = new Map(sends.map((send) => [`${send.kind}\u0000${send.actorId}`, send]));
+        for (const send of receivers.values()) {
+          if (this.host.deliver(send.kind, send.actorId, send.shard, { type: 'stored' })) continue;
+          void this.client.notifyStored(send.kind, send.actorId).catch(() => undefined);
         }
-        for (const send of remote.values()) void this.client.notifyStored(send.kind, send.actorId).catch(() => undefined);
       },
       onShardLost: (shard) => void this.balancer.shardLost(shard),
     });

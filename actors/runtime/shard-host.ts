@@ -7,7 +7,7 @@
 // The host also runs the actors' effects and records their outcomes.
 import { InvalidArgumentError, toApiError } from '../../src/errors';
 import type { ActorKind, EffectOutcome } from '../../src/ports/actor-behavior';
-import type { Bus, BusMessage, BusSubscription } from '../../src/ports/bus';
+import { RequestTimeoutError, type Bus, type BusMessage, type BusSubscription } from '../../src/ports/bus';
 import { actorAddress, persistenceKey, shardSubject } from '../../src/sharding/addressing';
 import { isRetryable, ShardFencedError, ShardMovedError } from '../../src/sharding/sharding.errors';
 import type { ActorCommandRepository } from '../../persistence/runtime/actor-command.repository';
@@ -296,6 +296,32 @@ export class ShardHost {
     this.active--;
     runtimeMetrics.activeActors.dec();
     runtimeMetrics.passivations.inc({ kind });
+  }
+
+  /**
+   * A request for an actor of a shard this node serves, handled here without
+   * the bus: the same wire text in and out (so the actor and the caller never
+   * share objects), without the two bus hops. null when the shard is not
+   * served here (the caller goes through the bus).
+   * @throws RequestTimeoutError (rejected) when no reply came within `timeoutMs`
+   */
+  requestLocally(shard: number, request: string, timeoutMs: number): Promise<string> | null {
+    if (!this.slots.get(shard)?.accepting) return null;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new RequestTimeoutError(`shard ${shard} (this node)`, timeoutMs)), timeoutMs);
+      // On the next turn of the event loop, as a bus message would come: a tell is answered at
+      // once, and a caller telling in a loop must not starve timers and I/O (its mailboxes would grow without end).
+      setImmediate(() =>
+        this.onBusMessage(shard, {
+          subject: '',
+          data: request,
+          respond: (reply) => {
+            clearTimeout(timer);
+            resolve(reply);
+          },
+        }),
+      );
+    });
   }
 
   private onBusMessage(shard: number, message: BusMessage): void {

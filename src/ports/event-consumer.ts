@@ -60,7 +60,12 @@ export interface ConsumedEvent {
   streamSequence: number;
   /** 1 for the first delivery, then one more per redelivery. */
   deliveryCount: number;
-  /** Marks the message done: it is never delivered again. Resolves once recorded. */
+  /**
+   * Marks the message done: it is not delivered again. On JetStream the ack
+   * is sent without waiting for the server's confirmation, so a lost ack
+   * means one redelivery after the ack wait: handlers must be idempotent by
+   * `id` (they are: at-least-once delivery).
+   */
   ack(): Promise<void>;
   /** Hands the message back: delivered again after `delayMs` (at once when unset or 0). */
   nak(delayMs?: number): Promise<void>;
