@@ -157,20 +157,23 @@ export function initialEnvelope(behavior: AnyActorBehavior, id: string): Envelop
   return { state: behavior.initialState(id), seq: 0, snapshotSeq: 0, recent: [], eventSeq: 0, effects: {}, reminders: {} };
 }
 
-function withoutKeys<T>(record: Record<string, T>, keys: string[] | undefined): Record<string, T> {
-  if (!keys?.length) return record;
+/** The record with `removed` taken out and `added` put in: one copy, or the record itself when nothing changes. */
+function changedRecord<T>(record: Record<string, T>, removed: readonly string[], added: Record<string, T> | undefined): Record<string, T> {
+  const adding = added ? Object.keys(added).length > 0 : false;
+  if (!adding && !removed.some((key) => key in record)) return record;
   const copy = { ...record };
-  for (const key of keys) delete copy[key];
-  return copy;
+  for (const key of removed) delete copy[key];
+  return adding ? Object.assign(copy, added) : copy;
 }
 
 function fold(behavior: AnyActorBehavior, envelope: Envelope, entry: EntryPayload, sequenceNr: number, evolvedState?: unknown): Envelope {
   const state = evolvedState !== undefined ? evolvedState : entry.events.reduce((current: unknown, event) => behavior.evolve(current, event), envelope.state);
-  const recent = entry.cid ? [...envelope.recent, [entry.cid, entry.reply] as [string, unknown]].slice(-RECENT_REPLIES) : envelope.recent;
-  const effects = { ...withoutKeys(envelope.effects, entry.effectsEnded), ...Object.fromEntries((entry.effectsStarted ?? []).map((effect) => [effect.id, effect])) };
-  let reminders = withoutKeys(envelope.reminders, entry.remindersCancelled);
-  if (entry.reminderFired !== undefined) reminders = withoutKeys(reminders, [entry.reminderFired]);
-  if (entry.remindersSet) reminders = { ...reminders, ...entry.remindersSet };
+  const recent = entry.cid ? [...envelope.recent.slice(1 - RECENT_REPLIES), [entry.cid, entry.reply] as [string, unknown]] : envelope.recent;
+  // One copy of each record per turn at most: an actor with many effects running (a webhook endpoint) folds often.
+  const started = entry.effectsStarted?.length ? Object.fromEntries(entry.effectsStarted.map((effect) => [effect.id, effect])) : undefined;
+  const effects = changedRecord(envelope.effects, entry.effectsEnded ?? [], started);
+  const cancelled = entry.reminderFired !== undefined ? [...(entry.remindersCancelled ?? []), entry.reminderFired] : entry.remindersCancelled ?? [];
+  const reminders = changedRecord(envelope.reminders, cancelled, entry.remindersSet);
   return { ...envelope, state, seq: sequenceNr, recent, eventSeq: entry.eventSeq ?? envelope.eventSeq, effects, reminders };
 }
 
@@ -215,7 +218,9 @@ function buildTurn(act: Activation, envelope: Envelope, decision: Decision, inpu
   const aborted = (decision.effects?.abort ?? []).filter((id) => envelope.effects[id] && !started.some((effect) => effect.id === id));
   const ended = [...new Set([...(input.ended ?? []), ...aborted])].filter((id) => envelope.effects[id]);
   const before = Object.keys(envelope.effects).length;
-  const after = Object.keys(withoutKeys(envelope.effects, ended)).filter((id) => !started.some((effect) => effect.id === id)).length + started.length;
+  const leaving = new Set([...ended, ...started.map((effect) => effect.id)]);
+  let after = started.length;
+  for (const id in envelope.effects) if (!leaving.has(id)) after++;
   const outbox = outboxRows(act, decision, envelope.eventSeq + 1);
   const sends: CommandInsert[] = (decision.send ?? []).map((send) => ({ id: newUlid(), shard: shardOf(send.id, act.shardCount), kind: send.kind, actorId: send.id, payload: send.command }));
   const remindersSet = decision.reminders?.set ?? [];
