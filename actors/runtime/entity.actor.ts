@@ -130,12 +130,6 @@ interface Activation extends EntityDeps {
   applied: AppliedCommands;
   /** Set by a committed turn whose decision asked to passivate; the entity function stops the actor after its message. */
   passivateRequested: boolean;
-  /**
-   * Stored commands wait that an earlier apply left for later (a retryable
-   * failure): a command handed over directly must then wait behind them, so
-   * the next one reads the pending list instead (position order holds).
-   */
-  pendingLeftBehind: boolean;
 }
 
 type Decision = ActorDecision<unknown, unknown, unknown, unknown>;
@@ -412,29 +406,12 @@ async function applyPending(act: Activation, envelope: Envelope): Promise<Envelo
 /** Applies stored commands in order; stops at one that must be retried later (send order holds). */
 async function applyCommands(act: Activation, envelope: Envelope, commands: readonly PendingCommand[]): Promise<Envelope> {
   let current = envelope;
-  act.pendingLeftBehind = false;
   for (const command of commands) {
     const applied = await applyStored(act, current, command);
     current = applied.envelope;
-    if (applied.stop) {
-      act.pendingLeftBehind = true;
-      break;
-    }
+    if (applied.stop) break;
   }
   return current;
-}
-
-/**
- * A command handed over with its notification: an effect's outcome, or a
- * command another actor of this node sent (committed before the hand-over).
- * It is applied without reading the pending list, unless commands left
- * behind must go first.
- */
-async function applyHandedOver(act: Activation, envelope: Envelope, command: PendingCommand): Promise<Envelope> {
-  if (act.pendingLeftBehind && !command.unstored) return applyPending(act, envelope);
-  const applied = await applyStored(act, envelope, command);
-  if (applied.stop && !command.unstored) act.pendingLeftBehind = true;
-  return applied.envelope;
 }
 
 async function handleReminder(act: Activation, envelope: Envelope, reminder: FiredReminder & { attempts: number }): Promise<Envelope> {
@@ -494,7 +471,7 @@ async function handle(act: Activation, envelope: Envelope, message: EntityMessag
       return handleCommand(act, envelope, message);
     case 'stored':
       try {
-        return message.command ? await applyHandedOver(act, envelope, message.command) : await applyPending(act, envelope);
+        return message.command ? (await applyStored(act, envelope, message.command)).envelope : await applyPending(act, envelope);
       } finally {
         message.done?.();
       }
@@ -539,7 +516,7 @@ export function abandonMessage(message: EntityMessage, shard: number): void {
  * stops the actor, and the next message activates it again.
  */
 export function entityFunction(deps: EntityDeps): ActorFunction<Envelope | null, EntityMessage> {
-  const act: Activation = { ...deps, behavior: deps.kind.behavior, applied: new AppliedCommands(deps.retryWindowMs), passivateRequested: false, pendingLeftBehind: false };
+  const act: Activation = { ...deps, behavior: deps.kind.behavior, applied: new AppliedCommands(deps.retryWindowMs), passivateRequested: false };
   return async (state, message, ctx) => {
     runtimeMetrics.mailboxDepth.dec();
     let envelope = state;
@@ -550,7 +527,7 @@ export function entityFunction(deps: EntityDeps): ActorFunction<Envelope | null,
       abandonMessage(message, deps.fence.shard);
       throw error;
     }
-    // A notification of stored commands that activated the actor (with or without the command handed over): the activation just applied them.
+    // A notification of stored commands that activated the actor (or a stored effect outcome handed over with it): the activation just applied them.
     const next = activating && message.type === 'stored' && !message.command?.unstored ? (message.done?.(), envelope) : await handle(act, envelope, message);
     if (act.passivateRequested) {
       act.passivateRequested = false;
