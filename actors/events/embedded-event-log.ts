@@ -135,8 +135,17 @@ interface RunOptions {
 
 /** One consumer: claims, hands messages to the handler one at a time, sleeps until the next is due, stops on request. */
 class EmbeddedConsumerRun implements ConsumerHandle {
-  /** Acks of one tick go out as one statement (the webhook intake acks every objective event). */
-  private readonly acks = new AckBatch((seqs) => this.repository.ack(this.spec, seqs));
+  /**
+   * Acks not yet written: they ride on the next claim (the webhook intake acks
+   * every objective event), which an ack wakes the loop for. An ack made while
+   * a handler runs is written alone on the next tick instead (with the others
+   * waiting then): the handler may be waiting for it, and the loop for the
+   * handler. Once the loop has ended, an ack is written alone.
+   */
+  private waitingAcks: WaitingAck[] = [];
+  private handling = false;
+  private flushScheduled = false;
+  private loopEnded = false;
 
   readonly stream: string;
   readonly durableName: string;
@@ -156,7 +165,11 @@ class EmbeddedConsumerRun implements ConsumerHandle {
   }
 
   start(): void {
-    this.loop = this.run().finally(() => this.options.onStopped());
+    this.loop = this.run().finally(async () => {
+      this.loopEnded = true;
+      await this.writeWaitingAcks();
+      this.options.onStopped();
+    });
   }
 
   /** Ends the sleep in progress, or the next one. */
@@ -176,7 +189,7 @@ class EmbeddedConsumerRun implements ConsumerHandle {
     while (!this.stopping) {
       try {
         this.wakeRequested = false;
-        const claimed = await this.repository.claim(this.spec, Math.min(this.spec.maxAckPending, MAX_CLAIM));
+        const claimed = await this.claimWithAcks();
         failures = 0;
         if (claimed.length === 0) {
           const due = await this.repository.nextRedeliveryInMs(this.spec);
@@ -195,13 +208,60 @@ class EmbeddedConsumerRun implements ConsumerHandle {
     }
   }
 
+  /** Writes the waiting acks and claims the next messages, in one call. */
+  private async claimWithAcks(): Promise<ClaimedMessage[]> {
+    const acks = this.waitingAcks;
+    this.waitingAcks = [];
+    let claimed: ClaimedMessage[];
+    try {
+      claimed = await this.repository.claim(this.spec, Math.min(this.spec.maxAckPending, MAX_CLAIM), acks.map((ack) => ack.seq));
+    } catch (error) {
+      for (const ack of acks) ack.reject(error);
+      throw error;
+    }
+    for (const ack of acks) ack.resolve();
+    return claimed;
+  }
+
+  private ack(seq: number): Promise<void> {
+    if (this.loopEnded) return this.repository.ack(this.spec, [seq]);
+    return new Promise((resolve, reject) => {
+      this.waitingAcks.push({ seq, resolve, reject });
+      if (!this.handling) {
+        this.wake();
+      } else if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => {
+          this.flushScheduled = false;
+          void this.writeWaitingAcks();
+        });
+      }
+    });
+  }
+
+  /** The waiting acks written alone (a handler may wait for them; the loop has ended). */
+  private async writeWaitingAcks(): Promise<void> {
+    const acks = this.waitingAcks;
+    this.waitingAcks = [];
+    if (!acks.length) return;
+    try {
+      await this.repository.ack(this.spec, acks.map((ack) => ack.seq));
+      for (const ack of acks) ack.resolve();
+    } catch (error) {
+      for (const ack of acks) ack.reject(error);
+    }
+  }
+
   private async handle(message: ClaimedMessage): Promise<void> {
     const event = this.toConsumedEvent(message);
+    this.handling = true;
     try {
       await this.handler(event);
     } catch (error) {
       this.options.logger.warn({ err: error, subject: message.subject, id: message.messageId, deliveryCount: message.deliveryCount }, 'event handler failed; redelivering');
       await event.nak(this.spec.errorRedeliveryDelayMs).catch(() => undefined);
+    } finally {
+      this.handling = false;
     }
   }
 
@@ -227,7 +287,7 @@ class EmbeddedConsumerRun implements ConsumerHandle {
       headers: { ...message.headers },
       streamSequence: message.seq,
       deliveryCount: message.deliveryCount,
-      ack: () => settle(() => this.acks.ack(message.seq)),
+      ack: () => settle(() => this.ack(message.seq)),
       nak: (delayMs) => settle(() => this.repository.nak(this.spec, message.seq, message.deliveryCount, Math.max(0, delayMs ?? 0))),
     };
   }
@@ -248,27 +308,8 @@ class EmbeddedConsumerRun implements ConsumerHandle {
   }
 }
 
-/** Collects the acks made in one tick and writes them together; each ack resolves when its write has. */
-class AckBatch {
-  private waiting: Array<{ seq: number; resolve: () => void; reject: (error: unknown) => void }> = [];
-
-  constructor(private readonly write: (seqs: number[]) => Promise<void>) {}
-
-  ack(seq: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ seq, resolve, reject });
-      if (this.waiting.length === 1) setImmediate(() => void this.flush());
-    });
-  }
-
-  private async flush(): Promise<void> {
-    const batch = this.waiting;
-    this.waiting = [];
-    try {
-      await this.write(batch.map((entry) => entry.seq));
-      for (const entry of batch) entry.resolve();
-    } catch (error) {
-      for (const entry of batch) entry.reject(error);
-    }
-  }
+interface WaitingAck {
+  seq: number;
+  resolve: () => void;
+  reject: (error: unknown) => void;
 }

@@ -19,6 +19,9 @@ export class RuntimeObjectiveCommands implements ObjectiveCommandPort {
 
   send(objectiveId: string, command: ObjectiveCommand, options: ObjectiveCommandOptions = {}): Promise<ObjectiveReply> {
     if (!this.runtime) return Promise.reject(new UnavailableError('the actor runtime is starting; retry shortly'));
-    return this.runtime.ask<ObjectiveReply>(OBJECTIVE_KIND, objectiveId, command, options.commandId ? { commandId: options.commandId } : {});
+    return this.runtime.ask<ObjectiveReply>(OBJECTIVE_KIND, objectiveId, command, {
+      ...(options.commandId ? { commandId: options.commandId } : {}),
+      ...(options.newObjective ? { newActor: true } : {}),
+    });
   }
 }

@@ -24,6 +24,13 @@ export interface CallOptions {
    * `[A-Za-z0-9_:.-]{1,200}`. @default a new id
    */
   commandId?: string;
+  /**
+   * The caller made the actor's id up just now (a new objective's) and nothing
+   * was stored or sent for it: its first activation need not read its journal,
+   * snapshot and pending commands. Only the first attempt says so; a retry
+   * may reach an actor the first attempt created, and reads. Asks only.
+   */
+  newActor?: boolean;
 }
 
 const COMMAND_ID = /^[A-Za-z0-9_:.-]{1,200}$/;
@@ -139,10 +146,13 @@ export class ActorClient {
   private async call(address: ActorAddress, type: WireRequest['type'], cid: string, body: unknown, durable: boolean, options: CallOptions): Promise<unknown> {
     const subject = actorSubject(this.deps.options.subjectPrefix, address);
     const request = JSON.stringify({ type, cid, kind: address.kind, id: address.id, body, durable } satisfies WireRequest);
+    const firstRequest = options.newActor && type === 'ask'
+      ? JSON.stringify({ type, cid, kind: address.kind, id: address.id, body, durable, newActor: true } satisfies WireRequest)
+      : request;
     const deadline = Date.now() + (options.timeoutMs ?? this.deps.options.askTimeoutMs);
     let lastProblem = 'no attempt made';
     for (let attempt = 0; Date.now() < deadline; attempt++) {
-      const reply = await this.attempt(address.shard, subject, request, deadline).catch((error: unknown) => {
+      const reply = await this.attempt(address.shard, subject, attempt === 0 ? firstRequest : request, deadline).catch((error: unknown) => {
         if (!isTransient(error)) throw error;
         lastProblem = (error as Error).message;
         return undefined;

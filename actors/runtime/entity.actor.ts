@@ -27,7 +27,8 @@ export type EntityReply = { ok: true; value: unknown } | { ok: false; error: Api
 /** Messages an entity accepts. */
 export type EntityMessage =
   /** An ask or a tell (not stored): applied once per command id. */
-  | { type: 'command'; cid: string; command: unknown; reply?: (reply: EntityReply) => void }
+  /** `newActor`: the caller promises nothing was ever stored for this actor (WireRequest.newActor). */
+  | { type: 'command'; cid: string; command: unknown; reply?: (reply: EntityReply) => void; newActor?: boolean }
   /**
    * A stored command arrived (or may have): apply the pending ones in write
    * order. With `command` (an effect result this node just stored): apply that
@@ -522,7 +523,8 @@ export function entityFunction(deps: EntityDeps): ActorFunction<Envelope | null,
     let envelope = state;
     const activating = envelope === null;
     try {
-      envelope ??= await activate(act);
+      // A new actor (its caller just made its id up) has nothing to recover.
+      envelope ??= message.type === 'command' && message.newActor ? initialEnvelope(act.behavior, act.id) : await activate(act);
     } catch (error) {
       abandonMessage(message, deps.fence.shard);
       throw error;

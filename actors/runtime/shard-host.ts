@@ -344,7 +344,7 @@ export class ShardHost {
     const respond = (reply: EntityReply) => message.respond(JSON.stringify(wireReply(reply)));
     const entityMessage: EntityMessage = request.durable
       ? { type: 'stored' }
-      : { type: 'command', cid: request.cid, command: request.body, reply: request.type === 'ask' ? respond : undefined };
+      : { type: 'command', cid: request.cid, command: request.body, reply: request.type === 'ask' ? respond : undefined, ...(request.newActor ? { newActor: true } : {}) };
     if (!this.deliver(request.kind, request.id, shard, entityMessage)) {
       respond({ ok: false, error: new ShardMovedError(shard) });
       return;

@@ -14,6 +14,12 @@ export interface WireRequest {
   body: unknown;
   /** True when the command is stored in actor_commands: the actor applies its stored commands in order. */
   durable: boolean;
+  /**
+   * The caller made the actor's id up just now and stored nothing for it: if
+   * the actor is not active, it starts from its initial state without the
+   * recovery read. Only a first attempt carries it (a retry may find a turn).
+   */
+  newActor?: true;
 }
 
 /** A reply. */

@@ -16,6 +16,7 @@ import { ActorRetentionIndexes1763812900000 } from './1763812900000-ActorRetenti
 import { Objectives1763816400000 } from './1763816400000-Objectives';
 import { WebhookDeliveries1763820000000 } from './1763820000000-WebhookDeliveries';
 import { Schedules1763823600000 } from './1763823600000-Schedules';
+import { EmbeddedStreamClaim1763827200000 } from './1763827200000-EmbeddedStreamClaim';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -33,4 +34,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   Objectives1763816400000,
   WebhookDeliveries1763820000000,
   Schedules1763823600000,
+  EmbeddedStreamClaim1763827200000,
 ];

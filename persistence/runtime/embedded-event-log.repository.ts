@@ -11,7 +11,8 @@
 //   consumer locks the messages table against appends (SHARE ROW EXCLUSIVE,
 //   taken before the append's snapshot) while it copies the existing
 //   messages, so a message is neither missed nor given twice.
-// - A claim first locks its consumer row, so two claimers of one durable never
+// - A claim first locks its consumer row, then claims in a statement of its
+//   own (a function: one round trip), so two claimers of one durable never
 //   take the same message nor exceed its maximum pending together.
 // - Nothing is deleted but acked delivery rows: messages are kept, like a
 //   JetStream stream without limits, and a durable never loses its position.
@@ -164,40 +165,19 @@ export class EmbeddedEventLogRepository {
   }
 
   /**
-   * Hands the consumer's next deliverable messages over, in stream order:
-   * messages due for redelivery, then new ones while fewer than its maximum
-   * are pending. Each becomes invisible for the ack wait.
+   * Removes the acked messages from the consumer's pending ones, then hands
+   * its next deliverable messages over, in stream order: messages due for
+   * redelivery, then new ones while fewer than its maximum are pending. Each
+   * becomes invisible for the ack wait. One call of embedded_stream_claim
+   * (migration EmbeddedStreamClaim): the acks, the consumer's lock and the
+   * claim in one round trip.
    */
-  async claim(consumer: ConsumerKey, limit: number): Promise<ClaimedMessage[]> {
-    const rows = await this.database.transaction(async (sql) => {
-      const [settings] = await sql.query<{ ack_wait_ms: number; max_ack_pending: number }>(
-        'SELECT ack_wait_ms, max_ack_pending FROM embedded_stream_consumers WHERE stream = $1 AND durable_name = $2 FOR NO KEY UPDATE',
-        [consumer.stream, consumer.durableName],
-      );
-      if (!settings) return [];
-      // NO KEY UPDATE: claimers of the durable queue behind each other, appends checking their foreign key do not.
-      // A new statement after the lock: its snapshot sees every claim committed before ours.
-      return sql.query<{ seq: string; subject: string; message_id: string; payload: string; headers: Record<string, string>; delivery_count: number }>(
-        `WITH pending AS (
-           SELECT count(*)::int AS n FROM embedded_stream_deliveries WHERE stream = $1 AND durable_name = $2 AND delivery_count > 0
-         ), candidates AS (
-           (SELECT seq FROM embedded_stream_deliveries
-            WHERE stream = $1 AND durable_name = $2 AND delivery_count > 0 AND visible_at <= now() ORDER BY seq LIMIT $3::int)
-           UNION ALL
-           (SELECT seq FROM embedded_stream_deliveries
-            WHERE stream = $1 AND durable_name = $2 AND delivery_count = 0 ORDER BY seq
-            LIMIT GREATEST(0, LEAST($3::int, $4::int - (SELECT n FROM pending))))
-         ), picked AS (
-           SELECT seq FROM candidates ORDER BY seq LIMIT $3::int
-         )
-         UPDATE embedded_stream_deliveries delivery
-         SET delivery_count = delivery.delivery_count + 1, visible_at = now() + $5::double precision * interval '1 millisecond'
-         FROM picked JOIN embedded_stream_messages message ON message.stream = $1 AND message.seq = picked.seq
-         WHERE delivery.stream = $1 AND delivery.durable_name = $2 AND delivery.seq = picked.seq
-         RETURNING delivery.seq, message.subject, message.message_id, message.payload, message.headers, delivery.delivery_count`,
-        [consumer.stream, consumer.durableName, limit, settings.max_ack_pending, settings.ack_wait_ms],
-      );
-    });
+  async claim(consumer: ConsumerKey, limit: number, acked: readonly number[] = []): Promise<ClaimedMessage[]> {
+    const rows = await this.database.query<{ seq: string; subject: string; message_id: string; payload: string; headers: Record<string, string>; delivery_count: number }>(
+      'SELECT seq, subject, message_id, payload, headers, delivery_count FROM embedded_stream_claim($1, $2, $3::int, $4::bigint[])',
+      [consumer.stream, consumer.durableName, limit, acked],
+      { preparedAs: 'agentrt_embedded_stream_claim' },
+    );
     return rows
       .map((row) => ({ seq: Number(row.seq), subject: row.subject, messageId: row.message_id, payload: row.payload, headers: row.headers, deliveryCount: row.delivery_count }))
       .sort((a, b) => a.seq - b.seq);

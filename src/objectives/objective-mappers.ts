@@ -2,6 +2,8 @@
 // webhooks: optional fields appear only when set, as everywhere in the API.
 import type { ObjectiveRecord } from '../ports/objectives-store';
 import type { Objective } from '../schemas/objectives.schema';
+import type { ObjectiveInfoChange } from './objective-events';
+import type { ObjectiveStart } from './objective-state';
 
 function present<K extends string, V>(key: K, value: V | null | undefined): Partial<Record<K, V>> {
   return value === null || value === undefined ? {} : ({ [key]: value } as Record<K, V>);
@@ -38,4 +40,37 @@ export function toObjective(record: ObjectiveRecord): Objective {
       pendingToolCallIds: info.pendingToolCallIds,
     },
   };
+}
+
+/**
+ * The objective as its start turn wrote its row: the start's metadata and
+ * spec with the info the actor replied, normalised as a read of the row is
+ * (so create answers without reading back what it just wrote).
+ */
+export function startedObjective(start: ObjectiveStart, info: ObjectiveInfoChange): Objective {
+  const metadata = start.metadata.objective;
+  const { spec } = start;
+  return toObjective({
+    id: start.objectiveId,
+    accountId: start.accountId,
+    workspaceId: start.workspaceId,
+    metadata: {
+      id: metadata.id,
+      accountId: metadata.accountId,
+      workspaceId: metadata.workspaceId,
+      profileId: metadata.profileId || '',
+      createdAt: new Date(metadata.createdAt).toISOString(),
+      ...present('externalId', metadata.externalId),
+      ...(metadata.labels && Object.keys(metadata.labels).length ? { labels: metadata.labels } : {}),
+    },
+    spec: {
+      ...spec,
+      data: spec.data ?? null,
+      memoryLayerIds: spec.memoryLayerIds ?? [],
+      ...(spec.scheduleFireTime ? { scheduleFireTime: new Date(spec.scheduleFireTime).toISOString() } : {}),
+    },
+    info,
+    startKey: start.startKey ?? null,
+    updatedAt: new Date(metadata.createdAt),
+  });
 }

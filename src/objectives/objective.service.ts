@@ -28,7 +28,7 @@ import { effectTimeoutMsFor } from '../tools/tool-executor';
 import type { ToolRecord } from '../tools/records';
 import { modelToolName } from '../tools/tool-name';
 import { objectiveEventBody } from './objective-events';
-import { toObjective } from './objective-mappers';
+import { startedObjective, toObjective } from './objective-mappers';
 import type { ObjectiveCommand } from './objective.behavior';
 import type { PrepareChildInput } from './objective-children';
 import { DEFAULT_MAX_OBJECTIVE_DEPTH } from './objective-limits';
@@ -127,7 +127,8 @@ export class ObjectiveService {
     const { tenant, subject } = await this.tenants.assert(workspace, { tenant: body.tenant, subject: body.subject }, { profileId: principal.profileId });
     resolved.spec.tenantId = tenant?.id ?? null;
     resolved.spec.subjectId = subject?.id ?? null;
-    return this.start(resolved);
+    // resolve() made the objective's id up just now: nothing was stored for its actor.
+    return this.start(resolved, { newObjective: true });
   }
 
   /**
@@ -140,9 +141,10 @@ export class ObjectiveService {
   }
 
   /** Starts a resolved objective and returns its row; used by create and by schedules. */
-  async start(start: ObjectiveStart): Promise<Objective> {
-    await this.commands.send(start.objectiveId, { type: 'start', start }, { commandId: `start:${start.objectiveId}` });
-    return this.read(start.objectiveId);
+  async start(start: ObjectiveStart, options: { newObjective?: boolean } = {}): Promise<Objective> {
+    const reply = await this.commands.send(start.objectiveId, { type: 'start', start }, { commandId: `start:${start.objectiveId}`, ...options });
+    // The turn that wrote the row answered with its info: the row need not be read back.
+    return startedObjective(start, reply.info);
   }
 
   /**

@@ -7,6 +7,8 @@ import type { ObjectiveCommand, ObjectiveReply } from '../objectives/objective.b
 export interface ObjectiveCommandOptions {
   /** Makes a retried command apply once (the runtime's command id). */
   commandId?: string;
+  /** The objective's id was made up by this call and nothing was sent to it before (a create's start): its actor has nothing to recover. */
+  newObjective?: boolean;
 }
 
 export interface ObjectiveCommandPort {

@@ -255,6 +255,31 @@ describe('objectives API', function () {
       assertError(await post(base(), { agentId: agent.metadata.id, initialMessage: 'SAY x', variationId }), 404, Code.NOT_FOUND, / not found$/);
     });
 
+    it('answers with the objective exactly as a read of it right after shows its metadata and spec', async () => {
+      // The answer is built from the start turn's reply, not read back: it must not differ from the row.
+      const objective = await createObjective({
+        agentId,
+        initialMessage: 'CALL risky {}',
+        data: { b: 1, a: [1, 'x', null], nested: { z: true } },
+        metadata: { externalId: 'answer-equals-read', labels: { team: 'core', tier: 'gold' } },
+        tenant: { externalId: 'answer-tenant' },
+        subject: { externalId: 'answer-subject' },
+      });
+      const read = await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${objective.metadata.id}`, { token: ws.token });
+      assert.equal(read.status, 200, JSON.stringify(read.body));
+      assert.deepStrictEqual(objective.metadata, read.body.metadata);
+      assert.deepStrictEqual(objective.spec, read.body.spec);
+      assert.equal(objective.info.createdAt, read.body.info.createdAt);
+      assert.equal(objective.info.status, 'OBJECTIVE_STATUS_RUNNING');
+      const plain = await createObjective({ agentId, initialMessage: 'CALL risky {}' });
+      const plainRead = await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${plain.metadata.id}`, { token: ws.token });
+      assert.deepStrictEqual(plain.metadata, plainRead.body.metadata);
+      assert.deepStrictEqual(plain.spec, plainRead.body.spec);
+      for (const id of [objective.metadata.id, plain.metadata.id]) {
+        await api.request('POST', `/v1/workspaces/${ws.workspaceId}/objectives/${id}/cancel`, { token: ws.token, body: {} });
+      }
+    });
+
     it('upserts the tenant and subject it asserts', async () => {
       const first = await createObjective({ agentId, initialMessage: 'SAY hi', tenant: { externalId: 'acme', name: 'Acme' }, subject: { externalId: 'u-1', email: 'u1@acme.test' } });
       assert.match(first.spec.tenantId, /^tenant_/);

@@ -19,6 +19,8 @@ import type { EventPublisher, PublishedEvent } from '../../src/ports/event-publi
 import { createDataSource, runMigrationsLocked } from '../../persistence/data-source';
 import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres, type EmbeddedPostgres } from '../../persistence/embedded-postgres';
 import { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
+import { EmbeddedEventLogRepository } from '../../persistence/runtime/embedded-event-log.repository';
+import { resolveConsumerSpec } from '../../src/events/consumer-spec';
 import { deleteStream, eventually, silentLogger, TEST_NATS_URL, uniqueBusNames } from '../support/cluster-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
@@ -455,6 +457,32 @@ describe('embedded event log', function () {
     unsubscribe();
     await log.publish({ id: 'e3', subject: 'listened.c', data: '{}' });
     assert.deepEqual(heard, ['e1', 'e2']);
+  });
+
+  it('lets concurrent claimers of one durable take each message once and never more than its maximum pending together', async () => {
+    // Eight claims at once on eight connections: each must see the claims committed before its lock was granted.
+    const claimers = new RuntimeDatabase({ url: database.url, poolSize: 8 });
+    try {
+      const repository = new EmbeddedEventLogRepository(claimers);
+      await log.prepare([{ name: 'CLAIMED', subjects: ['claimed.>'] }]);
+      const consumer = { stream: 'CLAIMED', durableName: 'racers' };
+      await repository.ensureConsumer(resolveConsumerSpec({ ...consumer, maxAckPending: 5, ackWaitMs: 60_000 }));
+      await log.publishMany(Array.from({ length: 40 }, (_, i) => ({ id: `m${i}`, subject: 'claimed.x', data: String(i) })));
+      const taken: number[] = [];
+      for (let round = 0; round < 8; round++) {
+        const claims = await Promise.all(Array.from({ length: 8 }, () => repository.claim(consumer, 16)));
+        const claimed = claims.flat().map((message) => message.seq);
+        assert.ok(claimed.length <= 5, `round ${round}: ${claimed.length} messages claimed at once with maxAckPending 5`);
+        assert.equal(new Set(claimed).size, claimed.length, `round ${round}: a message claimed twice`);
+        taken.push(...claimed);
+        // The acks ride on a claim: they free the room the next round takes.
+        await repository.claim(consumer, 0, claimed);
+      }
+      // Eight rounds of five: every message taken, none twice.
+      assert.equal(new Set(taken).size, 40);
+    } finally {
+      await claimers.close();
+    }
   });
 
   it('filters in SQL exactly as subjectMatches does', async () => {

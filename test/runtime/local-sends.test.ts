@@ -5,8 +5,8 @@
 // of the sender stored without notifying goes before a later one sent now; a
 // command whose decide failed with a retryable error holds the later ones
 // behind it until it is applied (by the next pending read or the command
-// poller); and ActorRuntime.activate readies an actor so the next message
-// finds its recovery read done.
+// poller); ActorRuntime.activate readies an actor so the next message
+// finds its recovery read done; and an ask for a new actor skips that read.
 import assert from 'node:assert/strict';
 import type { DataSource } from 'typeorm';
 import type { ActorRuntime, RuntimeOptions } from '../../actors';
@@ -339,5 +339,21 @@ describe('actor runtime: durable commands sent to an actor of the same node', ()
     // Without activate(), the first message pays the recovery read (the spy sees it on that path too).
     assert.deepEqual(await applied('sink-c-cold'), []);
     assert.equal(control.readActivation.calls, 1);
+  });
+
+  it('e. an ask for a new actor (newActor) starts it from its initial state without the recovery read, and what it wrote is recovered later', async () => {
+    const receiver = `sink-d-${newUlid()}`;
+    const spies = watch(receiver);
+    const reply = await runtime.ask<SinkState>('sink', receiver, { type: 'apply', tag: 'd1' }, { newActor: true });
+    assert.deepEqual(reply.applied, ['d1']);
+    assert.equal(spies.readActivation.calls, 0, 'no recovery read for an actor its caller just made up');
+    // Active now: a second ask with the flag uses the state it has.
+    assert.deepEqual((await runtime.ask<SinkState>('sink', receiver, { type: 'apply', tag: 'd2' }, { newActor: true })).applied, ['d1', 'd2']);
+    assert.equal(await journalEntries(receiver), 2);
+    // A fresh node recovers both turns from the journal.
+    await runtime.stop();
+    runtime = await startRuntime();
+    assert.deepEqual(await applied(receiver), ['d1', 'd2']);
+    assert.equal(spies.readActivation.calls, 1);
   });
 });
