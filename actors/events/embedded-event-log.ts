@@ -9,7 +9,7 @@ import { resolveConsumerSpec, type ResolvedConsumerSpec } from '../../src/events
 import { mergeStreamDeclarations } from '../../src/events/stream-declarations';
 import { subjectMatches } from '../../src/events/subject-pattern';
 import type { ConsumedEvent, ConsumerHandle, DurableConsumerSpec, EventConsumers } from '../../src/ports/event-consumer';
-import { NoStreamForSubjectError, type EventPublisher, type PublishedEvent, type StreamDeclaration } from '../../src/ports/event-publisher';
+import { NoStreamForSubjectError, type EventPublisher, type OutboxPublication, type PublishedEvent, type StreamDeclaration } from '../../src/ports/event-publisher';
 import { EmbeddedEventLogRepository, type ClaimedMessage } from '../../persistence/runtime/embedded-event-log.repository';
 import type { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
 import type { RuntimeLogger } from '../runtime/runtime-logger';
@@ -75,17 +75,37 @@ export class EmbeddedEventLog implements EventPublisher, EventConsumers {
       messages.push({ stream: await this.streamFor(event.subject), subject: event.subject, messageId: event.id, payload: event.data, headers: event.headers ?? {} });
     }
     const stored = await this.repository.appendMany(messages);
+    this.heard(events, stored);
+  }
+
+  /** Wakes the consumers of the streams that stored something, and tells listeners of the events stored (duplicates left out). */
+  private heard(events: ReadonlyArray<PublishedEvent | OutboxPublication>, stored: Array<{ stream: string; messageId: string }>): void {
     const streams = new Set(stored.map((message) => message.stream));
-    const storedIds = new Set(stored.map((message) => message.messageId));
     for (const run of this.runs) if (streams.has(run.stream)) run.wake();
+    if (this.listeners.size === 0) return;
+    const storedIds = new Set(stored.map((message) => message.messageId));
     for (const event of events) {
       if (!storedIds.has(event.id)) continue;
+      const published: PublishedEvent = 'data' in event ? event : { id: event.id, subject: event.subject, data: JSON.stringify(event.payload), headers: event.headers };
       try {
-        for (const listener of this.listeners) listener(event);
+        for (const listener of this.listeners) listener(published);
       } catch (error) {
         this.options.logger.warn({ err: error, subject: event.subject, id: event.id }, 'event listener failed');
       }
     }
+  }
+
+  /**
+   * Stores outbox rows and marks them published in one statement (see
+   * EmbeddedEventLogRepository.appendFromOutbox): the payloads are copied
+   * inside the database, not sent again. Listeners hear the events stored.
+   * @throws NoStreamForSubjectError when no declared stream captures one of the subjects (nothing is stored).
+   */
+  async publishFromOutbox(events: OutboxPublication[]): Promise<void> {
+    const rows = [];
+    for (const event of events) rows.push({ id: event.id, stream: await this.streamFor(event.subject) });
+    const stored = await this.repository.appendFromOutbox(rows);
+    this.heard(events, stored);
   }
 
   /** Calls `listener` for every event stored from now on (duplicates left out); returns the unsubscribe function. */

@@ -146,6 +146,50 @@ export class EmbeddedEventLogRepository {
   }
 
   /**
+   * Stores outbox rows as appendMany would, taking subject, payload and
+   * headers from `actor_outbox`, and marks those rows published, in one
+   * statement: a row is stored and marked together or neither. Rows already
+   * marked are left out, and so are ids the stream holds already (still marked).
+   * @returns the stream and id of each message stored (the new ones).
+   */
+  async appendFromOutbox(rows: Array<{ id: string; stream: string }>): Promise<Array<{ stream: string; messageId: string }>> {
+    if (!rows.length) return [];
+    const stored = await this.database.query<{ stream: string; message_id: string }>(
+      `WITH marked AS (
+         UPDATE actor_outbox SET published_at = now() WHERE id = ANY($1::text[]) AND published_at IS NULL
+         RETURNING id, subject, payload, headers
+       ), input AS (
+         SELECT o.stream, m.subject, m.id AS message_id, m.payload::text AS payload, coalesce(m.headers, '{}'::jsonb) AS headers, o.ord
+         FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS o(id, stream, ord) JOIN marked m ON m.id = o.id
+       ), fresh AS (
+         SELECT i.*, row_number() OVER (PARTITION BY i.stream ORDER BY i.ord) AS n, count(*) OVER (PARTITION BY i.stream) AS total
+         FROM input i
+         WHERE NOT EXISTS (SELECT 1 FROM embedded_stream_messages m WHERE m.stream = i.stream AND m.message_id = i.message_id)
+       ), stream AS (
+         UPDATE embedded_streams s SET last_seq = s.last_seq + t.total
+         FROM (SELECT stream, max(total) AS total FROM fresh GROUP BY stream) t
+         WHERE s.name = t.stream
+         RETURNING s.name, s.last_seq
+       ), message AS (
+         INSERT INTO embedded_stream_messages (stream, seq, subject, message_id, payload, headers)
+         SELECT f.stream, stream.last_seq - f.total + f.n, f.subject, f.message_id, f.payload, f.headers
+         FROM fresh f JOIN stream ON stream.name = f.stream
+         ON CONFLICT ON CONSTRAINT uq_embedded_stream_messages_message_id DO NOTHING
+         RETURNING stream, seq, subject, message_id
+       ), deliveries AS (
+         INSERT INTO embedded_stream_deliveries (stream, durable_name, seq)
+         SELECT consumer.stream, consumer.durable_name, message.seq
+         FROM message JOIN embedded_stream_consumers consumer
+           ON consumer.stream = message.stream AND (consumer.filter_regex IS NULL OR message.subject ~ consumer.filter_regex)
+       )
+       SELECT stream, message_id FROM message`,
+      [rows.map((row) => row.id), rows.map((row) => row.stream)],
+      { preparedAs: 'agentrt_embedded_append_from_outbox' },
+    );
+    return stored.map((row) => ({ stream: row.stream, messageId: row.message_id }));
+  }
+
+  /**
    * Creates the durable consumer with a delivery row for every message its
    * filter takes (a new durable starts at the beginning of the stream), or
    * brings an existing one's ack wait and maximum pending to the spec.

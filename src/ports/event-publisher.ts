@@ -53,5 +53,21 @@ export interface EventPublisher {
    * absent or when the batch fails (so one bad event holds back only its actor).
    */
   publishMany?(events: PublishedEvent[]): Promise<void>;
+  /**
+   * Publishes rows of the actor outbox and marks them published, as one
+   * write, taking their payloads from the outbox table instead of having them
+   * sent again. Optional: only a publisher that keeps its streams in the
+   * runtime's own database offers it (the embedded log); the relay then
+   * needs no separate mark. All or none, in array order, like publishMany.
+   */
+  publishFromOutbox?(events: OutboxPublication[]): Promise<void>;
   close(): Promise<void>;
+}
+
+/** An outbox row to publish from the outbox table (its payload stays there; `payload` is for in-process listeners). */
+export interface OutboxPublication {
+  id: string;
+  subject: string;
+  payload: unknown;
+  headers: Record<string, string>;
 }

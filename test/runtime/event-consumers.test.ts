@@ -485,6 +485,31 @@ describe('embedded event log', function () {
     }
   });
 
+  it('publishes outbox rows from the outbox table and marks them published in one write, each once', async () => {
+    await log.prepare([{ name: 'FROM_OUTBOX', subjects: ['from_outbox.>'] }]);
+    const rows = [
+      { id: `ob-${ulid()}`, subject: 'from_outbox.a', payload: { n: 1, text: 'quote " and \\ backslash' }, headers: { 'Agentrt-Actor-Sequence': '1' } },
+      { id: `ob-${ulid()}`, subject: 'from_outbox.b', payload: { n: 2, list: [1, 2] }, headers: {} },
+    ];
+    for (const row of rows) {
+      await runtimeDatabase.query('INSERT INTO actor_outbox (id, shard, subject, payload, headers) VALUES ($1, 0, $2, $3, $4)', [
+        row.id, row.subject, JSON.stringify(row.payload), JSON.stringify(row.headers),
+      ]);
+    }
+    const heard: string[] = [];
+    const unsubscribe = log.subscribe((event) => heard.push(`${event.id} ${event.data}`));
+    await log.publishFromOutbox(rows);
+    await log.publishFromOutbox(rows);
+    unsubscribe();
+    assert.deepEqual(heard, rows.map((row) => `${row.id} ${JSON.stringify(row.payload)}`), 'listeners hear each stored event once');
+    const stored = await runtimeDatabase.query<{ message_id: string; subject: string; payload: string; headers: Record<string, string> }>(
+      "SELECT message_id, subject, payload, headers FROM embedded_stream_messages WHERE stream = 'FROM_OUTBOX' ORDER BY seq",
+    );
+    assert.deepEqual(stored.map((message) => ({ id: message.message_id, subject: message.subject, payload: JSON.parse(message.payload), headers: message.headers })), rows);
+    const marked = await runtimeDatabase.query<{ published: boolean }>('SELECT published_at IS NOT NULL AS published FROM actor_outbox WHERE id = ANY($1)', [rows.map((row) => row.id)]);
+    assert.deepEqual(marked.map((row) => row.published), [true, true]);
+  });
+
   it('filters in SQL exactly as subjectMatches does', async () => {
     const patterns = ['a.b', 'a.*', 'a.>', '*.b', '>', 'a.*.c', 'a.b-c:d.*', 'x+y.(z)', 'a.$.>'];
     const subjects = ['a', 'a.b', 'a.b.c', 'a.x.c', 'b.b', 'a.b-c:d.e', 'x+y.(z)', 'xxy.(z)', 'a.$.1', 'a.b.c.d'];
