@@ -32,7 +32,7 @@ registerUniqueMessage('uq_objectives_start_key', 'an objective was already creat
  * $1 and $2; the events' foreign key is checked at the end of the statement,
  * after the rows of $1 exist.
  */
-const PROJECT_STATEMENTS = [`
+const CREATE_AND_UPDATE_STATEMENTS = [`
     INSERT INTO objectives AS o (id, account_id, workspace_id, agent_id, variation_id, profile_id, external_id, labels, data,
       initial_message, episodic_key, memory_layer_ids, tenant_id, subject_id, parent_objective_id, schedule_id, schedule_fire_time,
       status, info, sequence, start_key, created_at, updated_at)
@@ -46,13 +46,29 @@ const PROJECT_STATEMENTS = [`
       WHERE o.sequence <= excluded.sequence`, `
     UPDATE objectives o SET info = r.info, status = r.info->>'status', sequence = r.sequence, updated_at = now()
     FROM json_to_recordset($2::json) AS r(id text, sequence integer, info jsonb)
-    WHERE o.id = r.id AND o.sequence <= r.sequence`, `
+    WHERE o.id = r.id AND o.sequence <= r.sequence`];
+/** The event rows with their envelopes in $3 (the projector's own statement). */
+const INSERT_EVENTS = `
     INSERT INTO objective_events (id, objective_id, workspace_id, sequence, type, created_at, data, webhook_type, envelope)
     SELECT r.id, r.objective_id, r.workspace_id, r.sequence, r.type, r.created_at, r.data, r.webhook_type, r.envelope
     FROM json_to_recordset($3::json) AS r(id text, objective_id text, workspace_id text, sequence integer, type text,
       created_at timestamptz, data jsonb, webhook_type text, envelope jsonb)
-    ON CONFLICT DO NOTHING`];
-const PROJECT = `WITH created AS (${PROJECT_STATEMENTS[0]}), updated AS (${PROJECT_STATEMENTS[1]}), events AS (${PROJECT_STATEMENTS[2]}) SELECT 1`;
+    ON CONFLICT DO NOTHING`;
+/**
+ * In the batch statement: the envelope is the payload of the event's outbox
+ * row, written by the same statement (turn_outbox), so it is not sent twice.
+ * A row without one fails the statement (NOT NULL), and the batch then goes
+ * through the projector, which sends the envelopes.
+ */
+const INSERT_EVENTS_FROM_OUTBOX = `
+    INSERT INTO objective_events (id, objective_id, workspace_id, sequence, type, created_at, data, webhook_type, envelope)
+    SELECT r.id, r.objective_id, r.workspace_id, r.sequence, r.type, r.created_at, r.data, r.webhook_type, o.payload
+    FROM json_to_recordset($3::json) AS r(id text, objective_id text, workspace_id text, sequence integer, type text,
+      created_at timestamptz, data jsonb, webhook_type text)
+    LEFT JOIN turn_outbox o ON o.id = r.id
+    ON CONFLICT DO NOTHING`;
+const PROJECTION_STATEMENTS = [...CREATE_AND_UPDATE_STATEMENTS, INSERT_EVENTS_FROM_OUTBOX];
+const PROJECT = `WITH created AS (${CREATE_AND_UPDATE_STATEMENTS[0]}), updated AS (${CREATE_AND_UPDATE_STATEMENTS[1]}), events AS (${INSERT_EVENTS}) SELECT 1`;
 
 /**
  * Objectives of an agent not in a terminal state. The predicate is the partial
@@ -104,9 +120,9 @@ function createdRowOf(change: CreatedChange, info: ObjectiveInfoChange): Record<
   };
 }
 
-function eventRowOf(change: EventChange): Record<string, unknown> {
+function eventRowOf(change: EventChange, withEnvelope: boolean): Record<string, unknown> {
   const { record } = change;
-  return {
+  const row: Record<string, unknown> = {
     id: record.id,
     objective_id: change.objectiveId,
     workspace_id: change.workspaceId,
@@ -115,12 +131,17 @@ function eventRowOf(change: EventChange): Record<string, unknown> {
     created_at: record.createdAt,
     data: record.data,
     webhook_type: change.webhookType,
-    envelope: change.envelope,
   };
+  if (withEnvelope) row.envelope = change.envelope;
+  return row;
 }
 
-/** The three JSON arrays of PROJECT: created rows (with their last info), info updates (the last per objective), event rows. */
-export function projectionParameters(changes: ReadonlyArray<{ change: ObjectiveChange }>): [string, string, string] {
+/**
+ * The three JSON arrays of PROJECT: created rows (with their last info), info
+ * updates (the last per objective), event rows (with their envelopes unless
+ * `fromOutbox`: the batch statement takes them from its outbox rows).
+ */
+export function projectionParameters(changes: ReadonlyArray<{ change: ObjectiveChange }>, options: { fromOutbox?: boolean } = {}): [string, string, string] {
   const created = new Map<string, CreatedChange>();
   const infos = new Map<string, ObjectiveInfoChange>();
   const events: Array<Record<string, unknown>> = [];
@@ -136,7 +157,7 @@ export function projectionParameters(changes: ReadonlyArray<{ change: ObjectiveC
         break;
       }
       case 'objective_event':
-        events.push(eventRowOf(change));
+        events.push(eventRowOf(change, !options.fromOutbox));
         break;
       case 'objective_erased':
         // Written by eraseObjectives after the statement (rare; not on the hot path).
@@ -239,7 +260,7 @@ export function createObjectivesStore(dataSource: DataSource): ObjectivesStore {
     projection(changes) {
       // An erasure rewrites stored rows after the statement: it takes the projector's round trips.
       if (!changes.length || changes.some(({ change }) => change.type === 'objective_erased')) return null;
-      return { statements: PROJECT_STATEMENTS, parameters: projectionParameters(changes) };
+      return { statements: PROJECTION_STATEMENTS, parameters: projectionParameters(changes, { fromOutbox: true }) };
     },
 
     async project(connection: ProjectionConnection, changes) {

@@ -86,16 +86,20 @@ export function batchStatement(turns: readonly TurnWrite[], projections: Readonl
   }
 
   const outbox = turns.flatMap((turn) => turn.outbox.map((row) => ({ turn, row })));
-  if (outbox.length) {
+  if (!outbox.length) {
+    head.push('turn_outbox AS (SELECT NULL::text AS id, NULL::jsonb AS payload WHERE false)');
+  } else {
     // WITH ORDINALITY + ORDER BY: positions (bigserial) follow the order the turns decided them.
-    sql.cte(`INSERT INTO actor_outbox (id, shard, subject, payload, headers, persistence_key, actor_seq)
+    // Named: projections read the payloads from it (ProjectionStatement).
+    head.push(`turn_outbox AS (INSERT INTO actor_outbox (id, shard, subject, payload, headers, persistence_key, actor_seq)
       SELECT id, shard, subject, payload, headers, persistence_key, actor_seq
       FROM unnest(${sql.param(outbox.map(({ row }) => row.id))}::text[], ${sql.param(outbox.map(({ turn }) => turn.fence.shard))}::int[],
         ${sql.param(outbox.map(({ row }) => row.subject))}::text[], ${sql.param(outbox.map(({ row }) => JSON.stringify(row.payload)))}::jsonb[],
         ${sql.param(outbox.map(({ row }) => JSON.stringify(row.headers)))}::jsonb[], ${sql.param(outbox.map(({ turn }) => turn.key))}::text[],
         ${sql.param(outbox.map(({ row }) => row.actorSeq))}::bigint[]) WITH ORDINALITY
         AS u(id, shard, subject, payload, headers, persistence_key, actor_seq, ord)
-      ORDER BY ord`);
+      ORDER BY ord
+      RETURNING id, payload)`);
   }
 
   // One row per (actor, name) is set; a reminder set in the batch is not also deleted (CTEs must not touch a row twice).

@@ -57,13 +57,13 @@ export function webhookEnvelope(config: ObjectiveStart, record: ObjectiveEventRe
   };
 }
 
-export function outgoingObjectiveEvent(config: ObjectiveStart, record: ObjectiveEventRecord): OutgoingEvent {
+export function outgoingObjectiveEvent(config: ObjectiveStart, record: ObjectiveEventRecord, envelope = webhookEnvelope(config, record)): OutgoingEvent {
   return {
     id: record.id,
     type: webhookTypeOf(record.type),
     subject: objectiveEventSubject(config, record.type),
     data: record.data,
-    payload: webhookEnvelope(config, record),
+    payload: envelope,
   };
 }
 

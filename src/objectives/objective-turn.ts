@@ -61,14 +61,16 @@ export class ObjectiveTurn {
       data: { [dataKeyOf(type)]: fields },
     };
     this.apply({ type: 'recorded', record, ...extra });
-    this.published.push(outgoingObjectiveEvent(config, record));
+    // One envelope object for the outbox row and the objective_events row.
+    const envelope = webhookEnvelope(config, record);
+    this.published.push(outgoingObjectiveEvent(config, record, envelope));
     this.changes.push({
       type: 'objective_event',
       objectiveId: config.objectiveId,
       workspaceId: config.workspaceId,
       record,
       webhookType: webhookTypeOf(type),
-      envelope: webhookEnvelope(config, record),
+      envelope,
     });
   }
 

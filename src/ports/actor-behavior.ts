@@ -188,7 +188,10 @@ export type Projector<Change = unknown> = (sql: SqlRunner, changes: Array<{ acto
  * every kind's projection in one round trip). Each statement is the body of a
  * CTE (`INSERT …`, `UPDATE …`): they run on one snapshot, must not depend on
  * each other's effects (a foreign key is checked at the end of the statement),
- * and number their parameters from $1 within `parameters`.
+ * and number their parameters from $1 within `parameters`. They may read the
+ * outbox rows the batch writes as `turn_outbox(id, payload)` (a CTE's rows
+ * are not visible to its siblings otherwise), so a projection can store an
+ * event's payload without it being sent twice.
  */
 export interface ProjectionStatement {
   statements: string[];

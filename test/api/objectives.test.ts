@@ -188,6 +188,13 @@ describe('objectives API', function () {
       assert.match(events[3].data.toolResult.content, /meaning/);
       assert.equal(events[4].data.assistantMessage.content, 'done');
       assert.equal(events[5].data.finalized.status, 'OBJECTIVE_STATUS_COMPLETED');
+      // Each event row keeps the webhook envelope exactly as published (taken from its outbox row by the turn's statement).
+      const envelopes = await api.dataSource.query(
+        `SELECT e.sequence, e.envelope = o.payload AS same, e.envelope->'data'->'objectiveEvent'->>'sequence' AS envelope_sequence
+         FROM objective_events e JOIN actor_outbox o ON o.id = e.id WHERE e.objective_id = $1 ORDER BY e.sequence`,
+        [objective.metadata.id],
+      );
+      assert.deepEqual(envelopes, [1, 2, 3, 4, 5, 6].map((sequence) => ({ sequence, same: true, envelope_sequence: String(sequence) })));
     });
 
     it('checks data against the inputDataSchema, naming data.<field>', async () => {

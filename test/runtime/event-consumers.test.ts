@@ -15,7 +15,7 @@ import { JetStreamConsumers } from '../../actors/events/jetstream-consumers';
 import { JetStreamPublisher } from '../../actors/events/jetstream-publisher';
 import { subjectMatches, subjectPatternRegex } from '../../src/events/subject-pattern';
 import { DurableConsumerConflictError, StreamNotFoundError, type ConsumedEvent, type ConsumerHandle, type DurableConsumerSpec, type EventConsumers } from '../../src/ports/event-consumer';
-import type { EventPublisher, PublishedEvent } from '../../src/ports/event-publisher';
+import type { EventPublisher, OutboxPublication, PublishedEvent } from '../../src/ports/event-publisher';
 import { createDataSource, runMigrationsLocked } from '../../persistence/data-source';
 import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres, type EmbeddedPostgres } from '../../persistence/embedded-postgres';
 import { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
@@ -487,7 +487,7 @@ describe('embedded event log', function () {
 
   it('publishes outbox rows from the outbox table and marks them published in one write, each once', async () => {
     await log.prepare([{ name: 'FROM_OUTBOX', subjects: ['from_outbox.>'] }]);
-    const rows = [
+    const rows: OutboxPublication[] = [
       { id: `ob-${ulid()}`, subject: 'from_outbox.a', payload: { n: 1, text: 'quote " and \\ backslash' }, headers: { 'Agentrt-Actor-Sequence': '1' } },
       { id: `ob-${ulid()}`, subject: 'from_outbox.b', payload: { n: 2, list: [1, 2] }, headers: {} },
     ];
