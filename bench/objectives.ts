@@ -1,7 +1,9 @@
 // Objectives benchmark (issue 9 item 11): prints JSON lines of figures, asserts
-// nothing. One node in process (the real HTTP API and the actor runtime over a
-// fresh Postgres database, in-process bus), the builtin/scripted model and a
-// loopback HTTP tool server:
+// nothing. One node in this process (the real HTTP API and the actor runtime
+// over a fresh Postgres database, in-process bus) with the builtin/scripted
+// model; a driver child process (this file, forked with DRIVER=1) plays the
+// outsides, so its CPU is not the node's: the API client creating objectives
+// and watching them finish, and the loopback HTTP tool server:
 // 1. throughput: objectives created over HTTP with OBJECTIVES_IN_FLIGHT in
 //    flight, each calling the tool once and answering (USER_MESSAGE,
 //    ASSISTANT_MESSAGE, TOOL_CALLED, TOOL_RESULT, ASSISTANT_MESSAGE, FINALIZED
@@ -11,6 +13,7 @@
 //    RSS once all wait, and again once their actors are passivated.
 // Run with `npm run bench:objectives` (APPROVALS=10000 for a quicker run;
 // PROFILE=<file> writes a CPU profile of the throughput phase).
+import { fork } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeFile } from 'node:fs/promises';
@@ -24,6 +27,7 @@ import { postgresBackendCpu } from './support/postgres-backend-cpu';
 
 const OBJECTIVES_IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
 const DURATION_MS = Number(process.env.DURATION_MS ?? 15_000);
+const WARMUP_MS = Number(process.env.WARMUP_MS ?? 3_000);
 const APPROVALS = Number(process.env.APPROVALS ?? 100_000);
 const APPROVAL_CREATORS = 64;
 const PASSIVATE_AFTER_MS = 20_000;
@@ -105,21 +109,147 @@ async function startProfiler(): Promise<{ stopInto(file: string): Promise<void> 
   };
 }
 
-async function main(): Promise<void> {
+// ---------------------------------------------------------------------------------------------
+// The driver (child process): the API client and the tool server.
+
+type DriverRequest =
+  | { op: 'configure'; apiUrl: string; token: string; workspaceId: string; agentId: string; databaseUrl: string }
+  | { op: 'run'; durationMs: number }
+  | { op: 'approvals'; count: number };
+
+async function driver(): Promise<void> {
   const tools = await startToolServer();
+  const dispatcher = new Agent({ connections: APPROVAL_CREATORS, keepAliveTimeout: 60_000 });
+  let settings: Extract<DriverRequest, { op: 'configure' }>;
+  let database: pg.Client;
+  const create = async (initialMessage: string) => {
+    const response = await request(`${settings.apiUrl}/v1/workspaces/${settings.workspaceId}/objectives`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${settings.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ agentId: settings.agentId, initialMessage }),
+      dispatcher,
+    });
+    const text = await response.body.text();
+    if (response.statusCode !== 200) throw new Error(`POST objectives: ${response.statusCode} ${text}`);
+    return JSON.parse(text) as { metadata: { id: string } };
+  };
+
+  // Completion is read from the read model in one query per poll for every objective in flight.
+  const waiting = new Map<string, () => void>();
+  let polling = true;
+  const poller = async () => {
+    while (polling) {
+      if (waiting.size) {
+        const { rows } = await database.query<{ id: string }>(
+          "SELECT id FROM objectives WHERE id = ANY($1) AND status IN ('OBJECTIVE_STATUS_COMPLETED', 'OBJECTIVE_STATUS_FAILED', 'OBJECTIVE_STATUS_CANCELLED')",
+          [[...waiting.keys()]],
+        );
+        for (const row of rows) waiting.get(row.id)?.();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
+  const runOne = async (latencies: number[]) => {
+    const startedAt = process.hrtime.bigint();
+    const objective = await create('CALL lookup {"q":"meaning"}\nSAY done');
+    await new Promise<void>((resolve) => waiting.set(objective.metadata.id, resolve));
+    waiting.delete(objective.metadata.id);
+    latencies.push(Number(process.hrtime.bigint() - startedAt) / 1e6);
+  };
+  const run = async (durationMs: number) => {
+    const latencies: number[] = [];
+    const deadline = Date.now() + durationMs;
+    await Promise.all(Array.from({ length: OBJECTIVES_IN_FLIGHT }, async () => {
+      while (Date.now() < deadline) await runOne(latencies);
+    }));
+    return latencies;
+  };
+  const approvals = async (count: number) => {
+    let claimed = 0;
+    let created = 0;
+    const progressEvery = Math.max(1000, Math.floor(count / 20));
+    const started = Date.now();
+    await Promise.all(Array.from({ length: APPROVAL_CREATORS }, async () => {
+      while (claimed < count) {
+        claimed += 1;
+        await create('CALL risky {"q":"drop"}\nSAY approved');
+        created += 1;
+        if (created % progressEvery === 0) log({ progress: 'awaiting-approval objectives created', count: created, elapsedS: Math.round((Date.now() - started) / 1000) });
+      }
+    }));
+    return created;
+  };
+
+  process.on('message', (message: { id: number; request: DriverRequest }) => {
+    const reply = (result: unknown) => process.send!({ id: message.id, result });
+    const { request: call } = message;
+    switch (call.op) {
+      case 'configure':
+        settings = call;
+        database = new pg.Client({ connectionString: call.databaseUrl });
+        void database.connect().then(() => {
+          void poller();
+          reply(true);
+        });
+        return;
+      case 'run':
+        void run(call.durationMs).then(reply);
+        return;
+      case 'approvals':
+        void approvals(call.count).then(reply);
+        return;
+    }
+  });
+  process.on('disconnect', () => {
+    polling = false;
+    void Promise.allSettled([database?.end(), dispatcher.close(), tools.close()]).finally(() => process.exit(0));
+  });
+  process.send!({ ready: true, toolUrl: tools.url });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The node side (this process).
+
+function startDriver(): { call<T>(request: DriverRequest): Promise<T>; ready: Promise<string>; stop(): void } {
+  const child = fork(__filename, [], { env: { ...process.env, DRIVER: '1', PROFILE: '' }, execArgv: ['--import', 'tsx'] });
+  const waiting = new Map<number, (result: unknown) => void>();
+  let next = 0;
+  let markReady: (toolUrl: string) => void;
+  const ready = new Promise<string>((resolve) => (markReady = resolve));
+  child.on('message', (message: { id?: number; result?: unknown; ready?: boolean; toolUrl?: string }) => {
+    if (message.ready) return markReady(message.toolUrl!);
+    waiting.get(message.id!)?.(message.result);
+    waiting.delete(message.id!);
+  });
+  return {
+    ready,
+    stop: () => child.disconnect(),
+    call<T>(request: DriverRequest) {
+      next += 1;
+      const id = next;
+      return new Promise<T>((resolve) => {
+        waiting.set(id, resolve as (result: unknown) => void);
+        child.send({ id, request });
+      });
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const driverProcess = startDriver();
+  const toolUrl = await driverProcess.ready;
   const api = await startTestApi({
     logLevel: 'silent',
     poolSize: 10,
     runtime: { shardCount: 64, passivateAfterMs: PASSIVATE_AFTER_MS, outboxPollMs: 1000 },
     env: { AGENTRT_RATE_LIMIT_PER_SECOND: '1000000', AGENTRT_RATE_LIMIT_BURST: '1000000', AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' },
   });
-  const dispatcher = new Agent({ connections: APPROVAL_CREATORS, keepAliveTimeout: 60_000 });
   try {
     const account = await api.bootstrap('bench-objectives');
     const headers = { authorization: `Bearer ${account.globalApiKey.token}`, 'content-type': 'application/json' };
     const ws = account.workspaceId;
     const post = async (path: string, body: unknown) => {
-      const response = await request(`${api.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body), dispatcher });
+      const response = await request(`${api.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
       const text = await response.body.text();
       if (response.statusCode !== 200) throw new Error(`POST ${path}: ${response.statusCode} ${text}`);
       return JSON.parse(text) as { metadata: { id: string } };
@@ -128,50 +258,25 @@ async function main(): Promise<void> {
     const variation = await post(`/v1/workspaces/${ws}/agents/${agent.metadata.id}/variations`, {
       metadata: { name: 'v1' }, spec: { prompt: 'You help.', modelConfig: { modelId: 'builtin/scripted' } },
     });
-    const lookup = await post(`/v1/workspaces/${ws}/tools`, { metadata: { name: 'lookup' }, spec: { description: 'Looks up', http: { url: `${tools.url}/lookup`, method: 'POST' } } });
-    const risky = await post(`/v1/workspaces/${ws}/tools`, { metadata: { name: 'risky' }, spec: { description: 'Needs approval', requiresApproval: true, http: { url: `${tools.url}/risky`, method: 'POST' } } });
+    const lookup = await post(`/v1/workspaces/${ws}/tools`, { metadata: { name: 'lookup' }, spec: { description: 'Looks up', http: { url: `${toolUrl}/lookup`, method: 'POST' } } });
+    const risky = await post(`/v1/workspaces/${ws}/tools`, { metadata: { name: 'risky' }, spec: { description: 'Needs approval', requiresApproval: true, http: { url: `${toolUrl}/risky`, method: 'POST' } } });
     for (const tool of [lookup, risky]) {
       await post(`/v1/workspaces/${ws}/agents/${agent.metadata.id}/variations/${variation.metadata.id}/assignments`, { toolId: tool.metadata.id });
     }
-    const create = (initialMessage: string) => post(`/v1/workspaces/${ws}/objectives`, { agentId: agent.metadata.id, initialMessage });
+    const databaseUrl = (await sharedTestDatabase()).url;
+    await driverProcess.call({ op: 'configure', apiUrl: api.url, token: account.globalApiKey.token, workspaceId: ws, agentId: agent.metadata.id, databaseUrl });
 
-    // Completion is read from the read model in one query per poll for every objective in flight.
-    const waiting = new Map<string, { startedAt: bigint; done: () => void }>();
-    let polling = true;
-    const poller = (async () => {
-      while (polling) {
-        if (waiting.size) {
-          const rows: Array<{ id: string }> = await api.dataSource.query(
-            "SELECT id FROM objectives WHERE id = ANY($1) AND status IN ('OBJECTIVE_STATUS_COMPLETED', 'OBJECTIVE_STATUS_FAILED', 'OBJECTIVE_STATUS_CANCELLED')",
-            [[...waiting.keys()]],
-          );
-          for (const row of rows) waiting.get(row.id)?.done();
-        }
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-    })();
-    const runOne = async (latencies: number[]) => {
-      const startedAt = process.hrtime.bigint();
-      const objective = await create('CALL lookup {"q":"meaning"}\nSAY done');
-      await new Promise<void>((resolve) => waiting.set(objective.metadata.id, { startedAt, done: resolve }));
-      waiting.delete(objective.metadata.id);
-      latencies.push(Number(process.hrtime.bigint() - startedAt) / 1e6);
-    };
     // Warm-up: connections, prepared statements, JIT.
-    await Promise.all(Array.from({ length: OBJECTIVES_IN_FLIGHT }, () => runOne([])));
+    await driverProcess.call({ op: 'run', durationMs: WARMUP_MS });
     register.getSingleMetric('agentrt_actor_turn_duration_seconds')?.reset();
 
     const queries = countQueries();
-    const postgresCpu = await postgresBackendCpu((await sharedTestDatabase()).url);
+    const postgresCpu = await postgresBackendCpu(databaseUrl);
     const postgresCpuStart = postgresCpu.seconds();
     const cpuStart = process.cpuUsage();
     const profiler = process.env.PROFILE ? await startProfiler() : null;
-    const latencies: number[] = [];
     const started = Date.now();
-    const deadline = started + DURATION_MS;
-    await Promise.all(Array.from({ length: OBJECTIVES_IN_FLIGHT }, async () => {
-      while (Date.now() < deadline) await runOne(latencies);
-    }));
+    const latencies = await driverProcess.call<number[]>({ op: 'run', durationMs: DURATION_MS });
     const elapsedMs = Date.now() - started;
     if (profiler) await profiler.stopInto(process.env.PROFILE!);
     const cpu = process.cpuUsage(cpuStart);
@@ -201,23 +306,13 @@ async function main(): Promise<void> {
     // Memory: objectives waiting for approval.
     global.gc?.();
     const before = process.memoryUsage();
-    let created = 0;
-    const createdIds: string[] = [];
-    const progressEvery = Math.max(1000, Math.floor(APPROVALS / 20));
     const approvalsStarted = Date.now();
-    await Promise.all(Array.from({ length: APPROVAL_CREATORS }, async () => {
-      while (created < APPROVALS) {
-        created += 1;
-        const objective = await create('CALL risky {"q":"drop"}\nSAY approved');
-        createdIds.push(objective.metadata.id);
-        if (createdIds.length % progressEvery === 0) log({ progress: 'awaiting-approval objectives created', count: createdIds.length, elapsedS: Math.round((Date.now() - approvalsStarted) / 1000) });
-      }
-    }));
+    const created = await driverProcess.call<number>({ op: 'approvals', count: APPROVALS });
     const awaiting = async () => {
       const [{ count }] = await api.dataSource.query("SELECT count(*)::int AS count FROM objectives WHERE workspace_id = $1 AND status = 'OBJECTIVE_STATUS_AWAITING_APPROVAL'", [ws]);
       return count as number;
     };
-    while ((await awaiting()) < createdIds.length) await new Promise((resolve) => setTimeout(resolve, 500));
+    while ((await awaiting()) < created) await new Promise((resolve) => setTimeout(resolve, 500));
     global.gc?.();
     const waitingActive = process.memoryUsage();
     const activeActors = (await register.getSingleMetric('agentrt_actor_active')?.get())?.values[0]?.value ?? null;
@@ -227,24 +322,21 @@ async function main(): Promise<void> {
     const activeAfter = (await register.getSingleMetric('agentrt_actor_active')?.get())?.values[0]?.value ?? null;
     log({
       bench: 'objectives-awaiting-approval',
-      objectives: createdIds.length,
-      createdPerSecond: Math.round((createdIds.length / (Date.now() - approvalsStarted - PASSIVATE_AFTER_MS - 5_000)) * 1000),
+      objectives: created,
+      createdPerSecond: Math.round((created / (Date.now() - approvalsStarted - PASSIVATE_AFTER_MS - 5_000)) * 1000),
       gcExposed: typeof global.gc === 'function',
       whileActive: { activeActors, heapUsedMiB: mib(waitingActive.heapUsed), heapGrowthMiB: mib(waitingActive.heapUsed - before.heapUsed), rssMiB: mib(waitingActive.rss) },
       afterPassivation: { activeActors: activeAfter, heapUsedMiB: mib(passivated.heapUsed), heapGrowthMiB: mib(passivated.heapUsed - before.heapUsed), rssMiB: mib(passivated.rss) },
       target: '100,000 awaiting approval in < 1 GiB',
     });
-    polling = false;
-    await poller;
   } finally {
-    await dispatcher.close();
+    driverProcess.stop();
     await api.close();
-    await tools.close();
     await (await sharedTestDatabase()).drop();
   }
 }
 
-main().catch((error: unknown) => {
+(process.env.DRIVER ? driver() : main()).catch((error: unknown) => {
   process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);
 });
