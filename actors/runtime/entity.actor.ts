@@ -20,6 +20,7 @@ import { runtimeMetrics } from '../metrics';
 import { stopActor, type ActorFunction } from '../nact/nact';
 import type { EffectRunner } from './effect-runner';
 import type { RuntimeLogger } from './runtime-logger';
+import { copyDictionary } from '../../src/dictionary';
 
 /** The outcome of a command, as handed back to the asker. */
 export type EntityReply = { ok: true; value: unknown } | { ok: false; error: ApiError };
@@ -156,7 +157,7 @@ export function initialEnvelope(behavior: AnyActorBehavior, id: string): Envelop
 function changedRecord<T>(record: Record<string, T>, removed: readonly string[], added: Record<string, T> | undefined): Record<string, T> {
   const adding = added ? Object.keys(added).length > 0 : false;
   if (!adding && !removed.some((key) => key in record)) return record;
-  const copy = { ...record };
+  const copy = copyDictionary(record);
   for (const key of removed) delete copy[key];
   return adding ? Object.assign(copy, added) : copy;
 }

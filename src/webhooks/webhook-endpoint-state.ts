@@ -5,6 +5,7 @@
 // different lanes go out side by side. A delivery leaves its lane once it is
 // COMPLETED, FAILED or DISABLED; the read model keeps it from then on.
 import type { WebhookDeliveryRecord } from './webhook-delivery';
+import { copyDictionary } from '../dictionary';
 
 export const FINALIZED_EVENT_TYPE = 'OBJECTIVE_EVENT_TYPE_FINALIZED';
 
@@ -82,7 +83,7 @@ function replaceQueued(lane: ObjectiveLane, deliveryId: string, change: (queued:
  * share of an endpoint's CPU with many objectives in flight.
  */
 export function draftWebhookEndpoint(state: WebhookEndpointState): WebhookEndpointState {
-  return { ...state, lanes: { ...state.lanes } };
+  return { ...state, lanes: copyDictionary(state.lanes) };
 }
 
 /** Applies an event to a draft (draftWebhookEndpoint); states the draft was made from are untouched. */
