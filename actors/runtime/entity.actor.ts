@@ -154,22 +154,22 @@ export function initialEnvelope(behavior: AnyActorBehavior, id: string): Envelop
 }
 
 /** The record with `removed` taken out and `added` put in: one copy, or the record itself when nothing changes. */
-function changedRecord<T>(record: Record<string, T>, removed: readonly string[], added: Record<string, T> | undefined): Record<string, T> {
-  const adding = added ? Object.keys(added).length > 0 : false;
-  if (!adding && !removed.some((key) => key in record)) return record;
+function changedRecord<T>(record: Record<string, T>, removed: readonly string[], added: ReadonlyArray<readonly [string, T]>): Record<string, T> {
+  if (!added.length && !removed.some((key) => key in record)) return record;
   const copy = copyDictionary(record);
   for (const key of removed) delete copy[key];
-  return adding ? Object.assign(copy, added) : copy;
+  for (const [key, value] of added) copy[key] = value;
+  return copy;
 }
 
 function fold(behavior: AnyActorBehavior, envelope: Envelope, entry: EntryPayload, sequenceNr: number, evolvedState?: unknown): Envelope {
   const state = evolvedState !== undefined ? evolvedState : entry.events.reduce((current: unknown, event) => behavior.evolve(current, event), envelope.state);
   const recent = entry.cid ? [...envelope.recent.slice(1 - RECENT_REPLIES), [entry.cid, entry.reply] as [string, unknown]] : envelope.recent;
   // One copy of each record per turn at most: an actor with many effects running (a webhook endpoint) folds often.
-  const started = entry.effectsStarted?.length ? Object.fromEntries(entry.effectsStarted.map((effect) => [effect.id, effect])) : undefined;
+  const started = entry.effectsStarted?.map((effect) => [effect.id, effect] as const) ?? [];
   const effects = changedRecord(envelope.effects, entry.effectsEnded ?? [], started);
   const cancelled = entry.reminderFired !== undefined ? [...(entry.remindersCancelled ?? []), entry.reminderFired] : entry.remindersCancelled ?? [];
-  const reminders = changedRecord(envelope.reminders, cancelled, entry.remindersSet);
+  const reminders = changedRecord(envelope.reminders, cancelled, entry.remindersSet ? Object.entries(entry.remindersSet) : []);
   return { ...envelope, state, seq: sequenceNr, recent, eventSeq: entry.eventSeq ?? envelope.eventSeq, effects, reminders };
 }
 

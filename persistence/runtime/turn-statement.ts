@@ -91,12 +91,15 @@ export function batchStatement(turns: readonly TurnWrite[], projections: Readonl
   } else {
     // WITH ORDINALITY + ORDER BY: positions (bigserial) follow the order the turns decided them.
     // Named: projections read the payloads from it (ProjectionStatement).
+    // One JSON document rather than parallel arrays: a jsonb[] parameter is an array literal, which the
+    // driver builds by escaping every quote of every payload, and Postgres parses twice (array, then JSON).
+    const rows = outbox.map(({ turn, row }) => ({
+      id: row.id, shard: turn.fence.shard, subject: row.subject, payload: row.payload, headers: row.headers, persistence_key: turn.key, actor_seq: row.actorSeq,
+    }));
     head.push(`turn_outbox AS (INSERT INTO actor_outbox (id, shard, subject, payload, headers, persistence_key, actor_seq)
-      SELECT id, shard, subject, payload, headers, persistence_key, actor_seq
-      FROM unnest(${sql.param(outbox.map(({ row }) => row.id))}::text[], ${sql.param(outbox.map(({ turn }) => turn.fence.shard))}::int[],
-        ${sql.param(outbox.map(({ row }) => row.subject))}::text[], ${sql.param(outbox.map(({ row }) => JSON.stringify(row.payload)))}::jsonb[],
-        ${sql.param(outbox.map(({ row }) => JSON.stringify(row.headers)))}::jsonb[], ${sql.param(outbox.map(({ turn }) => turn.key))}::text[],
-        ${sql.param(outbox.map(({ row }) => row.actorSeq))}::bigint[]) WITH ORDINALITY
+      SELECT id, shard, subject, coalesce(payload, 'null'::jsonb), headers, persistence_key, actor_seq
+      FROM ROWS FROM (json_to_recordset(${sql.param(JSON.stringify(rows))}::json)
+        AS (id text, shard int, subject text, payload jsonb, headers jsonb, persistence_key text, actor_seq bigint)) WITH ORDINALITY
         AS u(id, shard, subject, payload, headers, persistence_key, actor_seq, ord)
       ORDER BY ord
       RETURNING id, payload)`);
@@ -135,11 +138,12 @@ export function batchStatement(turns: readonly TurnWrite[], projections: Readonl
 
   const sends = turns.flatMap((turn) => turn.sends);
   if (sends.length) {
-    // Positions follow send order: receivers apply their commands in position order.
+    // Positions follow send order: receivers apply their commands in position order. One JSON document, as the outbox's.
+    // A JSON null in the document is SQL NULL in the record: kept a JSON null, as the payload was.
     sql.cte(`INSERT INTO actor_commands (id, shard, kind, actor_id, payload)
-      SELECT id, shard, kind, actor_id, payload
-      FROM unnest(${sql.param(sends.map((s) => s.id))}::text[], ${sql.param(sends.map((s) => s.shard))}::int[], ${sql.param(sends.map((s) => s.kind))}::text[],
-        ${sql.param(sends.map((s) => s.actorId))}::text[], ${sql.param(sends.map((s) => JSON.stringify(s.payload)))}::jsonb[]) WITH ORDINALITY
+      SELECT id, shard, kind, actor_id, coalesce(payload, 'null'::jsonb)
+      FROM ROWS FROM (json_to_recordset(${sql.param(JSON.stringify(sends.map((s) => ({ id: s.id, shard: s.shard, kind: s.kind, actor_id: s.actorId, payload: s.payload }))))}::json)
+        AS (id text, shard int, kind text, actor_id text, payload jsonb)) WITH ORDINALITY
         AS s(id, shard, kind, actor_id, payload, ord)
       ORDER BY ord
       ON CONFLICT (id) DO NOTHING`);
