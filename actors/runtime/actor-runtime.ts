@@ -18,7 +18,7 @@ import { ActorReminderRepository } from '../../persistence/runtime/actor-reminde
 import { ActorRetentionRepository } from '../../persistence/runtime/actor-retention.repository';
 import { ActorWorkRepository } from '../../persistence/runtime/actor-work.repository';
 import type { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
-import { TurnWriter } from '../../persistence/runtime/turn-writer';
+import { TurnWriter, type CommandInsert } from '../../persistence/runtime/turn-writer';
 import { OutboxRelay } from '../events/outbox-relay';
 import { startSystem, stopActor, type SystemRef } from '../nact/nact';
 import type { RuntimeOptions } from '../runtime-options';
@@ -103,11 +103,17 @@ export class ActorRuntime {
       onSent: (sends) => {
         // One notification per receiver: it applies all its stored commands, in order.
         // Not the command itself: a command an earlier owner of the sender stored
-        // without notifying may wait ahead of it, and only the pending read finds it.
+        // without notifying may wait ahead of it, and only the pending read finds it;
+        // unless it is the receiver's first command ever (nothing can wait ahead of that).
         // A receiver of this node is told directly, without the bus.
-        const receivers = new Map(sends.map((send) => [`${send.kind}\u0000${send.actorId}`, send]));
-        for (const send of receivers.values()) {
-          if (this.host.deliver(send.kind, send.actorId, send.shard, { type: 'stored' })) continue;
+        const receivers = new Map<string, CommandInsert[]>();
+        for (const send of sends) {
+          const key = `${send.kind}\u0000${send.actorId}`;
+          receivers.set(key, [...(receivers.get(key) ?? []), send]);
+        }
+        for (const [send, ...more] of receivers.values()) {
+          const handedOver = send.first && more.length === 0 ? { id: send.id, kind: send.kind, actorId: send.actorId, payload: send.payload } : undefined;
+          if (this.host.deliver(send.kind, send.actorId, send.shard, { type: 'stored', ...(handedOver ? { command: handedOver } : {}) })) continue;
           void this.client.notifyStored(send.kind, send.actorId).catch(() => undefined);
         }
       },

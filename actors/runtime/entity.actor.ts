@@ -218,7 +218,9 @@ function buildTurn(act: Activation, envelope: Envelope, decision: Decision, inpu
   let after = started.length;
   for (const id in envelope.effects) if (!leaving.has(id)) after++;
   const outbox = outboxRows(act, decision, envelope.eventSeq + 1);
-  const sends: CommandInsert[] = (decision.send ?? []).map((send) => ({ id: newUlid(), shard: shardOf(send.id, act.shardCount), kind: send.kind, actorId: send.id, payload: send.command }));
+  const sends: CommandInsert[] = (decision.send ?? []).map((send) => ({
+    id: newUlid(), shard: shardOf(send.id, act.shardCount), kind: send.kind, actorId: send.id, payload: send.command, ...(send.first ? { first: true as const } : {}),
+  }));
   const remindersSet = decision.reminders?.set ?? [];
   const entry: EntryPayload = {
     cid: input.cid,

@@ -44,6 +44,8 @@ export interface CommandInsert {
   kind: string;
   actorId: string;
   payload: unknown;
+  /** Not stored: the receiver's first command (ActorSend.first), which a receiver of this node may apply as handed over. */
+  first?: true;
 }
 
 /** Everything one actor turn writes. */

@@ -61,6 +61,13 @@ export interface ActorSend {
   kind: string;
   id: string;
   command: unknown;
+  /**
+   * The receiver's first command ever: the sender made its id up and nothing
+   * else is sent to it before this (a scheduled objective's start). Nothing
+   * can wait ahead of it in the receiver's stored commands, so a receiver of
+   * this node applies it as handed over, without reading them first.
+   */
+  first?: boolean;
 }
 
 /** What a behaviour decides for one input. All of it is written in one fenced transaction. */

@@ -265,7 +265,7 @@ function releaseHeld(turn: ScheduleTurn): void {
   };
   turn.apply({ type: 'held_released', started: true, tracked: isSkip(record) });
   turn.update({ lastObjectiveId: held.objectiveId, fireCount: record.info.fireCount + 1, lastError: null, lastFiredAt: at });
-  turn.decision.send = [{ kind: OBJECTIVE_KIND, id: held.objectiveId, command: { type: 'start', start } }];
+  turn.decision.send = [{ kind: OBJECTIVE_KIND, id: held.objectiveId, command: { type: 'start', start }, first: true }];
 }
 
 /**
@@ -374,7 +374,7 @@ export const scheduleBehavior: ScheduleBehavior = {
       const start: ObjectiveStart = { ...(outcome.value as ObjectiveStart), ...(tracked ? { reportsToSchedule: true } : {}) };
       turn.apply({ type: 'prepared', effectId: outcome.id, started: true });
       turn.update({ lastObjectiveId: objectiveId, fireCount: state.record.info.fireCount + 1, lastError: null });
-      turn.decision.send = [{ kind: OBJECTIVE_KIND, id: objectiveId, command: { type: 'start', start } }];
+      turn.decision.send = [{ kind: OBJECTIVE_KIND, id: objectiveId, command: { type: 'start', start }, first: true }];
     } else {
       // The agent was archived, its model disabled…: this fire made no objective, and says why.
       turn.apply({ type: 'prepared', effectId: outcome.id, started: false });

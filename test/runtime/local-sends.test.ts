@@ -61,13 +61,16 @@ const sinkBehavior: ActorBehavior<SinkState, SinkCommand, { tag: string }, SinkS
   evolve: (state, event) => ({ applied: [...state.applied, event.tag] }),
 };
 
-type SourceCommand = { type: 'send'; sends: Array<{ to: string; tag: string }> };
+type SourceCommand = { type: 'send'; sends: Array<{ to: string; tag: string }>; first?: boolean };
 
 /** The sender: one turn sends `apply` commands to sinks, in the given order. */
 const sourceBehavior: ActorBehavior<Record<string, never>, SourceCommand, never, null> = {
   kind: 'source',
   initialState: () => ({}),
-  decide: (_state, command) => ({ send: command.sends.map((send) => ({ kind: 'sink', id: send.to, command: { type: 'apply', tag: send.tag } })), reply: null }),
+  decide: (_state, command) => ({
+    send: command.sends.map((send) => ({ kind: 'sink', id: send.to, command: { type: 'apply', tag: send.tag }, ...(command.first ? { first: true } : {}) })),
+    reply: null,
+  }),
   evolve: (state) => state,
 };
 
@@ -339,6 +342,23 @@ describe('actor runtime: durable commands sent to an actor of the same node', ()
     // Without activate(), the first message pays the recovery read (the spy sees it on that path too).
     assert.deepEqual(await applied('sink-c-cold'), []);
     assert.equal(control.readActivation.calls, 1);
+  });
+
+  it('f. a receiver of this node applies a first command (ActorSend.first) as handed over, without reading its pending list, once', async () => {
+    const receiver = `sink-f-${newUlid()}`;
+    runtime.activate('sink', receiver);
+    await eventually(() => runtime.activeActors() >= 1, 'receiver active');
+    const spies = watch(receiver);
+    await runtime.ask('source', 'source-f', { type: 'send', sends: to(receiver, ['f1']), first: true });
+    await eventually(async () => (await journalEntries(receiver)) === 1, 'f1 applied');
+    assert.deepEqual(await applied(receiver), ['f1']);
+    assert.equal(spies.listPending.calls, 0, 'no pending read for a first command');
+    assert.equal(spies.notifyStored.calls, 0, 'no bus notification');
+    assert.deepEqual(await unprocessed(receiver), [], 'the stored command is marked processed');
+    // Without the flag the receiver reads its pending list (a command may wait ahead of it).
+    await sendFrom('source-f', to(receiver, ['f2']));
+    assert.deepEqual(await applied(receiver), ['f1', 'f2']);
+    assert.equal(spies.listPending.calls, 1);
   });
 
   it('e. an ask for a new actor (newActor) starts it from its initial state without the recovery read, and what it wrote is recovered later', async () => {
