@@ -138,7 +138,8 @@ export function childStartOf(state: ObjectiveState, call: TurnToolCall, value: u
 export function spawnChild(turn: ObjectiveTurn, call: TurnToolCall, start: ObjectiveStart): void {
   const metadata: OperationMetadata = start.metadata.objective;
   turn.apply({ type: 'child_started', toolCallId: call.id, metadata });
-  turn.send(OBJECTIVE_KIND, start.objectiveId, { type: 'start', start } satisfies ObjectiveCommand);
+  // The child's id was made up by its prepare: this is the first command it ever gets.
+  turn.send(OBJECTIVE_KIND, start.objectiveId, { type: 'start', start } satisfies ObjectiveCommand, { first: true });
   turn.record('SUB_OBJECTIVE_CREATED', { metadata });
   turn.record('SUB_AGENT_SPAWNED', { metadata, status: ObjectiveStatus.PENDING, toolCallId: call.id });
 }

@@ -87,9 +87,9 @@ export class ObjectiveTurn {
     this.aborted.push(id);
   }
 
-  /** A durable command to another actor (a child objective, the parent), written with this turn. */
-  send(kind: string, id: string, command: unknown): void {
-    this.sends.push({ kind, id, command });
+  /** A durable command to another actor (a child objective, the parent), written with this turn; `first`: see ActorSend.first. */
+  send(kind: string, id: string, command: unknown, options: { first?: boolean } = {}): void {
+    this.sends.push({ kind, id, command, ...(options.first ? { first: true } : {}) });
   }
 
   setReminder(reminder: ReminderRequest): void {
