@@ -153,13 +153,20 @@ export function initialEnvelope(behavior: AnyActorBehavior, id: string): Envelop
   return { state: behavior.initialState(id), seq: 0, snapshotSeq: 0, recent: [], eventSeq: 0, effects: {}, reminders: {} };
 }
 
-/** The record with `removed` taken out and `added` put in: one copy, or the record itself when nothing changes. */
+/**
+ * The record with `removed` taken out and `added` put in. The first change
+ * copies it into a dictionary the envelope owns (src/dictionary.ts); later
+ * changes change that one in place. Nobody else holds it: nact hands an actor
+ * one message at a time, a turn awaits its write and its snapshot before the
+ * next, and a turn whose write failed is not folded. Copying it every turn was
+ * the largest cost left of a webhook endpoint with 64 attempts in flight.
+ */
 function changedRecord<T>(record: Record<string, T>, removed: readonly string[], added: ReadonlyArray<readonly [string, T]>): Record<string, T> {
   if (!added.length && !removed.some((key) => key in record)) return record;
-  const copy = copyDictionary(record);
-  for (const key of removed) delete copy[key];
-  for (const [key, value] of added) copy[key] = value;
-  return copy;
+  const owned = Object.getPrototypeOf(record) === null ? record : copyDictionary(record);
+  for (const key of removed) delete owned[key];
+  for (const [key, value] of added) owned[key] = value;
+  return owned;
 }
 
 function fold(behavior: AnyActorBehavior, envelope: Envelope, entry: EntryPayload, sequenceNr: number, evolvedState?: unknown): Envelope {
