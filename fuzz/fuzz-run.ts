@@ -95,7 +95,12 @@ function describeAnswer(answer: Answer): string {
 
 /** One fuzz run against a node it starts and stops. */
 export class FuzzRun {
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  /**
+   * Idle sockets are closed after 4 s, before the server's 5 s keep-alive
+   * timeout: a request written on a socket at the moment the server closes it
+   * gets ECONNRESET, which the run would report as a request without answer.
+   */
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 });
   private readonly operations: Map<string, Operation>;
   readonly report: FuzzReport;
 
