@@ -14,7 +14,6 @@
 //    RSS once all wait, and again once their actors are passivated.
 // Run with `npm run bench:objectives` (APPROVALS=10000 for a quicker run;
 // PROFILE=<file> writes a CPU profile of the throughput phase).
-import { fork } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeFile } from 'node:fs/promises';
@@ -24,6 +23,7 @@ import { Agent, request } from 'undici';
 import { register } from 'prom-client';
 import { startTestApi } from '../test/support/api';
 import { sharedTestDatabase } from '../test/support/global-setup';
+import { startDriverProcess } from './support/driver-process';
 import { postgresBackendCpu } from './support/postgres-backend-cpu';
 
 const OBJECTIVES_IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
@@ -213,34 +213,9 @@ async function driver(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // The node side (this process).
 
-function startDriver(): { call<T>(request: DriverRequest): Promise<T>; ready: Promise<string>; stop(): void } {
-  const child = fork(__filename, [], { env: { ...process.env, DRIVER: '1', PROFILE: '' }, execArgv: ['--import', 'tsx'] });
-  const waiting = new Map<number, (result: unknown) => void>();
-  let next = 0;
-  let markReady: (toolUrl: string) => void;
-  const ready = new Promise<string>((resolve) => (markReady = resolve));
-  child.on('message', (message: { id?: number; result?: unknown; ready?: boolean; toolUrl?: string }) => {
-    if (message.ready) return markReady(message.toolUrl!);
-    waiting.get(message.id!)?.(message.result);
-    waiting.delete(message.id!);
-  });
-  return {
-    ready,
-    stop: () => child.disconnect(),
-    call<T>(request: DriverRequest) {
-      next += 1;
-      const id = next;
-      return new Promise<T>((resolve) => {
-        waiting.set(id, resolve as (result: unknown) => void);
-        child.send({ id, request });
-      });
-    },
-  };
-}
-
 async function main(): Promise<void> {
-  const driverProcess = startDriver();
-  const toolUrl = await driverProcess.ready;
+  const driverProcess = startDriverProcess<DriverRequest, { ready: true; toolUrl: string }>(__filename);
+  const { toolUrl } = await driverProcess.ready;
   const api = await startTestApi({
     logLevel: 'silent',
     poolSize: 10,
@@ -347,7 +322,7 @@ async function main(): Promise<void> {
       target: '100,000 awaiting approval in < 1 GiB',
     });
   } finally {
-    driverProcess.stop();
+    driverProcess.child.disconnect();
     await api.close();
     await (await sharedTestDatabase()).drop();
   }

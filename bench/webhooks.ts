@@ -19,7 +19,6 @@
 // Run with `npm run bench:webhooks` (PROFILE=<file> writes a CPU profile of
 // the many-endpoint throughput phase; AGENTS, OBJECTIVES_PER_AGENT,
 // DURATION_MS, SINGLE_DURATION_MS, WARMUP_MS, BACKLOG, RATE, LATENCY_MS).
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -44,6 +43,7 @@ import { loadConfig } from '../src/config';
 import { newId } from '../src/ids';
 import { createLogger } from '../src/logger';
 import { createTestDatabase } from '../test/support/database';
+import { startDriverProcess } from './support/driver-process';
 
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 const STREAM = 'OBJECTIVE_EVENTS';
@@ -227,31 +227,6 @@ async function driver(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // The node side (this process).
 
-function startDriver(): { call<T>(request: DriverRequest): Promise<T>; ready: Promise<void>; child: ChildProcess } {
-  const child = fork(__filename, [], { env: { ...process.env, DRIVER: '1', PROFILE: '' }, execArgv: ['--import', 'tsx'] });
-  const waiting = new Map<number, (result: unknown) => void>();
-  let next = 0;
-  let markReady: () => void;
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
-  child.on('message', (message: { id?: number; result?: unknown; ready?: boolean }) => {
-    if (message.ready) return markReady();
-    waiting.get(message.id!)?.(message.result);
-    waiting.delete(message.id!);
-  });
-  return {
-    child,
-    ready,
-    call<T>(request: DriverRequest) {
-      next += 1;
-      const id = next;
-      return new Promise<T>((resolve) => {
-        waiting.set(id, resolve as (result: unknown) => void);
-        child.send({ id, request });
-      });
-    },
-  };
-}
-
 function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return 0;
   return Number(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))].toFixed(2));
@@ -372,7 +347,7 @@ async function main(): Promise<void> {
   const suffix = ulid().toLowerCase();
   const subjectPrefix = `bench_wh_${suffix}`;
   const eventStream = `BENCH_WH_${suffix.toUpperCase()}`;
-  const drive = startDriver();
+  const drive = startDriverProcess<DriverRequest>(__filename);
   const config = loadConfig({
     DATABASE_URL: database.url, NATS_URL, PORT: '0', AGENTRT_ALLOW_PRIVATE_NETWORK: 'true',
     AGENTRT_RATE_LIMIT_PER_SECOND: '1000000', AGENTRT_RATE_LIMIT_BURST: '1000000',

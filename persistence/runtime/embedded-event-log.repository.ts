@@ -47,6 +47,36 @@ export interface ConsumerKey {
   durableName: string;
 }
 
+/**
+ * The end of an append, after a CTE `input(stream, subject, message_id,
+ * payload, headers, ord)`: each stream's `last_seq` bumped once by the number
+ * of its new messages (one row lock per stream and batch), which are numbered
+ * in `ord` order, ids stored before left out, a delivery row for every
+ * consumer whose filter takes a message; answers the messages stored.
+ */
+const APPEND_INPUT = `fresh AS (
+         SELECT i.*, row_number() OVER (PARTITION BY i.stream ORDER BY i.ord) AS n, count(*) OVER (PARTITION BY i.stream) AS total
+         FROM input i
+         WHERE NOT EXISTS (SELECT 1 FROM embedded_stream_messages m WHERE m.stream = i.stream AND m.message_id = i.message_id)
+       ), stream AS (
+         UPDATE embedded_streams s SET last_seq = s.last_seq + t.total
+         FROM (SELECT stream, max(total) AS total FROM fresh GROUP BY stream) t
+         WHERE s.name = t.stream
+         RETURNING s.name, s.last_seq
+       ), message AS (
+         INSERT INTO embedded_stream_messages (stream, seq, subject, message_id, payload, headers)
+         SELECT f.stream, stream.last_seq - f.total + f.n, f.subject, f.message_id, f.payload, f.headers
+         FROM fresh f JOIN stream ON stream.name = f.stream
+         ON CONFLICT ON CONSTRAINT uq_embedded_stream_messages_message_id DO NOTHING
+         RETURNING stream, seq, subject, message_id
+       ), deliveries AS (
+         INSERT INTO embedded_stream_deliveries (stream, durable_name, seq)
+         SELECT consumer.stream, consumer.durable_name, message.seq
+         FROM message JOIN embedded_stream_consumers consumer
+           ON consumer.stream = message.stream AND (consumer.filter_regex IS NULL OR message.subject ~ consumer.filter_regex)
+       )
+       SELECT stream, message_id FROM message`;
+
 /** Reads and writes the embedded streams. */
 export class EmbeddedEventLogRepository {
   constructor(private readonly database: RuntimeDatabase) {}
@@ -112,28 +142,7 @@ export class EmbeddedEventLogRepository {
     const rows = await this.database.query<{ stream: string; message_id: string }>(
       `WITH input AS (
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[]) WITH ORDINALITY AS i(stream, subject, message_id, payload, headers, ord)
-       ), fresh AS (
-         SELECT i.*, row_number() OVER (PARTITION BY i.stream ORDER BY i.ord) AS n, count(*) OVER (PARTITION BY i.stream) AS total
-         FROM input i
-         WHERE NOT EXISTS (SELECT 1 FROM embedded_stream_messages m WHERE m.stream = i.stream AND m.message_id = i.message_id)
-       ), stream AS (
-         UPDATE embedded_streams s SET last_seq = s.last_seq + t.total
-         FROM (SELECT stream, max(total) AS total FROM fresh GROUP BY stream) t
-         WHERE s.name = t.stream
-         RETURNING s.name, s.last_seq
-       ), message AS (
-         INSERT INTO embedded_stream_messages (stream, seq, subject, message_id, payload, headers)
-         SELECT f.stream, stream.last_seq - f.total + f.n, f.subject, f.message_id, f.payload, f.headers
-         FROM fresh f JOIN stream ON stream.name = f.stream
-         ON CONFLICT ON CONSTRAINT uq_embedded_stream_messages_message_id DO NOTHING
-         RETURNING stream, seq, subject, message_id
-       ), deliveries AS (
-         INSERT INTO embedded_stream_deliveries (stream, durable_name, seq)
-         SELECT consumer.stream, consumer.durable_name, message.seq
-         FROM message JOIN embedded_stream_consumers consumer
-           ON consumer.stream = message.stream AND (consumer.filter_regex IS NULL OR message.subject ~ consumer.filter_regex)
-       )
-       SELECT stream, message_id FROM message`,
+       ), ${APPEND_INPUT}`,
       [
         messages.map((message) => message.stream),
         messages.map((message) => message.subject),
@@ -161,28 +170,7 @@ export class EmbeddedEventLogRepository {
        ), input AS (
          SELECT o.stream, m.subject, m.id AS message_id, m.payload::text AS payload, coalesce(m.headers, '{}'::jsonb) AS headers, o.ord
          FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS o(id, stream, ord) JOIN marked m ON m.id = o.id
-       ), fresh AS (
-         SELECT i.*, row_number() OVER (PARTITION BY i.stream ORDER BY i.ord) AS n, count(*) OVER (PARTITION BY i.stream) AS total
-         FROM input i
-         WHERE NOT EXISTS (SELECT 1 FROM embedded_stream_messages m WHERE m.stream = i.stream AND m.message_id = i.message_id)
-       ), stream AS (
-         UPDATE embedded_streams s SET last_seq = s.last_seq + t.total
-         FROM (SELECT stream, max(total) AS total FROM fresh GROUP BY stream) t
-         WHERE s.name = t.stream
-         RETURNING s.name, s.last_seq
-       ), message AS (
-         INSERT INTO embedded_stream_messages (stream, seq, subject, message_id, payload, headers)
-         SELECT f.stream, stream.last_seq - f.total + f.n, f.subject, f.message_id, f.payload, f.headers
-         FROM fresh f JOIN stream ON stream.name = f.stream
-         ON CONFLICT ON CONSTRAINT uq_embedded_stream_messages_message_id DO NOTHING
-         RETURNING stream, seq, subject, message_id
-       ), deliveries AS (
-         INSERT INTO embedded_stream_deliveries (stream, durable_name, seq)
-         SELECT consumer.stream, consumer.durable_name, message.seq
-         FROM message JOIN embedded_stream_consumers consumer
-           ON consumer.stream = message.stream AND (consumer.filter_regex IS NULL OR message.subject ~ consumer.filter_regex)
-       )
-       SELECT stream, message_id FROM message`,
+       ), ${APPEND_INPUT}`,
       [rows.map((row) => row.id), rows.map((row) => row.stream)],
       { preparedAs: 'agentrt_embedded_append_from_outbox' },
     );
