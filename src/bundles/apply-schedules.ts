@@ -125,3 +125,24 @@ export async function planScheduleArchives(context: ApplyContext): Promise<Sched
   const rows = await context.services.schedules.ofBundle(context.workspace.id, context.bundleKey);
   return rows.map((record) => ({ kind: 'archive', record }));
 }
+
+/**
+ * `planned` with archives added for the live schedules of the agents the
+ * bundle deletes that it does not already archive: the ones created through
+ * the API, as deleting such an agent on its own archives them. Once the agent
+ * is gone no call reaches them, and their fires would only fail. They are not
+ * in the bundle's plan (they are no resource of the bundle). Archived after
+ * the commit like the others: should an actor fail then, that schedule's
+ * fires fail (info.lastError) as before.
+ */
+export async function withArchivesOfDeletedAgents(context: ApplyContext, agentIds: readonly string[], planned: ScheduleChangePlan[]): Promise<ScheduleChangePlan[]> {
+  if (!agentIds.length) return planned;
+  const archived = new Set(planned.flatMap((change) => (change.kind === 'archive' ? [change.record.id] : [])));
+  const extra: ScheduleChangePlan[] = [];
+  for (const agentId of agentIds) {
+    for (const record of await context.services.schedules.liveOfAgent(context.workspace.id, agentId)) {
+      if (!archived.has(record.id)) extra.push({ kind: 'archive', record });
+    }
+  }
+  return [...planned, ...extra];
+}

@@ -13,7 +13,7 @@ import type { BundleScope, BundleStore, BundleTransaction } from '../ports/bundl
 import type { BundleDocument, BundlePlan } from '../schemas/bundles.schema';
 import { applyAgents, applyVariations } from './apply-agents';
 import { applyMemoryLayers } from './apply-memory';
-import { applyScheduleChanges, planScheduleArchives, planSchedules, type ScheduleChangePlan } from './apply-schedules';
+import { applyScheduleChanges, planScheduleArchives, planSchedules, withArchivesOfDeletedAgents, type ScheduleChangePlan } from './apply-schedules';
 import { applyToolSets, applyTools, type NameTable } from './apply-tools';
 import { checkDocument, documentNames } from './bundle-document';
 import { exportBundle, type OwnedRows } from './bundle-export';
@@ -123,7 +123,7 @@ export class BundleService {
         const rows = await this.ownedRows(tx, workspace, bundleKey, schedules.length > 0);
         requireScopes(principal, 'manage', { tools: rows.tools.length + rows.toolSets.length > 0, memory: rows.memoryLayers.length > 0 });
         await this.deleteRows(context, rows);
-        return schedules;
+        return withArchivesOfDeletedAgents(context, rows.agents.map((agent) => agent.id), schedules);
       },
       (schedules) => applyScheduleChanges({ principal, workspace, bundleKey, schedules: this.services.schedules }, schedules),
     );
@@ -167,7 +167,8 @@ export class BundleService {
     // Layers go last: a layer may be deleted only once no variation's stack holds it.
     await this.deleteRows(context, { tools: [], toolSets: [], memoryLayers: matching.memoryLayers.stale, agents: [] });
     // Checked and planned here, against the agents and variations as they now are; applied after the commit.
-    const schedules = await planSchedules(context, document.agents ?? [], agentIds, new Map(rows.agents.map((agent) => [agent.id, agent.name])));
+    const planned = await planSchedules(context, document.agents ?? [], agentIds, new Map(rows.agents.map((agent) => [agent.id, agent.name])));
+    const schedules = await withArchivesOfDeletedAgents(context, matching.agents.stale.map((agent) => agent.id), planned);
     return { plan: context.plan.result(bundleKey), schedules };
   }
 

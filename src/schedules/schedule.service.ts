@@ -206,7 +206,12 @@ export class ScheduleService implements AgentScheduleArchive {
    * @throws the first error of a schedule's actor; the ones before it stay archived, and calling again archives the rest
    */
   async archiveSchedulesOf(workspaceId: string, agentId: string): Promise<void> {
-    for (const record of await this.schedules.listLiveOfAgent(workspaceId, agentId)) await this.archiveRecord(record);
+    for (const record of await this.liveOfAgent(workspaceId, agentId)) await this.archiveRecord(record);
+  }
+
+  /** The agent's schedules, ARCHIVED ones left out, in creation order. */
+  liveOfAgent(workspaceId: string, agentId: string): Promise<ScheduleRecord[]> {
+    return this.schedules.listLiveOfAgent(workspaceId, agentId);
   }
 
   /** The workspace's schedules carrying the bundleKey, ARCHIVED ones left out, in creation order. */

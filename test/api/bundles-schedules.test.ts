@@ -273,6 +273,30 @@ describe('bundles with agent schedules (embedded runtime)', function () {
     assertError(await api.request('GET', `/v1/workspaces/${ws.workspaceId}/bundles/reports`, { token: ws.token }), 404, Code.NOT_FOUND, 'bundle "reports" not found');
   });
 
+  it('archives the schedules created through the API for an agent it deletes, on delete and on an apply that drops the agent', async () => {
+    const createThroughApi = async (agentId: string, name: string): Promise<string> => {
+      const response = await api.request('POST', `/v1/workspaces/${ws.workspaceId}/agents/${agentId}/schedules`, { token: ws.token, body: schedule(name) });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      return response.body.metadata.id;
+    };
+    const statusOf = async (agentId: string, id: string) => (await api.services.schedulesStore.get(ws.workspaceId, agentId, id))?.spec.status;
+
+    await applyOk('reports', document());
+    const reporter = await agentNamed('reporter');
+    const byApi = await createThroughApi(reporter, 'by-hand');
+    const deleted = await api.request('DELETE', `/v1/workspaces/${ws.workspaceId}/bundles/reports`, { token: ws.token });
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    assert.equal(await statusOf(reporter, byApi), 'AGENT_SCHEDULE_STATUS_ARCHIVED', 'deleting the bundle deleted its agent: the API-created schedule is archived too');
+
+    await applyOk('reports', document());
+    const again = await agentNamed('reporter');
+    const alsoByApi = await createThroughApi(again, 'also-by-hand');
+    const dropped = await applyOk('reports', { agents: [{ metadata: { name: 'other' } }] });
+    assert.ok(names(dropped.deleted).includes('agent:reporter'), JSON.stringify(dropped.deleted));
+    assert.ok(!names(dropped.deleted).includes('schedule:reporter/also-by-hand'), 'the plan names only the bundle\'s resources');
+    assert.equal(await statusOf(again, alsoByApi), 'AGENT_SCHEDULE_STATUS_ARCHIVED', 'the apply deleted its agent: the API-created schedule is archived too');
+  });
+
   it('refuses a new schedule on an ARCHIVED agent', async () => {
     const archivedAgent = document([schedule('morning')]);
     archivedAgent.agents[0].spec.status = 'AGENT_STATUS_ARCHIVED';
