@@ -109,7 +109,9 @@ export class ActorRuntime {
         const receivers = new Map<string, CommandInsert[]>();
         for (const send of sends) {
           const key = `${send.kind}\u0000${send.actorId}`;
-          receivers.set(key, [...(receivers.get(key) ?? []), send]);
+          const list = receivers.get(key);
+          if (list) list.push(send);
+          else receivers.set(key, [send]);
         }
         for (const [send, ...more] of receivers.values()) {
           const handedOver = send.first && more.length === 0 ? { id: send.id, kind: send.kind, actorId: send.actorId, payload: send.payload } : undefined;

@@ -11,7 +11,7 @@ import { objectiveInfoOf, type ObjectiveChange, type ObjectiveCreatedRow, type O
 import { ERASED, initialObjectiveState, type ObjectiveEventRecord } from '../../src/objectives/objective-state';
 import { eraseEventContent } from '../../src/objectives/objective-erasure';
 import type { ObjectiveRecord, ObjectivesStore, ProjectionConnection } from '../../src/ports/objectives-store';
-import type { OperationMetadata } from '../../src/schemas/common.schema';
+import { storedObjectiveMetadata } from '../../src/objectives/objective-mappers';
 import { ObjectiveEntity, ObjectiveEventEntity, type ObjectiveRow } from '../entities/objective.entity';
 import { registerUniqueMessage, translateDriverError } from './driver-errors';
 import { fetchPage } from './list-query';
@@ -176,24 +176,12 @@ export function projectionParameters(changes: ReadonlyArray<{ change: ObjectiveC
   return [JSON.stringify(createdRows), JSON.stringify(updates), JSON.stringify(events)];
 }
 
-function metadataOf(row: ObjectiveRow): OperationMetadata {
-  return {
-    id: row.id,
-    accountId: row.accountId,
-    workspaceId: row.workspaceId,
-    profileId: row.profileId ?? '',
-    createdAt: row.createdAt.toISOString(),
-    ...(row.externalId !== null ? { externalId: row.externalId } : {}),
-    ...(row.labels && Object.keys(row.labels).length ? { labels: row.labels } : {}),
-  };
-}
-
 export function objectiveRecordOf(row: ObjectiveRow): ObjectiveRecord {
   return {
     id: row.id,
     accountId: row.accountId,
     workspaceId: row.workspaceId,
-    metadata: metadataOf(row),
+    metadata: storedObjectiveMetadata(row),
     spec: {
       agentId: row.agentId,
       variationId: row.variationId,

@@ -2,6 +2,7 @@
 // webhooks: optional fields appear only when set, as everywhere in the API.
 import type { ObjectiveRecord } from '../ports/objectives-store';
 import type { Objective } from '../schemas/objectives.schema';
+import type { OperationMetadata } from '../schemas/common.schema';
 import type { ObjectiveInfoChange } from './objective-events';
 import type { ObjectiveStart } from './objective-state';
 
@@ -42,6 +43,22 @@ export function toObjective(record: ObjectiveRecord): Objective {
   };
 }
 
+/** An objective's metadata as its row keeps it: `profileId` '' when none, `externalId` and `labels` only when set. */
+export function storedObjectiveMetadata(fields: {
+  id: string; accountId: string; workspaceId: string; profileId: string | null; createdAt: Date | string;
+  externalId?: string | null; labels?: Record<string, string> | null;
+}): OperationMetadata {
+  return {
+    id: fields.id,
+    accountId: fields.accountId,
+    workspaceId: fields.workspaceId,
+    profileId: fields.profileId || '',
+    createdAt: new Date(fields.createdAt).toISOString(),
+    ...present('externalId', fields.externalId),
+    ...(fields.labels && Object.keys(fields.labels).length ? { labels: fields.labels } : {}),
+  };
+}
+
 /**
  * The objective as its start turn wrote its row: the start's metadata and
  * spec with the info the actor replied, normalised as a read of the row is
@@ -54,15 +71,7 @@ export function startedObjective(start: ObjectiveStart, info: ObjectiveInfoChang
     id: start.objectiveId,
     accountId: start.accountId,
     workspaceId: start.workspaceId,
-    metadata: {
-      id: metadata.id,
-      accountId: metadata.accountId,
-      workspaceId: metadata.workspaceId,
-      profileId: metadata.profileId || '',
-      createdAt: new Date(metadata.createdAt).toISOString(),
-      ...present('externalId', metadata.externalId),
-      ...(metadata.labels && Object.keys(metadata.labels).length ? { labels: metadata.labels } : {}),
-    },
+    metadata: storedObjectiveMetadata(metadata),
     spec: {
       ...spec,
       data: spec.data ?? null,
