@@ -5,6 +5,16 @@
 // retention purges them.
 import type { RuntimeDatabase } from './runtime-database';
 
+/**
+ * "Not published yet", written so that the planner cannot answer it from the
+ * partial index of unpublished rows (ix_actor_outbox_unpublished): rows marked
+ * by id are found by primary key. Through that index a mark read every entry
+ * it holds, the published rows' dead entries among them until a vacuum (a
+ * bitmap scan never marks them dead), so its cost grew with the rows
+ * published since the last vacuum.
+ */
+export const STILL_UNPUBLISHED = '(published_at IS NULL) IS TRUE';
+
 /** One event waiting for publication. */
 export interface OutboxEvent {
   id: string;
@@ -55,7 +65,7 @@ export class ActorOutboxRepository {
   /** Marks events published. */
   async markPublished(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.database.query('UPDATE actor_outbox SET published_at = now() WHERE id = ANY($1) AND published_at IS NULL', [ids]);
+    await this.database.query(`UPDATE actor_outbox SET published_at = now() WHERE id = ANY($1) AND ${STILL_UNPUBLISHED}`, [ids]);
   }
 
   /** Seconds since the oldest unpublished event of the given shards was written (0 when none). */

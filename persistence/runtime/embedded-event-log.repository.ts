@@ -21,6 +21,7 @@ import { DurableConsumerConflictError, StreamNotFoundError } from '../../src/por
 import { subjectPatternRegex } from '../../src/events/subject-pattern';
 import type { ResolvedConsumerSpec } from '../../src/events/consumer-spec';
 import type { RuntimeDatabase } from './runtime-database';
+import { STILL_UNPUBLISHED } from './actor-outbox.repository';
 
 /** One message to store. */
 export interface AppendedMessage {
@@ -165,7 +166,7 @@ export class EmbeddedEventLogRepository {
     if (!rows.length) return [];
     const stored = await this.database.query<{ stream: string; message_id: string }>(
       `WITH marked AS (
-         UPDATE actor_outbox SET published_at = now() WHERE id = ANY($1::text[]) AND published_at IS NULL
+         UPDATE actor_outbox SET published_at = now() WHERE id = ANY($1::text[]) AND ${STILL_UNPUBLISHED}
          RETURNING id, subject, payload, headers
        ), input AS (
          SELECT o.stream, m.subject, m.id AS message_id, m.payload::text AS payload, coalesce(m.headers, '{}'::jsonb) AS headers, o.ord

@@ -1,0 +1,182 @@
+// Checks the plans of real statements on large tables: capture the statements
+// a code path sends (text and values, from every pg client of the process),
+// then, inside a transaction that is rolled back, copy the rows of the tables
+// it touches until each holds many (new values in their unique columns), take
+// their statistics, and EXPLAIN each statement as a prepared statement's
+// generic plan (the plan a named statement settles on, with parameters
+// unknown). A scan that reads a large table whole turns a statement whose
+// cost should follow its input into one that follows the table's size.
+import pg from 'pg';
+
+/** A statement as a pg client sent it. */
+export interface CapturedStatement {
+  text: string;
+  values: unknown[];
+}
+
+/** Records the statements every pg client of the process sends until `stop`. */
+export function captureStatements(): { stop(): CapturedStatement[] } {
+  const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = prototype.query;
+  const captured = new Map<string, CapturedStatement>();
+  prototype.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
+    const text = typeof config === 'string' ? config : (config as { text?: string } | undefined)?.text;
+    const values = (typeof config === 'object' && config && (config as { values?: unknown[] }).values) || (Array.isArray(rest[0]) ? rest[0] : []);
+    if (text && !captured.has(text)) captured.set(text, { text, values: values as unknown[] });
+    return original.call(this, config, ...rest);
+  };
+  return {
+    stop() {
+      prototype.query = original;
+      return [...captured.values()];
+    },
+  };
+}
+
+/** A scan of a large table in a statement's plan. */
+export interface TableScan {
+  statement: string;
+  table: string;
+  node: string;
+  index: string | null;
+  estimatedRows: number;
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Plan Rows': number;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+const NOT_PLANNED = /^\s*(BEGIN|COMMIT|ROLLBACK|SET|SHOW|RESET|START|SAVEPOINT|RELEASE|LISTEN|UNLISTEN|NOTIFY|LOCK|DEALLOCATE|PREPARE|EXPLAIN|CREATE|DROP|ALTER|TRUNCATE|ANALYZE|VACUUM)\b/i;
+
+/**
+ * Fills `tables` to at least `rows` rows each (copies of their rows), then
+ * explains every statement; answers the full scans of the filled tables and
+ * the statements that could not be prepared. Nothing is kept: the
+ * transaction is rolled back.
+ */
+export async function fullScansOnLargeTables(
+  databaseUrl: string,
+  statements: CapturedStatement[],
+  tables: string[],
+  rows = 20_000,
+): Promise<{ scans: TableScan[]; fullScans: TableScan[]; explained: number; unprepared: string[]; sizes: Record<string, number> }> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const sizes: Record<string, number> = {};
+  const scans: TableScan[] = [];
+  const unprepared: string[] = [];
+  let explained = 0;
+  try {
+    await client.query('BEGIN');
+    // Copies need not satisfy foreign keys (their checks are triggers, off for a replica).
+    await client.query("SET LOCAL session_replication_role = 'replica'");
+    for (const table of tables) {
+      sizes[table] = await fill(client, table, rows).catch((error: Error) => {
+        throw new Error(`statement plans: filling ${table}: ${error.message}`);
+      });
+    }
+    for (const table of tables) await client.query(`ANALYZE ${table}`);
+    await client.query("SET LOCAL plan_cache_mode = 'force_generic_plan'");
+    for (const statement of statements) {
+      if (NOT_PLANNED.test(statement.text)) continue;
+      await client.query('SAVEPOINT explain_one');
+      try {
+        await client.query(`PREPARE plan_check AS ${statement.text}`);
+      } catch {
+        unprepared.push(statement.text);
+        await client.query('ROLLBACK TO SAVEPOINT explain_one');
+        continue;
+      }
+      const literals = statement.values.map((value) => literal(client, value));
+      const [{ 'QUERY PLAN': plans }] = (await client.query(`EXPLAIN (FORMAT JSON) EXECUTE plan_check${literals.length ? `(${literals.join(', ')})` : ''}`)).rows as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>;
+      await client.query('DEALLOCATE plan_check');
+      await client.query('RELEASE SAVEPOINT explain_one');
+      explained += 1;
+      collectScans(plans[0].Plan, false, (node) => {
+        const table = node['Relation Name'];
+        if (!table || !(table in sizes)) return;
+        scans.push({ statement: statement.text.replace(/\s+/g, ' ').trim(), table, node: node['Node Type'], index: node['Index Name'] ?? null, estimatedRows: node['Plan Rows'] });
+      });
+    }
+  } finally {
+    await client.query('ROLLBACK').catch(() => undefined);
+    await client.end();
+  }
+  const fullScans = scans.filter((scan) => scan.node === 'Seq Scan' || scan.estimatedRows > sizes[scan.table] / 10);
+  return { scans, fullScans, explained, unprepared, sizes };
+}
+
+/** The scans of tables (not the tables a statement modifies), but those under a Limit (which read only what the limit takes); a bitmap scan's index is its child's. */
+function collectScans(node: PlanNode, underLimit: boolean, visit: (node: PlanNode) => void): void {
+  const limited = underLimit || node['Node Type'] === 'Limit';
+  if (!limited && node['Relation Name'] && node['Node Type'].endsWith('Scan')) {
+    const bitmapIndex = node['Node Type'] === 'Bitmap Heap Scan' ? node.Plans?.find((child) => child['Index Name'])?.['Index Name'] : undefined;
+    visit(bitmapIndex ? { ...node, 'Index Name': bitmapIndex } : node);
+  }
+  for (const child of node.Plans ?? []) collectScans(child, limited, visit);
+}
+
+function literal(client: pg.Client, value: unknown): string {
+  return value === null || value === undefined ? 'NULL' : client.escapeLiteral(textOf(value));
+}
+
+/** The text form of a parameter, as pg sends it: arrays as array literals, dates in ISO form, objects as JSON. */
+function textOf(value: unknown): string {
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) {
+    const element = (item: unknown) => (item === null || item === undefined ? 'NULL' : `"${textOf(item).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`);
+    return `{${value.map(element).join(',')}}`;
+  }
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** A copy's value of a unique column: text gets a suffix, numbers an offset, times a shift. */
+function copiedValue(column: string, type: string): string {
+  if (type === 'integer' || type === 'smallint') return `x.${column} + i * 1000`;
+  if (/int|numeric/.test(type)) return `x.${column} + i::bigint * 1000000000`;
+  if (/timestamp/.test(type)) return `x.${column} + i * interval '1 millisecond'`;
+  return `x.${column} || '~' || i`;
+}
+
+/**
+ * Copies the table's rows until it holds at least `rows`: each copy takes new
+ * values in the columns of its unique indexes (text gets a suffix, numbers an
+ * offset), keeping the columns that reference other tables where an index has
+ * others (a stream's messages stay in their stream).
+ */
+async function fill(client: pg.Client, table: string, rows: number): Promise<number> {
+  const [{ count }] = (await client.query(`SELECT count(*)::int AS count FROM ${table}`)).rows as Array<{ count: number }>;
+  if (count === 0) throw new Error(`statement plans: ${table} has no row to copy; run the code path that writes it first`);
+  const copies = Math.ceil(Math.max(0, rows - count) / count);
+  if (copies === 0) return count;
+  const indexes = (await client.query(
+    `SELECT i.indexrelid, array_agg(a.attname::text ORDER BY a.attnum) AS columns,
+            array_agg(a.atttypid::regtype::text ORDER BY a.attnum) AS types,
+            array_agg(EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conrelid = i.indrelid AND c.contype = 'f' AND a.attnum = ANY(c.conkey)) ORDER BY a.attnum) AS referencing
+     FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+     WHERE i.indrelid = $1::regclass AND i.indisunique GROUP BY i.indexrelid`,
+    [table],
+  )).rows as Array<{ columns: string[]; types: string[]; referencing: boolean[] }>;
+  const changed = new Map<string, string>();
+  for (const index of indexes) {
+    const own = index.columns.filter((_, position) => !index.referencing[position]);
+    const picked = own.length ? own : index.columns.filter((_, position) => /int|numeric/.test(index.types[position]));
+    for (const column of picked) {
+      const type = index.types[index.columns.indexOf(column)];
+      changed.set(column, copiedValue(column, type));
+    }
+  }
+  // Generated columns compute themselves.
+  const columns = ((await client.query(
+    "SELECT array_agg(attname::text ORDER BY attnum) AS list FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped AND attgenerated = ''",
+    [table],
+  )).rows[0] as { list: string[] }).list;
+  const values = columns.map((column) => changed.get(column) ?? `x.${column}`);
+  await client.query(`INSERT INTO ${table} (${columns.join(', ')}) SELECT ${values.join(', ')} FROM ${table} x, generate_series(1, ${copies}) AS i`);
+  return count * (copies + 1);
+}
