@@ -99,6 +99,9 @@ export interface TurnWriterOptions {
   maxBatch?: number;
 }
 
+/** Batches of turns that send commands written at once, beside the other lanes. */
+const SENDING_BATCHES_IN_FLIGHT = 1;
+
 /**
  * A queue of turns written a batch at a time (group commit): the turns that
  * arrive while a batch is being written form the next one.
@@ -131,14 +134,18 @@ class GroupCommitLane {
 }
 
 /**
- * Group-committing writer of actor turns, in two lanes: the turns that write
- * only their journal entry (one statement per batch), and the others (one
- * transaction per batch), so a slow transaction (a projector's, say) never
- * holds up the common turns.
+ * Group-committing writer of actor turns, in three lanes: the turns that
+ * write only their journal entry (one statement per batch), the turns that
+ * send commands, and the others (one statement, or one transaction, per
+ * batch), so a slow transaction (a projector's, say) never holds up the
+ * common turns, and a send's receiver, which waits for the sender's commit
+ * (a schedule's fire starting its objective), does not wait behind the
+ * batches of busy actors too.
  */
 export class TurnWriter {
   private readonly entriesLane: GroupCommitLane;
   private readonly transactionLane: GroupCommitLane;
+  private readonly sendingLane: GroupCommitLane;
 
   constructor(
     private readonly database: RuntimeDatabase,
@@ -147,6 +154,7 @@ export class TurnWriter {
     const maxBatch = options.maxBatch ?? 256;
     this.entriesLane = new GroupCommitLane((batch) => this.writeEntries(batch), options.entryBatchesInFlight ?? 1, maxBatch);
     this.transactionLane = new GroupCommitLane((batch) => this.writeInTransaction(batch), options.transactionBatchesInFlight ?? 2, maxBatch);
+    this.sendingLane = new GroupCommitLane((batch) => this.writeInTransaction(batch), SENDING_BATCHES_IN_FLIGHT, maxBatch);
   }
 
   /**
@@ -157,7 +165,12 @@ export class TurnWriter {
    * @throws WriteInterruptedError when the connection broke (the turn may or may not be written).
    */
   write(turn: TurnWrite): Promise<void> {
-    return new Promise((resolve, reject) => (writesOnlyItsEntry(turn) ? this.entriesLane : this.transactionLane).push({ turn, resolve, reject }));
+    return new Promise((resolve, reject) => this.laneOf(turn).push({ turn, resolve, reject }));
+  }
+
+  private laneOf(turn: TurnWrite): GroupCommitLane {
+    if (writesOnlyItsEntry(turn)) return this.entriesLane;
+    return turn.sends.length > 0 ? this.sendingLane : this.transactionLane;
   }
 
   /**

@@ -218,6 +218,32 @@ describe('TurnWriter: a batch of turns as one statement', () => {
     }
   });
 
+  it('writes a turn that sends a command while the batches of other turns wait', async () => {
+    const blockedEpoch = (await cluster.claimShard(6, 'node_a'))!;
+    const epoch = (await cluster.claimShard(7, 'node_a'))!;
+    const writer = countingWriter();
+    // A takeover in progress holds shard 6's row: the batches of its turns wait for it.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const holding = runtimeDatabase.transaction(async (sql) => {
+      await sql.query('SELECT 1 FROM actor_shards WHERE shard = 6 FOR UPDATE');
+      await released;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const quiet = (id: string, fence: Fence) => ({ ...richTurn(id, fence, 1), sends: [] });
+    const blocked = [writer.write(quiet('b1', { shard: 6, epoch: blockedEpoch })), writer.write(quiet('b2', { shard: 6, epoch: blockedEpoch }))];
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Both transaction batches are in flight and waiting: a turn without sends queues behind them.
+    let queuedSettled = false;
+    const queued = writer.write(quiet('q1', { shard: 7, epoch })).finally(() => (queuedSettled = true));
+    await writer.write(richTurn('p1', { shard: 7, epoch }, 1));
+    assert.equal(await count('SELECT count(*) AS n FROM actor_commands WHERE id = $1', ['cmd-p1']), 1, 'the sending turn is written');
+    assert.equal(queuedSettled, false, 'the other turn still waits');
+    release();
+    await Promise.all([holding, ...blocked, queued]);
+    for (const id of ['b1', 'b2', 'q1']) assert.equal(await count('SELECT count(*) AS n FROM actor_journal WHERE persistence_key = $1', [`ledger:${id}`]), 1);
+  });
+
   it('refuses a stale turn of the batch alone: nothing of it is written, its batch mates are', async () => {
     const stale = (await cluster.claimShard(3, 'node_a'))!;
     const current = (await cluster.claimShard(3, 'node_b'))!;
