@@ -24,6 +24,7 @@ import { register } from 'prom-client';
 import { startTestApi } from '../test/support/api';
 import { sharedTestDatabase } from '../test/support/global-setup';
 import { startDriverProcess } from './support/driver-process';
+import { analyzeAsAutovacuumWould } from './support/table-statistics';
 import { postgresBackendCpu } from './support/postgres-backend-cpu';
 
 const OBJECTIVES_IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
@@ -246,10 +247,7 @@ async function main(): Promise<void> {
 
     // Warm-up: connections, prepared statements, JIT.
     await driverProcess.call({ op: 'run', durationMs: WARMUP_MS });
-    // Statistics as autovacuum keeps them on a running service (a table is analyzed once a tenth of it
-    // changed, within a minute): without them, the plans cached during the warm-up, made on nearly
-    // empty tables, would scan the tables whole as they grow during the measured window.
-    if (process.env.ANALYZE !== '0') await api.dataSource.query('ANALYZE');
+    await analyzeAsAutovacuumWould(api.dataSource);
     register.getSingleMetric('agentrt_actor_turn_duration_seconds')?.reset();
 
     const queries = countQueries();

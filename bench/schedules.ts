@@ -45,6 +45,7 @@ import type { ActorContext, ActorDecision, FiredReminder } from '../src/ports/ac
 import { scheduleBehavior, type PrepareScheduledObjectiveInput, type ScheduleState } from '../src/schedules/schedule.behavior';
 import { startTestApi } from '../test/support/api';
 import { sharedTestDatabase } from '../test/support/global-setup';
+import { analyzeAsAutovacuumWould } from './support/table-statistics';
 
 const SCHEDULES = Number(process.env.SCHEDULES ?? 10_000);
 const EVERY = Number(process.env.EVERY ?? 300);
@@ -300,6 +301,7 @@ async function main(): Promise<void> {
       }
     }));
     const creationMs = Date.now() - createdAt;
+    await analyzeAsAutovacuumWould(api.dataSource);
     // Between bursts (fires are whole seconds): x.900.
     await sleep(1000);
     await untilX900();

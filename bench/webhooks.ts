@@ -44,6 +44,7 @@ import { newId } from '../src/ids';
 import { createLogger } from '../src/logger';
 import { createTestDatabase } from '../test/support/database';
 import { startDriverProcess } from './support/driver-process';
+import { analyzeAsAutovacuumWould } from './support/table-statistics';
 
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 const STREAM = 'OBJECTIVE_EVENTS';
@@ -419,6 +420,7 @@ async function main(): Promise<void> {
     const throughput = async (group: Target['group'], durationMs: number, profile: string | undefined) => {
       await drive.call({ op: 'saturate', group, backlog: BACKLOG });
       await sleep(WARMUP_MS);
+      await analyzeAsAutovacuumWould(dataSource);
       const rowsBefore = await completed();
       const hitsBefore = (await drive.call<DriverStats>({ op: 'stats' })).received;
       const actorsBefore = await actorCounters();
