@@ -9,19 +9,12 @@ import type { TestApi } from '../support/api';
 import { startTestApi } from '../support/api';
 import { createAgent, createVariation, created, MODEL_ID } from '../support/agents-world';
 import { workspaceFixture, type WorkspaceFixture } from '../support/workspace-keys';
+import { eventuallyValue } from '../support/eventually';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Json = any;
 
-async function eventually<T>(read: () => Promise<T | undefined | false>, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+const eventually = <T>(read: () => Promise<T | undefined | false>, what: string, timeoutMs = 15_000) => eventuallyValue(read, what, timeoutMs, 50);
 
 describe('schedules firing (embedded runtime)', function () {
   this.timeout(60_000);

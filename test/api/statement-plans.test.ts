@@ -8,7 +8,6 @@
 // it holds, so a join with it picks a sequential scan of the other side up to
 // a large table size unless the statement gives the planner an index key.
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestApi, type TestApi } from '../support/api';
 import { createAgent, createTool, createVariation, created, MODEL_ID } from '../support/agents-world';
 import { sharedTestDatabase } from '../support/global-setup';
@@ -16,6 +15,7 @@ import { captureStatements, fullScansOnLargeTables, type CapturedStatement } fro
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { workspaceFixture, type WorkspaceFixture } from '../support/workspace-keys';
+import { eventuallyValue } from '../support/eventually';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -29,15 +29,7 @@ const LARGE_TABLES = [
   'embedded_stream_messages', 'webhook_deliveries', 'agent_schedules',
 ];
 
-async function eventually<T>(read: () => Promise<T | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
+const eventually = <T>(read: () => Promise<T | undefined | false>, what: string, timeoutMs = 20_000) => eventuallyValue(read, what, timeoutMs);
 
 describe('statement plans on large tables', function () {
   this.timeout(120_000);

@@ -11,21 +11,14 @@ import { startTestApi } from '../support/api';
 import { createAgent, createVariation, created, MODEL_ID } from '../support/agents-world';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver';
 import { workspaceFixture, type WorkspaceFixture } from '../support/workspace-keys';
+import { eventuallyValue } from '../support/eventually';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Json = any;
 
 const COMPLETED = 'WEBHOOK_DELIVERY_STATUS_COMPLETED';
 
-async function eventually<T>(read: () => Promise<T | undefined | false>, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
+const eventually = <T>(read: () => Promise<T | undefined | false>, what: string, timeoutMs = 15_000) => eventuallyValue(read, what, timeoutMs);
 
 describe('webhook delivery (embedded runtime, real receiver)', function () {
   this.timeout(60_000);
