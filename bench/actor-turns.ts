@@ -19,7 +19,7 @@ import { Session } from 'node:inspector/promises';
 import { connect } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import { ActorRuntime, MemoryBus, MemoryEventPublisher, MemoryLeaseProvider, NatsBus, PgLeaseProvider, defaultRuntimeOptions, type RuntimeOptions } from '../actors';
-import { RuntimeDatabase } from '../persistence/runtime/runtime-database';
+import { RUNTIME_SESSION_SETTINGS, RuntimeDatabase } from '../persistence/runtime/runtime-database';
 import { counterKind } from '../test/support/cluster-counter';
 import { TEST_NATS_URL, silentLogger, uniqueBusNames } from '../test/support/cluster-harness';
 import { createTestDatabase } from '../test/support/database';
@@ -55,7 +55,7 @@ function percentile(sorted: number[], p: number): number {
 
 async function startNode(bus: 'nats' | 'memory', databaseUrl: string, names: { subjectPrefix: string; eventStream: string }): Promise<ActorRuntime> {
   const options: RuntimeOptions = { ...defaultRuntimeOptions(), ...names };
-  const database = new RuntimeDatabase({ url: databaseUrl, poolSize: options.databasePoolSize, applicationName: RUNTIME_POOL_NAME });
+  const database = new RuntimeDatabase({ url: databaseUrl, poolSize: options.databasePoolSize, applicationName: RUNTIME_POOL_NAME, sessionSettings: RUNTIME_SESSION_SETTINGS });
   // These turns publish no events: the in-process publisher stands in for JetStream.
   const common = { database, kinds: [counterKind], options, logger: silentLogger, publisher: new MemoryEventPublisher() };
   if (bus === 'memory') return ActorRuntime.start({ ...common, bus: new MemoryBus(), leases: new MemoryLeaseProvider(databaseUrl) });

@@ -137,6 +137,9 @@ interface Fire {
   fireDelivered?: number;
   /** The schedule actor decided the start (its transactional send). */
   fireDecided?: number;
+  /** The fire turn (with the send) was handed to the turn writer, and its write resolved. */
+  fireWriteStart?: number;
+  fireWritten?: number;
 }
 
 /**
@@ -228,9 +231,19 @@ function installHooks() {
   timed(ActorJournalRepository.prototype, 'findSnapshot', (duration) => timings.snapshotRead.push(duration));
   timed(ActorJournalRepository.prototype, 'listAfter', (duration) => timings.journalRead.push(duration));
   timed(TurnWriter.prototype, 'write', (duration, args) => {
-    const kind = (args[0] as TurnWrite).kind;
-    if (kind === 'schedule') timings.scheduleTurn.push(duration);
-    else if (kind === 'objective') timings.objectiveTurn.push(duration);
+    const turn = args[0] as TurnWrite;
+    if (turn.kind === 'schedule') timings.scheduleTurn.push(duration);
+    else if (turn.kind === 'objective') timings.objectiveTurn.push(duration);
+    for (const send of turn.sends) {
+      const command = send.payload as { command?: ObjectiveCommand } | ObjectiveCommand;
+      const start = ('command' in command ? command.command : command) as ObjectiveCommand | undefined;
+      if (start?.type !== 'start' || !start.start.spec.scheduleId || !start.start.spec.scheduleFireTime) continue;
+      const fire = fireOf(start.start.spec.scheduleId, Date.parse(start.start.spec.scheduleFireTime));
+      if (fire) {
+        fire.fireWritten ??= Date.now();
+        fire.fireWriteStart ??= fire.fireWritten - duration;
+      }
+    }
   });
 
   /** Wraps the objective service's resolve (the prepare effect) of the running node. */
@@ -416,6 +429,9 @@ async function main(): Promise<void> {
         fireDelivered: stage(since('fireDelivered')),
         fireDeliveredToDecided: stage(between('fireDelivered', 'fireDecided')),
         fireDecidedToStarted: stage(between('fireDecided', 'started')),
+        fireDecidedToWriteStart: stage(between('fireDecided', 'fireWriteStart')),
+        fireWrite: stage(between('fireWriteStart', 'fireWritten')),
+        fireWrittenToStarted: stage(between('fireWritten', 'started')),
       },
       runtimeMs: {
         reminderPoll: { ...summary(timings.poll), remindersPerPoll: { p50: percentile(polledSorted, 50), max: percentile(polledSorted, 100) } },

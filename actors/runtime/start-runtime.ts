@@ -5,7 +5,7 @@ import { connect } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { ConfigError } from '../../src/config';
 import type { ActorKind } from '../../src/ports/actor-behavior';
-import { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
+import { RUNTIME_SESSION_SETTINGS, RuntimeDatabase } from '../../persistence/runtime/runtime-database';
 import { isInsideTransaction } from '../../persistence/transaction-context';
 import { MemoryBus } from '../bus/memory-bus';
 import { NatsBus } from '../bus/nats-bus';
@@ -68,7 +68,12 @@ export async function startActorRuntime(setup: StartActorRuntimeOptions): Promis
   const options = { ...defaultRuntimeOptions(), ...setup.options };
   if (setup.natsUrl && !setup.databaseUrl) throw new ConfigError('NATS_URL needs DATABASE_URL: shard leases are Postgres advisory locks');
   const logger = setup.logger ?? defaultRuntimeLogger();
-  const database = new RuntimeDatabase({ url: setup.databaseUrl ?? dataSourceUrl(setup.dataSource), poolSize: options.databasePoolSize, applicationName: `agentrt-runtime-${options.nodeId}` });
+  const database = new RuntimeDatabase({
+    url: setup.databaseUrl ?? dataSourceUrl(setup.dataSource),
+    poolSize: options.databasePoolSize,
+    applicationName: `agentrt-runtime-${options.nodeId}`,
+    ...(setup.databaseUrl ? { sessionSettings: RUNTIME_SESSION_SETTINGS } : {}),
+  });
   let ports: Ports;
   try {
     ports = setup.natsUrl ? await clusterPorts(setup.natsUrl, setup.databaseUrl!, options, logger) : embeddedPorts(setup.databaseUrl ?? 'embedded', database, logger);

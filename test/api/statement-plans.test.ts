@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { startTestApi, type TestApi } from '../support/api';
 import { createAgent, createTool, createVariation, created, MODEL_ID } from '../support/agents-world';
 import { sharedTestDatabase } from '../support/global-setup';
+import { RUNTIME_SESSION_SETTINGS } from '../../persistence/runtime/runtime-database';
 import { captureStatements, fullScansOnLargeTables, type CapturedStatement } from '../support/statement-plans';
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -97,9 +98,20 @@ describe('statement plans on large tables', function () {
     await receiver?.close();
   });
 
+  const runtimeSessions = { prefix: 'agentrt-runtime', settings: RUNTIME_SESSION_SETTINGS };
   let plans: Awaited<ReturnType<typeof fullScansOnLargeTables>>;
+  let plansOnSmallTables: Awaited<ReturnType<typeof fullScansOnLargeTables>>;
   before(async () => {
-    plans = await fullScansOnLargeTables((await sharedTestDatabase()).url, statements, LARGE_TABLES);
+    const { url } = await sharedTestDatabase();
+    plansOnSmallTables = await fullScansOnLargeTables(url, statements, LARGE_TABLES, { rows: 0, settingsOf: runtimeSessions });
+    plans = await fullScansOnLargeTables(url, statements, LARGE_TABLES, { settingsOf: runtimeSessions });
+  });
+
+  it('no statement of the runtime plans a sequential scan of a growing table while it is small', () => {
+    // A prepared statement keeps its plan: one made on a small table would scan it whole once it grew.
+    const runtimeScans = plansOnSmallTables.fullScans.filter((scan) => scan.applicationName.startsWith('agentrt-runtime'));
+    assert.ok(plansOnSmallTables.scans.some((scan) => scan.applicationName.startsWith('agentrt-runtime')), 'the runtime\'s statements were explained');
+    assert.deepEqual(runtimeScans, []);
   });
 
   it('no statement of the run reads a large table whole', () => {

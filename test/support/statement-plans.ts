@@ -12,6 +12,8 @@ import pg from 'pg';
 export interface CapturedStatement {
   text: string;
   values: unknown[];
+  /** The application_name of the client's connection (the runtime's pool: `agentrt-runtime-<node>`). */
+  applicationName: string;
 }
 
 /** Records the statements every pg client of the process sends until `stop`. */
@@ -22,7 +24,8 @@ export function captureStatements(): { stop(): CapturedStatement[] } {
   prototype.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
     const text = typeof config === 'string' ? config : (config as { text?: string } | undefined)?.text;
     const values = (typeof config === 'object' && config && (config as { values?: unknown[] }).values) || (Array.isArray(rest[0]) ? rest[0] : []);
-    if (text && !captured.has(text)) captured.set(text, { text, values: values as unknown[] });
+    const applicationName = (this as { connectionParameters?: { application_name?: string } }).connectionParameters?.application_name ?? '';
+    if (text && !captured.has(text)) captured.set(text, { text, values: values as unknown[], applicationName });
     return original.call(this, config, ...rest);
   };
   return {
@@ -36,6 +39,7 @@ export function captureStatements(): { stop(): CapturedStatement[] } {
 /** A scan of a large table in a statement's plan. */
 export interface TableScan {
   statement: string;
+  applicationName: string;
   table: string;
   node: string;
   index: string | null;
@@ -52,18 +56,26 @@ interface PlanNode {
 
 const NOT_PLANNED = /^\s*(BEGIN|COMMIT|ROLLBACK|SET|SHOW|RESET|START|SAVEPOINT|RELEASE|LISTEN|UNLISTEN|NOTIFY|LOCK|DEALLOCATE|PREPARE|EXPLAIN|CREATE|DROP|ALTER|TRUNCATE|ANALYZE|VACUUM)\b/i;
 
+export interface PlanCheckOptions {
+  /** Rows each table is filled to (copies of its rows); 0 leaves the tables as they are. @default 20000 */
+  rows?: number;
+  /** Session settings under which the statements of clients whose application_name starts with `prefix` are planned. */
+  settingsOf?: { prefix: string; settings: Readonly<Record<string, string>> };
+}
+
 /**
- * Fills `tables` to at least `rows` rows each (copies of their rows), then
- * explains every statement; answers the full scans of the filled tables and
- * the statements that could not be prepared. Nothing is kept: the
- * transaction is rolled back.
+ * Fills `tables` (copies of their rows), takes their statistics, then
+ * explains every statement; answers the scans of those tables, the full ones
+ * among them, and the statements that could not be prepared. Nothing is
+ * kept: the transaction is rolled back.
  */
 export async function fullScansOnLargeTables(
   databaseUrl: string,
   statements: CapturedStatement[],
   tables: string[],
-  rows = 20_000,
+  options: PlanCheckOptions = {},
 ): Promise<{ scans: TableScan[]; fullScans: TableScan[]; explained: number; unprepared: string[]; sizes: Record<string, number> }> {
+  const rows = options.rows ?? 20_000;
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const sizes: Record<string, number> = {};
@@ -84,29 +96,35 @@ export async function fullScansOnLargeTables(
     for (const statement of statements) {
       if (NOT_PLANNED.test(statement.text)) continue;
       await client.query('SAVEPOINT explain_one');
+      const settings = options.settingsOf && statement.applicationName.startsWith(options.settingsOf.prefix) ? options.settingsOf.settings : {};
+      for (const [name, value] of Object.entries(settings)) await client.query(`SELECT set_config($1, $2, true)`, [name, value]);
       try {
         await client.query(`PREPARE plan_check AS ${statement.text}`);
       } catch {
         unprepared.push(statement.text);
         await client.query('ROLLBACK TO SAVEPOINT explain_one');
+        await client.query('RELEASE SAVEPOINT explain_one');
         continue;
       }
       const literals = statement.values.map((value) => literal(client, value));
       const [{ 'QUERY PLAN': plans }] = (await client.query(`EXPLAIN (FORMAT JSON) EXECUTE plan_check${literals.length ? `(${literals.join(', ')})` : ''}`)).rows as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>;
       await client.query('DEALLOCATE plan_check');
+      // Rolled back to the savepoint: the settings end with the statement.
+      await client.query('ROLLBACK TO SAVEPOINT explain_one');
       await client.query('RELEASE SAVEPOINT explain_one');
       explained += 1;
       collectScans(plans[0].Plan, false, (node) => {
         const table = node['Relation Name'];
         if (!table || !(table in sizes)) return;
-        scans.push({ statement: statement.text.replace(/\s+/g, ' ').trim(), table, node: node['Node Type'], index: node['Index Name'] ?? null, estimatedRows: node['Plan Rows'] });
+        scans.push({ statement: statement.text.replace(/\s+/g, ' ').trim(), applicationName: statement.applicationName, table, node: node['Node Type'], index: node['Index Name'] ?? null, estimatedRows: node['Plan Rows'] });
       });
     }
   } finally {
     await client.query('ROLLBACK').catch(() => undefined);
     await client.end();
   }
-  const fullScans = scans.filter((scan) => scan.node === 'Seq Scan' || scan.estimatedRows > sizes[scan.table] / 10);
+  // On filled tables an estimate of more than a tenth of the table is a full read too; small tables are judged by their seq scans alone.
+  const fullScans = scans.filter((scan) => scan.node === 'Seq Scan' || (rows > 0 && scan.estimatedRows > sizes[scan.table] / 10));
   return { scans, fullScans, explained, unprepared, sizes };
 }
 
@@ -151,6 +169,7 @@ function copiedValue(column: string, type: string): string {
  */
 async function fill(client: pg.Client, table: string, rows: number): Promise<number> {
   const [{ count }] = (await client.query(`SELECT count(*)::int AS count FROM ${table}`)).rows as Array<{ count: number }>;
+  if (rows === 0) return count;
   if (count === 0) throw new Error(`statement plans: ${table} has no row to copy; run the code path that writes it first`);
   const copies = Math.ceil(Math.max(0, rows - count) / count);
   if (copies === 0) return count;
