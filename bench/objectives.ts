@@ -9,7 +9,8 @@
 //    ASSISTANT_MESSAGE, TOOL_CALLED, TOOL_RESULT, ASSISTANT_MESSAGE, FINALIZED
 //    and the status changes), measured from the POST to COMPLETED in the read
 //    model; with the runtime's turn overhead (agentrt_actor_turn_duration_seconds);
-//    then the turn overhead again at LIGHT_IN_FLIGHT in flight (below saturation);
+//    then the turn overhead again at LIGHT_IN_FLIGHT in flight (below saturation),
+//    beside its floor on this box at that moment (round-trip-ceiling.ts);
 // 2. memory: APPROVALS objectives left awaiting approval, the node's heap and
 //    RSS once all wait, and again once their actors are passivated.
 // Run with `npm run bench:objectives` (APPROVALS=10000 for a quicker run;
@@ -25,6 +26,7 @@ import { startTestApi } from '../test/support/api';
 import { sharedTestDatabase } from '../test/support/global-setup';
 import { startDriverProcess } from './support/driver-process';
 import { analyzeAsAutovacuumWould } from './support/table-statistics';
+import { probeRoundTrips } from './support/round-trip-ceiling';
 import { postgresBackendCpu } from './support/postgres-backend-cpu';
 
 const OBJECTIVES_IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
@@ -286,7 +288,9 @@ async function main(): Promise<void> {
     // The turn overhead below saturation: at 32 in flight both cores are busy, and a turn's
     // commit waits for the event loop and for the batch ahead of it as much as for its own write.
     register.getSingleMetric('agentrt_actor_turn_duration_seconds')?.reset();
+    const ceiling = await probeRoundTrips(databaseUrl);
     const light = await driverProcess.call<number[]>({ op: 'run', durationMs: LIGHT_DURATION_MS, inFlight: LIGHT_IN_FLIGHT });
+    const roundTrips = await ceiling.stop();
     light.sort((a, b) => a - b);
     log({
       bench: 'objectives-turn-overhead-light-load',
@@ -294,6 +298,7 @@ async function main(): Promise<void> {
       objectivesPerSecond: Math.round((light.length / LIGHT_DURATION_MS) * 1000),
       endToEndP50Ms: percentile(light, 50),
       turnOverhead: await turnOverhead(),
+      ceilingMs: { ...roundTrips, note: 'round trips on a connection of this process meanwhile: bare SELECT 1, one-row autocommit INSERT (a turn cannot commit faster)' },
       target: 'turn overhead median < 2 ms',
     });
 
