@@ -61,10 +61,13 @@ export interface RuntimeDatabaseOptions {
  * and queues are), or that holds many dead rows, that plan was a sequential
  * scan joined by hash, whose cost then grew with the table: measured, a batch
  * deleting 13 reminders read 2,269 rows in 5.8 ms. A statement without an
- * index path still scans: the setting only prices the scan out.
+ * index path still scans: the setting only prices the scan out, so high that
+ * the plan would pass jit_above_cost and be compiled with JIT at every run
+ * (measured: the membership's DELETE of stale nodes, a one-row table, took
+ * 50-360 ms); JIT is off too, as it should be for short statements anyway.
  * Not for the embedded PGlite: its one session serves the API too.
  */
-export const RUNTIME_SESSION_SETTINGS: Readonly<Record<string, string>> = { enable_seqscan: 'off' };
+export const RUNTIME_SESSION_SETTINGS: Readonly<Record<string, string>> = { enable_seqscan: 'off', jit: 'off' };
 
 /** A pg pool with row-returning queries and explicit transactions. */
 export class RuntimeDatabase implements PreparingQueryable {

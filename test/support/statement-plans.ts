@@ -37,6 +37,12 @@ export function captureStatements(): { stop(): CapturedStatement[] } {
 }
 
 /** A scan of a large table in a statement's plan. */
+/** A statement whose plan Postgres would compile with JIT at every execution (a plan priced above jit_above_cost). */
+export interface JitCompiled {
+  statement: string;
+  applicationName: string;
+}
+
 export interface TableScan {
   statement: string;
   applicationName: string;
@@ -74,12 +80,13 @@ export async function fullScansOnLargeTables(
   statements: CapturedStatement[],
   tables: string[],
   options: PlanCheckOptions = {},
-): Promise<{ scans: TableScan[]; fullScans: TableScan[]; explained: number; unprepared: string[]; sizes: Record<string, number> }> {
+): Promise<{ scans: TableScan[]; fullScans: TableScan[]; jitCompiled: JitCompiled[]; explained: number; unprepared: string[]; sizes: Record<string, number> }> {
   const rows = options.rows ?? 20_000;
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const sizes: Record<string, number> = {};
   const scans: TableScan[] = [];
+  const jitCompiled: JitCompiled[] = [];
   const unprepared: string[] = [];
   let explained = 0;
   try {
@@ -107,7 +114,8 @@ export async function fullScansOnLargeTables(
         continue;
       }
       const literals = statement.values.map((value) => literal(client, value));
-      const [{ 'QUERY PLAN': plans }] = (await client.query(`EXPLAIN (FORMAT JSON) EXECUTE plan_check${literals.length ? `(${literals.join(', ')})` : ''}`)).rows as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>;
+      const [{ 'QUERY PLAN': plans }] = (await client.query(`EXPLAIN (FORMAT JSON) EXECUTE plan_check${literals.length ? `(${literals.join(', ')})` : ''}`)).rows as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode; JIT?: unknown }> }>;
+      if (plans[0].JIT) jitCompiled.push({ statement: statement.text.replace(/\s+/g, ' ').trim(), applicationName: statement.applicationName });
       await client.query('DEALLOCATE plan_check');
       // Rolled back to the savepoint: the settings end with the statement.
       await client.query('ROLLBACK TO SAVEPOINT explain_one');
@@ -125,7 +133,7 @@ export async function fullScansOnLargeTables(
   }
   // On filled tables an estimate of more than a tenth of the table is a full read too; small tables are judged by their seq scans alone.
   const fullScans = scans.filter((scan) => scan.node === 'Seq Scan' || (rows > 0 && scan.estimatedRows > sizes[scan.table] / 10));
-  return { scans, fullScans, explained, unprepared, sizes };
+  return { scans, fullScans, jitCompiled, explained, unprepared, sizes };
 }
 
 /** The scans of tables (not the tables a statement modifies), but those under a Limit (which read only what the limit takes); a bitmap scan's index is its child's. */
