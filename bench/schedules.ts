@@ -235,9 +235,8 @@ function installHooks() {
     if (turn.kind === 'schedule') timings.scheduleTurn.push(duration);
     else if (turn.kind === 'objective') timings.objectiveTurn.push(duration);
     for (const send of turn.sends) {
-      const command = send.payload as { command?: ObjectiveCommand } | ObjectiveCommand;
-      const start = ('command' in command ? command.command : command) as ObjectiveCommand | undefined;
-      if (start?.type !== 'start' || !start.start.spec.scheduleId || !start.start.spec.scheduleFireTime) continue;
+      const start = send.payload as ObjectiveCommand;
+      if (start.type !== 'start' || !start.start.spec.scheduleId || !start.start.spec.scheduleFireTime) continue;
       const fire = fireOf(start.start.spec.scheduleId, Date.parse(start.start.spec.scheduleFireTime));
       if (fire) {
         fire.fireWritten ??= Date.now();

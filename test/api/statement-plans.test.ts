@@ -12,7 +12,7 @@ import { startTestApi, type TestApi } from '../support/api';
 import { createAgent, createTool, createVariation, created, MODEL_ID } from '../support/agents-world';
 import { sharedTestDatabase } from '../support/global-setup';
 import { RUNTIME_SESSION_SETTINGS } from '../../persistence/runtime/runtime-database';
-import { captureStatements, fullScansOnLargeTables, type CapturedStatement } from '../support/statement-plans';
+import { captureStatements, explainOnLargeTables, type CapturedStatement } from '../support/statement-plans';
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { workspaceFixture, type WorkspaceFixture } from '../support/workspace-keys';
@@ -99,12 +99,12 @@ describe('statement plans on large tables', function () {
   });
 
   const runtimeSessions = { prefix: 'agentrt-runtime', settings: RUNTIME_SESSION_SETTINGS };
-  let plans: Awaited<ReturnType<typeof fullScansOnLargeTables>>;
-  let plansOnSmallTables: Awaited<ReturnType<typeof fullScansOnLargeTables>>;
+  let plans: Awaited<ReturnType<typeof explainOnLargeTables>>;
+  let plansOnSmallTables: Awaited<ReturnType<typeof explainOnLargeTables>>;
   before(async () => {
     const { url } = await sharedTestDatabase();
-    plansOnSmallTables = await fullScansOnLargeTables(url, statements, LARGE_TABLES, { rows: 0, settingsOf: runtimeSessions });
-    plans = await fullScansOnLargeTables(url, statements, LARGE_TABLES, { settingsOf: runtimeSessions });
+    plansOnSmallTables = await explainOnLargeTables(url, statements, LARGE_TABLES, { rows: 0, settingsOf: runtimeSessions });
+    plans = await explainOnLargeTables(url, statements, LARGE_TABLES, { settingsOf: runtimeSessions });
   });
 
   it('no statement of the runtime plans a sequential scan of a growing table while it is small', () => {
@@ -124,6 +124,7 @@ describe('statement plans on large tables', function () {
     for (const table of LARGE_TABLES) assert.ok(plans.sizes[table] >= 20_000, `${table} filled: ${plans.sizes[table]} rows`);
     assert.ok(plans.explained >= 30, `explained ${plans.explained} statements`);
     assert.deepEqual(plans.fullScans, []);
+    assert.deepEqual(plans.unprepared, [], 'every statement of the run was explained');
   });
 
   it('marking outbox rows published finds them by primary key, not through the index of unpublished rows', () => {

@@ -75,7 +75,7 @@ export interface PlanCheckOptions {
  * among them, and the statements that could not be prepared. Nothing is
  * kept: the transaction is rolled back.
  */
-export async function fullScansOnLargeTables(
+export async function explainOnLargeTables(
   databaseUrl: string,
   statements: CapturedStatement[],
   tables: string[],
@@ -102,6 +102,7 @@ export async function fullScansOnLargeTables(
     await client.query("SET LOCAL plan_cache_mode = 'force_generic_plan'");
     for (const statement of statements) {
       if (NOT_PLANNED.test(statement.text)) continue;
+      const text = statement.text.replace(/\s+/g, ' ').trim();
       await client.query('SAVEPOINT explain_one');
       const settings = options.settingsOf && statement.applicationName.startsWith(options.settingsOf.prefix) ? options.settingsOf.settings : {};
       for (const [name, value] of Object.entries(settings)) await client.query(`SELECT set_config($1, $2, true)`, [name, value]);
@@ -115,7 +116,7 @@ export async function fullScansOnLargeTables(
       }
       const literals = statement.values.map((value) => literal(client, value));
       const [{ 'QUERY PLAN': plans }] = (await client.query(`EXPLAIN (FORMAT JSON) EXECUTE plan_check${literals.length ? `(${literals.join(', ')})` : ''}`)).rows as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode; JIT?: unknown }> }>;
-      if (plans[0].JIT) jitCompiled.push({ statement: statement.text.replace(/\s+/g, ' ').trim(), applicationName: statement.applicationName });
+      if (plans[0].JIT) jitCompiled.push({ statement: text, applicationName: statement.applicationName });
       await client.query('DEALLOCATE plan_check');
       // Rolled back to the savepoint: the settings end with the statement.
       await client.query('ROLLBACK TO SAVEPOINT explain_one');
@@ -124,7 +125,7 @@ export async function fullScansOnLargeTables(
       collectScans(plans[0].Plan, false, (node) => {
         const table = node['Relation Name'];
         if (!table || !(table in sizes)) return;
-        scans.push({ statement: statement.text.replace(/\s+/g, ' ').trim(), applicationName: statement.applicationName, table, node: node['Node Type'], index: node['Index Name'] ?? null, estimatedRows: node['Plan Rows'] });
+        scans.push({ statement: text, applicationName: statement.applicationName, table, node: node['Node Type'], index: node['Index Name'] ?? null, estimatedRows: node['Plan Rows'] });
       });
     }
   } finally {
