@@ -119,17 +119,17 @@ export class ShardBalancer {
     const generation = this.leaseGeneration;
     const keep = await leases.tryAcquire(candidates);
     const unclaimed = new Set(keep);
-    const recordedOwners = new Map(owners.map((owner) => [owner.shard, owner.ownerNodeId]));
     const deadOwners = new Set<string>();
     try {
       for (const shard of keep) {
         // The claim checks the lock in the same statement: after a lease loss not yet noticed, it gets no epoch.
-        const epoch = await this.deps.cluster.claimShard(shard, options.nodeId, leases.holder());
+        const claim = await this.deps.cluster.claimShard(shard, options.nodeId, leases.holder());
         if (generation !== this.leaseGeneration) return 0;
-        if (epoch !== null) host.open(shard, epoch);
+        if (claim !== null) host.open(shard, claim.epoch);
         unclaimed.delete(shard);
-        const previous = recordedOwners.get(shard);
-        if (epoch !== null && previous && previous !== options.nodeId) deadOwners.add(previous);
+        // The owner recorded at the claim, not in the round's snapshot: one that handed the shard off since is alive.
+        const previous = claim?.previousOwnerNodeId;
+        if (previous && previous !== options.nodeId) deadOwners.add(previous);
       }
     } finally {
       // Advisory locks are re-entrant: a shard locked but not opened would be locked twice by the next round, and a handoff's one unlock would keep it.

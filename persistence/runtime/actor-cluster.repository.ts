@@ -21,6 +21,17 @@ export interface ShardOwner {
   ownerNodeId: string | null;
 }
 
+/** A shard claimed: its new fencing epoch and the owner recorded until the claim. */
+export interface ShardClaim {
+  epoch: number;
+  /**
+   * Read in the claim's own statement, under its row lock: a snapshot taken
+   * earlier in the round may still name an owner that has since handed the
+   * shard off (and is alive).
+   */
+  previousOwnerNodeId: string | null;
+}
+
 interface NodeRow {
   node_id: string;
   started_at: Date;
@@ -126,19 +137,21 @@ export class ActorClusterRepository {
    * previous owner to finish. With a `holder`, the same statement checks that
    * the holder's session still has the shard's lock: a session that lost its
    * lease (and whose shard another node may have claimed since) gets no epoch.
-   * @returns the new epoch, or null when `holder` no longer holds the lease.
+   * @returns the new epoch and the owner it replaced, or null when `holder` no longer holds the lease.
    */
-  async claimShard(shard: number, nodeId: string, holder?: LeaseHolder): Promise<number | null> {
-    const rows = returnedRows<{ epoch: string }>(
+  async claimShard(shard: number, nodeId: string, holder?: LeaseHolder): Promise<ShardClaim | null> {
+    const rows = returnedRows<{ epoch: string; previous_owner_node_id: string | null }>(
       await this.dataSource.query(
-        `UPDATE actor_shards SET epoch = epoch + 1, owner_node_id = $2, acquired_at = now()
-         WHERE shard = $1 AND ($3::int IS NULL OR EXISTS (
+        `WITH previous AS (SELECT shard, owner_node_id FROM actor_shards WHERE shard = $1 FOR UPDATE)
+         UPDATE actor_shards s SET epoch = s.epoch + 1, owner_node_id = $2, acquired_at = now()
+         FROM previous
+         WHERE s.shard = previous.shard AND ($3::int IS NULL OR EXISTS (
            SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = $3 AND classid = $4::bigint::oid AND objid = $1::bigint::oid AND objsubid = 2))
-         RETURNING epoch`,
+         RETURNING s.epoch, previous.owner_node_id AS previous_owner_node_id`,
         [shard, nodeId, holder?.sessionPid ?? null, holder?.namespace ?? null],
       ),
     );
-    return rows.length ? Number(rows[0].epoch) : null;
+    return rows.length ? { epoch: Number(rows[0].epoch), previousOwnerNodeId: rows[0].previous_owner_node_id } : null;
   }
 
   /** Clears the owner after a graceful handoff, unless someone claimed the shard since. */

@@ -75,7 +75,7 @@ describe('PgLeaseProvider', () => {
       await terminate('lease-stale-claimer');
       await lost;
       assert.deepEqual(await b.tryAcquire([9]), [9]);
-      const epoch = await cluster.claimShard(9, 'node_b', b.holder());
+      const epoch = (await cluster.claimShard(9, 'node_b', b.holder()))?.epoch;
       assert.equal(typeof epoch, 'number');
       // a resumes and runs the claim it had started: it must not supersede b's epoch.
       assert.equal(await cluster.claimShard(9, 'node_a', staleHolder), null);

@@ -79,5 +79,35 @@ describe('ShardBalancer', () => {
     await other.connect();
     assert.deepEqual(await other.tryAcquire([0]), [0], 'the shard handed off is still locked by the old session');
     await balancer.stop();
+    await other.close();
+  });
+
+  it('keeps a member that handed its shard off gracefully between the round’s read of the owners and its claim', async () => {
+    const cluster = new ActorClusterRepository(dataSource);
+    await cluster.ensureShardCount(1);
+    // node_a is alive and owns the only shard.
+    const leasesOfA = new PgLeaseProvider({ url: database.url, leaseTimeoutMs: 5000, applicationName: 'balancer-node-a' });
+    const leasesOfB = new PgLeaseProvider({ url: database.url, leaseTimeoutMs: 5000, applicationName: 'balancer-node-b' });
+    providers.push(leasesOfA, leasesOfB);
+    await leasesOfA.connect();
+    assert.deepEqual(await leasesOfA.tryAcquire([0]), [0]);
+    const epochOfA = (await cluster.claimShard(0, 'node_a', leasesOfA.holder()))!.epoch;
+    await cluster.heartbeat('node_a', [0], 0);
+    // node_b reads the owners (node_a recorded), then node_a hands the shard off: owner cleared, then unlocked.
+    const racing = Object.create(cluster) as ActorClusterRepository;
+    racing.listShardOwners = async () => {
+      const owners = await cluster.listShardOwners();
+      await cluster.releaseShard(0, epochOfA);
+      await leasesOfA.release([0]);
+      return owners;
+    };
+    const host = new FakeHost();
+    const options = { ...defaultRuntimeOptions(), nodeId: 'node_b', shardCount: 1, rebalanceIntervalMs: 60_000 };
+    const balancer = new ShardBalancer({ cluster: racing, leases: leasesOfB, host: host as unknown as ShardHost, options, logger: silentLogger });
+    await balancer.start();
+    assert.deepEqual(host.owned(), [0], 'node_b did not take the free shard');
+    // The free lock came from a handoff, not a death: node_a must stay a member.
+    assert.deepEqual(await cluster.listLiveNodeIds(5000), ['node_a', 'node_b']);
+    await balancer.stop();
   });
 });

@@ -49,7 +49,7 @@ describe('TurnWriter and journal fencing', () => {
 
   /** Claims without a lease holder (no lock check): always answers an epoch. */
   async function claim(shard: number, nodeId: string): Promise<number> {
-    return (await cluster.claimShard(shard, nodeId))!;
+    return (await cluster.claimShard(shard, nodeId))!.epoch;
   }
 
   after(async () => {
@@ -202,7 +202,7 @@ describe('TurnWriter: a batch of turns as one statement', () => {
   }
 
   it('writes journal, outbox, reminder, send, work index and projection of several turns in one statement', async () => {
-    const epoch = (await cluster.claimShard(2, 'node_a'))!;
+    const epoch = (await cluster.claimShard(2, 'node_a'))!.epoch;
     const writer = countingWriter();
     await Promise.all(['s1', 's2', 's3'].map((id, index) => writer.write(richTurn(id, { shard: 2, epoch }, index + 1))));
     assert.equal(roundTrips.transactions, 0, 'no transaction');
@@ -219,8 +219,8 @@ describe('TurnWriter: a batch of turns as one statement', () => {
   });
 
   it('writes a turn that sends a command while the batches of other turns wait', async () => {
-    const blockedEpoch = (await cluster.claimShard(6, 'node_a'))!;
-    const epoch = (await cluster.claimShard(7, 'node_a'))!;
+    const blockedEpoch = (await cluster.claimShard(6, 'node_a'))!.epoch;
+    const epoch = (await cluster.claimShard(7, 'node_a'))!.epoch;
     const writer = countingWriter();
     // A takeover in progress holds shard 6's row: the batches of its turns wait for it.
     let release!: () => void;
@@ -245,8 +245,8 @@ describe('TurnWriter: a batch of turns as one statement', () => {
   });
 
   it('refuses a stale turn of the batch alone: nothing of it is written, its batch mates are', async () => {
-    const stale = (await cluster.claimShard(3, 'node_a'))!;
-    const current = (await cluster.claimShard(3, 'node_b'))!;
+    const stale = (await cluster.claimShard(3, 'node_a'))!.epoch;
+    const current = (await cluster.claimShard(3, 'node_b'))!.epoch;
     const writer = countingWriter();
     const outcomes = await Promise.allSettled([
       writer.write(richTurn('t-ok', { shard: 3, epoch: current }, 1)),
@@ -262,7 +262,7 @@ describe('TurnWriter: a batch of turns as one statement', () => {
   });
 
   it('goes through the projector in a transaction when the projection declines the changes', async () => {
-    const epoch = (await cluster.claimShard(4, 'node_a'))!;
+    const epoch = (await cluster.claimShard(4, 'node_a'))!.epoch;
     builderAnswers = 'decline';
     const writer = countingWriter();
     await writer.write(richTurn('d1', { shard: 4, epoch }, 7));
