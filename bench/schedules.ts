@@ -25,7 +25,11 @@
 //    plus missed fires (nominal times with no objective row), double fires
 //    (a (schedule, fire time) decided twice, or two rows), fires/s, the active
 //    actors sampled between bursts (x.900 s), event-loop delay, the reminder
-//    poll, activation reads and turn writes, statements per fire.
+//    poll, activation reads and turn writes, statements per fire, and the
+//    five slowest bursts with their worst fire's milestones (the tail is a
+//    few slow bursts: this says which stage made them slow).
+// The runtime runs with the service's defaults (the outbox relay's backlog
+// poll included: 1 s), so the figures are those of a deployed node.
 // Run with `npm run bench:schedules` (knobs: SCHEDULES=10000, EVERY=300 (s),
 // SPREAD=EVERY (s), DURATION_MS=120000, WARMUP_MS=10000, CREATORS=32,
 // POLL_MS (AGENTRT_REMINDER_POLL_MS, default 1000), SHARDS=256,
@@ -265,7 +269,7 @@ async function main(): Promise<void> {
   const api = await startTestApi({
     logLevel: 'warn',
     poolSize: 10,
-    runtime: { shardCount: SHARDS, outboxPollMs: 50, ...(POLL_MS ? { reminderPollMs: Number(POLL_MS) } : {}) },
+    runtime: { shardCount: SHARDS, ...(POLL_MS ? { reminderPollMs: Number(POLL_MS) } : {}) },
     env: { AGENTRT_RATE_LIMIT_PER_SECOND: '1000000', AGENTRT_RATE_LIMIT_BURST: '1000000' },
   });
   hooks.hookResolve(api.services.objectives as never);
@@ -394,6 +398,21 @@ async function main(): Promise<void> {
     const since = (milestone: keyof Fire) => (fire: Fire, fireMs: number) => (fire[milestone] === undefined ? undefined : (fire[milestone] as number) - fireMs);
     const between = (a: keyof Fire, b: keyof Fire) => (fire: Fire) => (fire[a] === undefined || fire[b] === undefined ? undefined : (fire[b] as number) - (fire[a] as number));
     const doubleDecided = [...hooks.fires.values()].filter((fire) => fire.decisions > 1).length;
+    // The tail is a few slow bursts, not slow fires spread evenly: each burst's worst fire, with its stages.
+    const bursts = new Map<number, Fire[]>();
+    for (const [key, fire] of hooks.fires) {
+      const fireMs = Number(key.split('|')[1]);
+      bursts.set(fireMs, [...(bursts.get(fireMs) ?? []), fire]);
+    }
+    const slowestBursts = [...bursts]
+      .filter(([, burst]) => burst.some((fire) => fire.started !== undefined))
+      .map(([fireMs, burst]) => {
+        const worst = burst.filter((fire) => fire.started !== undefined).reduce((slowest, fire) => (fire.started! > slowest.started! ? fire : slowest));
+        const at = (milestone: keyof Fire) => (worst[milestone] === undefined ? null : (worst[milestone] as number) - fireMs);
+        return { atS: Number(((fireMs - from) / 1000).toFixed(0)), fires: burst.length, worst: { delivered: at('fireDelivered'), decided: at('fireDecided'), writeStart: at('fireWriteStart'), written: at('fireWritten'), started: at('started') } };
+      })
+      .sort((a, b) => b.worst.started! - a.worst.started!)
+      .slice(0, 5);
     const startedLateness = stage(since('started'));
     const elapsedMs = to - from;
     const timings = hooks.timings;
@@ -432,6 +451,7 @@ async function main(): Promise<void> {
         fireWrite: stage(between('fireWriteStart', 'fireWritten')),
         fireWrittenToStarted: stage(between('fireWritten', 'started')),
       },
+      slowestBursts,
       runtimeMs: {
         reminderPoll: { ...summary(timings.poll), remindersPerPoll: { p50: percentile(polledSorted, 50), max: percentile(polledSorted, 100) } },
         snapshotRead: summary(timings.snapshotRead),

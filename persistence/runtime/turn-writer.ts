@@ -99,7 +99,12 @@ export interface TurnWriterOptions {
   maxBatch?: number;
 }
 
-/** Batches of turns that send commands written at once, beside the other lanes. */
+/**
+ * Batches of turns that send commands written at once, beside the other lanes.
+ * This lane gathers the turns of one event-loop turn before it starts a batch:
+ * sends come in bursts (a second's schedule fires, all due at the same
+ * millisecond), and each receiver waits for its sender's commit.
+ */
 const SENDING_BATCHES_IN_FLIGHT = 1;
 
 /**
@@ -114,11 +119,29 @@ class GroupCommitLane {
     private readonly writeBatch: (batch: Pending[]) => Promise<void>,
     private readonly concurrency: number,
     private readonly maxBatch: number,
+    /**
+     * Start a batch only after the current event-loop turn, with every turn
+     * pushed during it. Otherwise the first push starts a batch of one and
+     * the rest of the turns decided alongside wait for its commit.
+     */
+    private readonly gatherWithinTurn = false,
   ) {}
+
+  private gathering = false;
 
   push(pending: Pending): void {
     this.queue.push(pending);
-    this.pump();
+    if (!this.gatherWithinTurn) {
+      this.pump();
+      return;
+    }
+    if (this.gathering) return;
+    this.gathering = true;
+    // Turns decided in the same event-loop turn (the fires of one burst, each in its own actor) join one batch.
+    setImmediate(() => {
+      this.gathering = false;
+      this.pump();
+    });
   }
 
   private pump(): void {
@@ -154,7 +177,7 @@ export class TurnWriter {
     const maxBatch = options.maxBatch ?? 256;
     this.entriesLane = new GroupCommitLane((batch) => this.writeEntries(batch), options.entryBatchesInFlight ?? 1, maxBatch);
     this.transactionLane = new GroupCommitLane((batch) => this.writeInTransaction(batch), options.transactionBatchesInFlight ?? 2, maxBatch);
-    this.sendingLane = new GroupCommitLane((batch) => this.writeInTransaction(batch), SENDING_BATCHES_IN_FLIGHT, maxBatch);
+    this.sendingLane = new GroupCommitLane((batch) => this.writeInTransaction(batch), SENDING_BATCHES_IN_FLIGHT, maxBatch, true);
   }
 
   /**

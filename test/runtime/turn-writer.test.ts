@@ -218,6 +218,18 @@ describe('TurnWriter: a batch of turns as one statement', () => {
     }
   });
 
+  it('writes the sending turns that actors decided in one event-loop turn as one batch', async () => {
+    const epoch = (await cluster.claimShard(5, 'node_a'))!.epoch;
+    const writer = countingWriter();
+    // As at a burst of schedule fires: each actor decides in its own callback of the same loop turn.
+    const ids = ['g1', 'g2', 'g3', 'g4', 'g5'];
+    const written = await Promise.all(ids.map((id, index) => new Promise<void>((resolve, reject) => setImmediate(() => writer.write(richTurn(id, { shard: 5, epoch }, index + 1)).then(resolve, reject)))));
+    assert.equal(written.length, ids.length);
+    // Without gathering, the first turn goes alone and the other four wait for its commit, then go in a second batch.
+    assert.equal(roundTrips.statements, 1, 'one batch statement for the five sending turns');
+    for (const id of ids) assert.equal(await count('SELECT count(*) AS n FROM actor_commands WHERE id = $1', [`cmd-${id}`]), 1);
+  });
+
   it('writes a turn that sends a command while the batches of other turns wait', async () => {
     const blockedEpoch = (await cluster.claimShard(6, 'node_a'))!.epoch;
     const epoch = (await cluster.claimShard(7, 'node_a'))!.epoch;
