@@ -27,6 +27,12 @@ export interface RuntimeOptions {
   reminderPollMs: number;
   /** Outbox relay polling period (the relay is also woken by each write). @default 1000 */
   outboxPollMs: number;
+  /**
+   * How long events a turn committed wait for those of the turns right after
+   * it before the relay publishes them together (milliseconds, 0 for none).
+   * @default 10
+   */
+  outboxLingerMs: number;
   /** Time a handoff waits for mailboxes to drain before it gives up on them. @default 10000 */
   handoffTimeoutMs: number;
   /** First token of every bus subject (`<prefix>.shard.<n>.<kind>.<id>`, `<prefix>.events.…`). @default agentrt */
@@ -63,6 +69,7 @@ export function defaultRuntimeOptions(): RuntimeOptions {
     askAttemptTimeoutMs: 5000,
     reminderPollMs: 1000,
     outboxPollMs: 1000,
+    outboxLingerMs: 10,
     handoffTimeoutMs: 10_000,
     subjectPrefix: 'agentrt',
     eventStream: 'AGENTRT_EVENTS',
@@ -85,6 +92,7 @@ const INTEGER_VARIABLES: Array<[keyof RuntimeOptions, string, number]> = [
   ['askAttemptTimeoutMs', 'AGENTRT_ASK_ATTEMPT_TIMEOUT_MS', 1],
   ['reminderPollMs', 'AGENTRT_REMINDER_POLL_MS', 10],
   ['outboxPollMs', 'AGENTRT_OUTBOX_POLL_MS', 10],
+  ['outboxLingerMs', 'AGENTRT_OUTBOX_LINGER_MS', 0],
   ['handoffTimeoutMs', 'AGENTRT_HANDOFF_TIMEOUT_MS', 1],
   ['recoveryConcurrency', 'AGENTRT_RECOVERY_CONCURRENCY', 1],
   ['databasePoolSize', 'AGENTRT_RUNTIME_POOL_SIZE', 1],

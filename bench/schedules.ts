@@ -39,6 +39,7 @@ import { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pg from 'pg';
 import { Agent, request } from 'undici';
+import { defaultRuntimeOptions } from '../actors';
 import { ReminderPoller } from '../actors/runtime/reminder-poller';
 import { ActorJournalRepository } from '../persistence/runtime/actor-journal.repository';
 import { ActorReminderRepository } from '../persistence/runtime/actor-reminder.repository';
@@ -269,7 +270,8 @@ async function main(): Promise<void> {
   const api = await startTestApi({
     logLevel: 'warn',
     poolSize: 10,
-    runtime: { shardCount: SHARDS, ...(POLL_MS ? { reminderPollMs: Number(POLL_MS) } : {}) },
+    // The test API polls the outbox every 50 ms (tests want their events at once); a node polls every second.
+    runtime: { shardCount: SHARDS, outboxPollMs: defaultRuntimeOptions().outboxPollMs, ...(POLL_MS ? { reminderPollMs: Number(POLL_MS) } : {}) },
     env: { AGENTRT_RATE_LIMIT_PER_SECOND: '1000000', AGENTRT_RATE_LIMIT_BURST: '1000000' },
   });
   hooks.hookResolve(api.services.objectives as never);

@@ -28,6 +28,12 @@ export interface OutboxRelayDeps {
   /** The shards whose events this node publishes (the ones it owns). */
   shards: () => number[];
   pollMs: number;
+  /**
+   * How long rows offered by a turn wait for the rows of the turns that
+   * commit right after it, so that they go out in one publication. 0: each
+   * offer starts a pass at once. @default 0
+   */
+  lingerMs?: number;
   logger: RuntimeLogger;
 }
 
@@ -46,6 +52,8 @@ export class OutboxRelay {
   private backlogDue = true;
   private prepared = false;
   private lastFailureLogAt = 0;
+  /** Set while offered rows wait for their linger (OutboxRelayDeps.lingerMs). */
+  private lingering: NodeJS.Timeout | undefined;
   /** Actors (persistence keys) whose last publication failed, until when they are left out. */
   private readonly pausedActors = new Map<string, number>();
 
@@ -58,7 +66,16 @@ export class OutboxRelay {
   /** Rows a turn of this node has just committed, in their write order. */
   offer(rows: readonly OutboxEvent[]): void {
     if (!this.backlogDue) this.offered.push(...rows);
-    this.nudge();
+    if (!this.deps.lingerMs) {
+      this.nudge();
+      return;
+    }
+    // A burst of turns (a second's schedule fires, their objectives) commits over a few milliseconds: one
+    // publication for all of it, rather than one per batch competing with the burst's own writes.
+    this.lingering ??= setTimeout(() => {
+      this.lingering = undefined;
+      this.nudge();
+    }, this.deps.lingerMs);
   }
 
   /** Makes the next pass read the owned shards' outbox (a shard opened, or the safety poll). */
@@ -86,6 +103,8 @@ export class OutboxRelay {
   /** Waits for the pass in progress and stops the timer. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    clearTimeout(this.lingering);
+    this.lingering = undefined;
     this.again = false;
     await this.running;
   }

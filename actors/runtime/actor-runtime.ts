@@ -82,7 +82,7 @@ export class ActorRuntime {
     this.cluster = new ActorClusterRepository(database);
     this.system = startSystem();
     const streams = [{ name: options.eventStream, subjects: [`${options.subjectPrefix}.events.>`] }, ...deps.kinds.flatMap((kind) => kind.streams ?? [])];
-    this.relay = new OutboxRelay({ outbox: new ActorOutboxRepository(database), publisher: deps.publisher, streams, shards: () => this.host.owned(), pollMs: options.outboxPollMs, logger });
+    this.relay = new OutboxRelay({ outbox: new ActorOutboxRepository(database), publisher: deps.publisher, streams, shards: () => this.host.owned(), pollMs: options.outboxPollMs, lingerMs: options.outboxLingerMs, logger });
     this.client = new ActorClient({
       bus: deps.bus, commands, options, logger, insideTransaction: deps.insideTransaction,
       local: (shard, request, timeoutMs) => this.host.requestLocally(shard, request, timeoutMs),

@@ -171,7 +171,7 @@ interface World {
   backlogPass(): Promise<void>;
 }
 
-function world(publisher: FakePublisher, owned: number[] = [1]): World {
+function world(publisher: FakePublisher, owned: number[] = [1], lingerMs = 0): World {
   const outbox = new FakeOutbox();
   let shards = [...owned];
   const relay = new OutboxRelay({
@@ -180,6 +180,7 @@ function world(publisher: FakePublisher, owned: number[] = [1]): World {
     streams: [{ name: 'EVENTS', subjects: ['events.>'] }],
     shards: () => shards,
     pollMs: 60_000,
+    lingerMs,
     logger: silentLogger,
   });
   return {
@@ -211,6 +212,21 @@ describe('OutboxRelay', () => {
   afterEach(async () => {
     await current?.relay.stop();
     current = undefined;
+  });
+
+  it('publishes the rows of turns that commit within the linger in one publication, in their order', async () => {
+    const w = (current = world(new BatchingFakePublisher(), [1], 30));
+    await w.backlogPass();
+    // Three turns committing a few milliseconds apart, as a burst's do.
+    w.commit(event('A', 1));
+    await sleep(3);
+    w.commit(event('B', 1), event('B', 2));
+    await sleep(3);
+    w.commit(event('A', 2));
+    assert.deepEqual(w.publisher.published, [], 'nothing goes out before the linger is over');
+    await until(() => w.outbox.unpublished().length === 0, 'every offered row marked published');
+    // Without the linger, the first commit's pass starts at once and the others form a second publication.
+    assert.deepEqual((w.publisher as BatchingFakePublisher).batches, [['A#1', 'B#1', 'B#2', 'A#2']]);
   });
 
   for (const { name, create } of PUBLISHERS) {
