@@ -401,20 +401,19 @@ async function main(): Promise<void> {
     const between = (a: keyof Fire, b: keyof Fire) => (fire: Fire) => (fire[a] === undefined || fire[b] === undefined ? undefined : (fire[b] as number) - (fire[a] as number));
     const doubleDecided = [...hooks.fires.values()].filter((fire) => fire.decisions > 1).length;
     // The tail is a few slow bursts, not slow fires spread evenly: each burst's worst fire, with its stages.
-    const bursts = new Map<number, Fire[]>();
+    const worstOfBurst = new Map<number, Fire & { started: number }>();
     for (const [key, fire] of hooks.fires) {
+      if (fire.started === undefined) continue;
       const fireMs = Number(key.split('|')[1]);
-      bursts.set(fireMs, [...(bursts.get(fireMs) ?? []), fire]);
+      if (fire.started > (worstOfBurst.get(fireMs)?.started ?? -Infinity)) worstOfBurst.set(fireMs, { ...fire, started: fire.started });
     }
-    const slowestBursts = [...bursts]
-      .filter(([, burst]) => burst.some((fire) => fire.started !== undefined))
-      .map(([fireMs, burst]) => {
-        const worst = burst.filter((fire) => fire.started !== undefined).reduce((slowest, fire) => (fire.started! > slowest.started! ? fire : slowest));
+    const slowestBursts = [...worstOfBurst]
+      .sort(([aMs, a], [bMs, b]) => b.started - bMs - (a.started - aMs))
+      .slice(0, 5)
+      .map(([fireMs, worst]) => {
         const at = (milestone: keyof Fire) => (worst[milestone] === undefined ? null : (worst[milestone] as number) - fireMs);
-        return { atS: Number(((fireMs - from) / 1000).toFixed(0)), fires: burst.length, worst: { delivered: at('fireDelivered'), decided: at('fireDecided'), writeStart: at('fireWriteStart'), written: at('fireWritten'), started: at('started') } };
-      })
-      .sort((a, b) => b.worst.started! - a.worst.started!)
-      .slice(0, 5);
+        return { atS: Number(((fireMs - from) / 1000).toFixed(0)), worst: { delivered: at('fireDelivered'), decided: at('fireDecided'), writeStart: at('fireWriteStart'), written: at('fireWritten'), started: at('started') } };
+      });
     const startedLateness = stage(since('started'));
     const elapsedMs = to - from;
     const timings = hooks.timings;

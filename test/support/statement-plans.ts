@@ -36,13 +36,13 @@ export function captureStatements(): { stop(): CapturedStatement[] } {
   };
 }
 
-/** A scan of a large table in a statement's plan. */
 /** A statement whose plan Postgres would compile with JIT at every execution (a plan priced above jit_above_cost). */
 export interface JitCompiled {
   statement: string;
   applicationName: string;
 }
 
+/** A scan of a large table in a statement's plan. */
 export interface TableScan {
   statement: string;
   applicationName: string;
