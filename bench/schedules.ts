@@ -402,9 +402,16 @@ async function main(): Promise<void> {
     const doubleDecided = [...hooks.fires.values()].filter((fire) => fire.decisions > 1).length;
     // The tail is a few slow bursts, not slow fires spread evenly: each burst's worst fire, with its stages.
     const worstOfBurst = new Map<number, Fire & { started: number }>();
+    // When the burst's fires were written: more than one time means the burst went out in several batches.
+    const burstWrites = new Map<number, Map<number, number>>();
     for (const [key, fire] of hooks.fires) {
       if (fire.started === undefined) continue;
       const fireMs = Number(key.split('|')[1]);
+      if (fire.fireWritten !== undefined) {
+        const writes = burstWrites.get(fireMs) ?? new Map<number, number>();
+        writes.set(fire.fireWritten - fireMs, (writes.get(fire.fireWritten - fireMs) ?? 0) + 1);
+        burstWrites.set(fireMs, writes);
+      }
       if (fire.started > (worstOfBurst.get(fireMs)?.started ?? -Infinity)) worstOfBurst.set(fireMs, { ...fire, started: fire.started });
     }
     const slowestBursts = [...worstOfBurst]
@@ -412,7 +419,8 @@ async function main(): Promise<void> {
       .slice(0, 5)
       .map(([fireMs, worst]) => {
         const at = (milestone: keyof Fire) => (worst[milestone] === undefined ? null : (worst[milestone] as number) - fireMs);
-        return { atS: Number(((fireMs - from) / 1000).toFixed(0)), worst: { delivered: at('fireDelivered'), decided: at('fireDecided'), writeStart: at('fireWriteStart'), written: at('fireWritten'), started: at('started') } };
+        return { atS: Number(((fireMs - from) / 1000).toFixed(0)), worst: { delivered: at('fireDelivered'), decided: at('fireDecided'), writeStart: at('fireWriteStart'), written: at('fireWritten'), started: at('started') },
+          writtenAtMsByFires: Object.fromEntries([...(burstWrites.get(fireMs) ?? [])].sort(([a], [b]) => a - b)) };
       });
     const startedLateness = stage(since('started'));
     const elapsedMs = to - from;

@@ -111,6 +111,13 @@ const SENDING_BATCHES_IN_FLIGHT = 1;
  * A queue of turns written a batch at a time (group commit): the turns that
  * arrive while a batch is being written form the next one.
  */
+/**
+ * The longest a gathering lane waits for more turns after the first: a burst's
+ * actors decide over a few loop turns (their messages hop router to entity),
+ * and a steady stream must not keep the lane from ever starting.
+ */
+const GATHER_MAX_MS = 5;
+
 class GroupCommitLane {
   private readonly queue: Pending[] = [];
   private inFlight = 0;
@@ -120,9 +127,10 @@ class GroupCommitLane {
     private readonly concurrency: number,
     private readonly maxBatch: number,
     /**
-     * Start a batch only after the current event-loop turn, with every turn
-     * pushed during it. Otherwise the first push starts a batch of one and
-     * the rest of the turns decided alongside wait for its commit.
+     * Start a batch only after an event-loop turn that brought no more turns
+     * (or GATHER_MAX_MS after the first), with every turn pushed meanwhile.
+     * Otherwise the first push starts a batch of one and the rest of the
+     * turns decided alongside wait for its commit.
      */
     private readonly gatherWithinTurn = false,
   ) {}
@@ -135,14 +143,29 @@ class GroupCommitLane {
       this.pump();
       return;
     }
+    this.pushedWhileGathering++;
     if (this.gathering) return;
     this.gathering = true;
-    // Turns decided in the same event-loop turn (the fires of one burst, each in its own actor) join one batch.
-    setImmediate(() => {
+    this.pushedWhileGathering = 0;
+    const gatherStartedAt = performance.now();
+    let quietTurns = 0;
+    // Turns decided in the same event-loop turn (the fires of one burst, each in its own actor) join one batch,
+    // and so do the turns of the following loop turns while they keep coming. Two quiet loop turns end the
+    // gathering: an immediate queued before a decision's own runs ahead of it in the next one.
+    const gathered = () => {
+      quietTurns = this.pushedWhileGathering > 0 ? 0 : quietTurns + 1;
+      this.pushedWhileGathering = 0;
+      if (quietTurns < 2 && performance.now() - gatherStartedAt < GATHER_MAX_MS) {
+        setImmediate(gathered);
+        return;
+      }
       this.gathering = false;
       this.pump();
-    });
+    };
+    setImmediate(gathered);
   }
+
+  private pushedWhileGathering = 0;
 
   private pump(): void {
     while (this.queue.length > 0 && this.inFlight < this.concurrency) {

@@ -230,6 +230,45 @@ describe('TurnWriter: a batch of turns as one statement', () => {
     for (const id of ids) assert.equal(await count('SELECT count(*) AS n FROM actor_commands WHERE id = $1', [`cmd-${id}`]), 1);
   });
 
+  it('writes sending turns decided over consecutive event-loop turns as one batch', async () => {
+    const epoch = (await cluster.claimShard(5, 'node_a'))!.epoch;
+    const writer = countingWriter();
+    // As when a burst's fires reach their actors over a few hops: one decision per loop turn.
+    const ids = ['c1', 'c2', 'c3', 'c4', 'c5'];
+    const writes: Promise<void>[] = [];
+    await new Promise<void>((resolve) => {
+      const next = (index: number) => {
+        writes.push(writer.write(richTurn(ids[index], { shard: 5, epoch }, index + 1)));
+        if (index + 1 < ids.length) setImmediate(() => next(index + 1));
+        else resolve();
+      };
+      setImmediate(() => next(0));
+    });
+    await Promise.all(writes);
+    // Gathering one loop turn only, the first turn goes alone and the other four follow in a second batch.
+    assert.equal(roundTrips.statements, 1, 'one batch statement for the five sending turns');
+  });
+
+  it('starts a sending batch while turns keep coming every loop turn', async () => {
+    const epoch = (await cluster.claimShard(5, 'node_a'))!.epoch;
+    const writer = countingWriter();
+    let streaming = true;
+    let firstWritten!: Promise<void>;
+    const writes: Promise<void>[] = [];
+    const stream = () => {
+      if (!streaming) return;
+      const write = writer.write(richTurn(`stream${writes.length}`, { shard: 5, epoch }, writes.length + 1));
+      // Gathering without a bound never starts a batch: this never settles and the test times out.
+      if (writes.length === 0) firstWritten = write.then(() => void (streaming = false));
+      writes.push(write);
+      setImmediate(stream);
+    };
+    stream();
+    await firstWritten;
+    await Promise.all(writes);
+    assert.ok(roundTrips.statements >= 2, `the turns went out in ${roundTrips.statements} batch(es)`);
+  });
+
   it('writes a turn that sends a command while the batches of other turns wait', async () => {
     const blockedEpoch = (await cluster.claimShard(6, 'node_a'))!.epoch;
     const epoch = (await cluster.claimShard(7, 'node_a'))!.epoch;
