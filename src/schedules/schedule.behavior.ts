@@ -129,9 +129,18 @@ class ScheduleTurn {
   readonly events: ScheduleEvent[] = [];
   readonly decision: Decision = {};
 
-  constructor(public state: ScheduleState, readonly now: Date) {}
+  constructor(public state: ScheduleState, readonly now: Date) {
+    this.revisionBefore = state.record?.revision ?? 0;
+  }
+
+  /** The record's revision before this turn: a turn moves it on by one, however many updates it makes. */
+  private readonly revisionBefore: number;
 
   apply(event: ScheduleEvent): void {
+    // A 'record' event replaces the whole row, so only the turn's last one is journaled:
+    // a fire updates its counters, then arms the next fire (the row twice over, otherwise).
+    const earlier = event.type === 'record' ? this.events.findIndex((entry) => entry.type === 'record') : -1;
+    if (earlier >= 0) this.events.splice(earlier, 1);
     this.events.push(event);
     this.state = evolveSchedule(this.state, event);
   }
@@ -149,7 +158,7 @@ class ScheduleTurn {
       ...base, ...fields,
       info: { ...(previous?.info ?? initialScheduleInfo()), ...info },
       updatedAt: this.now.toISOString(),
-      revision: (previous?.revision ?? 0) + 1,
+      revision: this.revisionBefore + 1,
     };
     this.apply({ type: 'record', record });
     return record;

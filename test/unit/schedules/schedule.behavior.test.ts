@@ -129,6 +129,22 @@ describe('schedule behaviour', () => {
     assert.equal(driver.last.passivate, true);
   });
 
+  it('journals the row once per turn: a fire counts and arms the next in one record event, one revision on', async () => {
+    const driver = new ScheduleDriver();
+    await driver.command({ type: 'configure', schedule: configuration() });
+    await driver.at(preparing('2026-11-25T10:01:00.000Z'));
+    const revision = driver.row!.revision;
+    await driver.at('2026-11-25T10:01:00.004Z');
+    assert.equal(driver.sent.length, 1, 'the fire started its objective');
+    const records = (driver.last.events ?? []).filter((event) => event.type === 'record');
+    // The row is the turn's last one, with both the fire's counters and the next fire time.
+    assert.equal(records.length, 1);
+    assert.equal(driver.row?.revision, revision + 1);
+    assert.equal(driver.row?.info.fireCount, 1);
+    assert.equal(driver.row?.info.nextFireAt, '2026-11-25T10:02:00.000Z');
+    assert.deepEqual(driver.state.record, driver.row, 'replaying the journaled events gives the projected row');
+  });
+
   it('a prepare still running at the fire time starts the objective as soon as it is back', async () => {
     const driver = new ScheduleDriver();
     await driver.command({ type: 'configure', schedule: configuration() });
