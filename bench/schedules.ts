@@ -36,7 +36,7 @@
 // MESSAGE='SAY ok'; PROFILE=<file> writes a CPU profile of the measured window).
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
 import { Agent, request } from 'undici';
 import { defaultRuntimeOptions } from '../actors';
@@ -347,6 +347,14 @@ async function main(): Promise<void> {
     const queries = countQueries();
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
+    // Garbage collections (epoch ms, duration), to tell a burst held up by one from one held up by work.
+    const collections: Array<{ at: number; ms: number; kind: number }> = [];
+    const gcObserver = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        collections.push({ at: performance.timeOrigin + entry.startTime, ms: entry.duration, kind: (entry.detail as { kind?: number } | undefined)?.kind ?? 0 });
+      }
+    });
+    gcObserver.observe({ entryTypes: ['gc'] });
     const cpuStart = process.cpuUsage();
     const profiler = process.env.PROFILE ? await startProfiler() : null;
     const activeSamples: number[] = [];
@@ -358,6 +366,7 @@ async function main(): Promise<void> {
     if (profiler) await profiler.stopInto(process.env.PROFILE!);
     const cpu = process.cpuUsage(cpuStart);
     loopDelay.disable();
+    gcObserver.disconnect();
     hooks.window.recording = false;
     const counted = queries.stop();
 
@@ -420,7 +429,11 @@ async function main(): Promise<void> {
       .map(([fireMs, worst]) => {
         const at = (milestone: keyof Fire) => (worst[milestone] === undefined ? null : (worst[milestone] as number) - fireMs);
         return { atS: Number(((fireMs - from) / 1000).toFixed(0)), worst: { delivered: at('fireDelivered'), decided: at('fireDecided'), writeStart: at('fireWriteStart'), written: at('fireWritten'), started: at('started') },
-          writtenAtMsByFires: Object.fromEntries([...(burstWrites.get(fireMs) ?? [])].sort(([a], [b]) => a - b)) };
+          writtenAtMsByFires: Object.fromEntries([...(burstWrites.get(fireMs) ?? [])].sort(([a], [b]) => a - b)),
+          // Collections from 50 ms before the fire time to the burst's last start: [start ms from the fire time, duration ms, kind (1 scavenge, 4 mark-compact, 8 incremental, 16 weak callbacks)].
+          collections: collections
+            .filter((gc) => gc.at + gc.ms >= fireMs - 50 && gc.at <= worst.started)
+            .map((gc) => [Math.round(gc.at - fireMs), Number(gc.ms.toFixed(1)), gc.kind]) };
       });
     const startedLateness = stage(since('started'));
     const elapsedMs = to - from;

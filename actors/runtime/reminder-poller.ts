@@ -53,19 +53,23 @@ export class ReminderPoller {
 
   private async poll(): Promise<void> {
     const shards = this.deps.host.owned();
+    // The waits are counted on the database's clock from the poll's statement, which ran about when it
+    // was asked: the time the answer took to arrive and be read (a busy event loop) is taken off them.
+    const askedAt = performance.now();
     // Due before the next poll: timed here, so a reminder fires on time rather than up to a poll late.
     for (const due of await this.deps.reminders.listDue(shards, this.deps.kinds, BATCH, this.deps.pollMs)) {
       const key = `r:${due.kind}:${due.actorId}:${due.name}:${due.dueAt.getTime()}:${due.attempts}`;
       const reminder = { name: due.name, dueAt: due.dueAt, payload: due.payload, attempts: due.attempts };
       const deliver = () => this.deliverOnce(key, due.kind, due.actorId, due.shard, (done) => ({ type: 'reminder', reminder, done }));
-      const wait = due.waitMs;
-      if (wait <= 0) deliver();
+      const remainingMs = due.waitMs - (performance.now() - askedAt);
+      if (remainingMs <= 0) deliver();
       else if (!this.timed.has(key)) {
         // A reminder moved or cancelled meanwhile is recognised as stale by its actor; a shard given up refuses the delivery.
         this.timed.set(key, setTimeout(() => {
           this.timed.delete(key);
           deliver();
-        }, wait));
+          // Rounded up, plus one: the loop's timers count whole milliseconds and can run one early.
+        }, Math.ceil(remainingMs) + 1));
       }
     }
     for (const actor of await this.deps.commands.listActorsWithPending(shards, this.deps.kinds, Math.max(2 * this.deps.pollMs, 2000), BATCH)) {
