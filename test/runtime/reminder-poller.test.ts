@@ -37,26 +37,26 @@ const reminder = (name: string, waitMs: number): DueReminder => ({
   kind: 'ledger', actorId: 'a1', name, shard: 1, dueAt: new Date(Date.now() + waitMs), payload: null, attempts: 0, waitMs,
 });
 
+/** How long after a poll the reminder was delivered, the database having counted `waitMs` and the answer taking `answerDelayMs`. */
+async function firedAfterPoll(waitMs: number, answerDelayMs: number): Promise<number> {
+  const { poller, delivered } = pollerWith([reminder('due', waitMs)], answerDelayMs);
+  const askedAt = performance.now();
+  poller.tick();
+  while (delivered.length === 0) await sleep(5);
+  await poller.stop();
+  return delivered[0].at - askedAt;
+}
+
 describe('ReminderPoller', () => {
   it('fires a reminder at its due time, not the poll answer\'s delay later', async () => {
     // The database counted 300 ms from its statement; the answer took 150 ms to be read.
-    const { poller, delivered } = pollerWith([reminder('soon', 300)], 150);
-    const askedAt = performance.now();
-    poller.tick();
-    while (delivered.length === 0) await sleep(5);
-    await poller.stop();
-    const firedAfter = delivered[0].at - askedAt;
+    const firedAfter = await firedAfterPoll(300, 150);
     // Counting the wait from the answer's arrival fires it about 450 ms after the poll.
     assert.ok(firedAfter >= 295 && firedAfter < 400, `fired ${firedAfter.toFixed(0)} ms after the poll, due 300 ms after it`);
   });
 
   it('delivers at once a reminder whose due time passed while the answer arrived', async () => {
-    const { poller, delivered } = pollerWith([reminder('passed', 50)], 150);
-    const askedAt = performance.now();
-    poller.tick();
-    while (delivered.length === 0) await sleep(5);
-    await poller.stop();
-    const firedAfter = delivered[0].at - askedAt;
+    const firedAfter = await firedAfterPoll(50, 150);
     assert.ok(firedAfter >= 145 && firedAfter < 250, `fired ${firedAfter.toFixed(0)} ms after the poll, at the answer (150 ms)`);
   });
 });
