@@ -97,13 +97,20 @@ export interface TurnWriterOptions {
   transactionBatchesInFlight?: number;
   /** Most turns in one batch. @default 256 */
   maxBatch?: number;
+  /**
+   * The longest the sending lane gathers turns after its first. @default
+   * SENDING_GATHER_MAX_MS: a burst's actors decide over a few loop turns (their
+   * messages hop router to entity), and a steady stream must not keep the
+   * lane from ever starting.
+   */
+  sendingGatherMaxMs?: number;
 }
 
 /**
  * Batches of turns that send commands written at once, beside the other lanes.
- * This lane gathers the turns of one event-loop turn before it starts a batch:
- * sends come in bursts (a second's schedule fires, all due at the same
- * millisecond), and each receiver waits for its sender's commit.
+ * This lane gathers turns while loop turns keep bringing them before it starts
+ * a batch: sends come in bursts (a second's schedule fires, all due at the
+ * same millisecond), and each receiver waits for its sender's commit.
  */
 const SENDING_BATCHES_IN_FLIGHT = 1;
 
@@ -111,12 +118,8 @@ const SENDING_BATCHES_IN_FLIGHT = 1;
  * A queue of turns written a batch at a time (group commit): the turns that
  * arrive while a batch is being written form the next one.
  */
-/**
- * The longest a gathering lane waits for more turns after the first: a burst's
- * actors decide over a few loop turns (their messages hop router to entity),
- * and a steady stream must not keep the lane from ever starting.
- */
-const GATHER_MAX_MS = 5;
+/** The sending lane's default bound on gathering (TurnWriterOptions.sendingGatherMaxMs). */
+const SENDING_GATHER_MAX_MS = 5;
 
 class GroupCommitLane {
   private readonly queue: Pending[] = [];
@@ -127,19 +130,23 @@ class GroupCommitLane {
     private readonly concurrency: number,
     private readonly maxBatch: number,
     /**
-     * Start a batch only after an event-loop turn that brought no more turns
-     * (or GATHER_MAX_MS after the first), with every turn pushed meanwhile.
-     * Otherwise the first push starts a batch of one and the rest of the
-     * turns decided alongside wait for its commit.
+     * Start a batch only after two event-loop turns that brought no more
+     * turns (or this many milliseconds after the first), with every turn
+     * pushed meanwhile; undefined: start at once. Otherwise the first push
+     * starts a batch of one and the rest of the turns decided alongside wait
+     * for its commit.
      */
-    private readonly gatherWithinTurn = false,
+    private readonly gatherMaxMs?: number,
   ) {}
 
   private gathering = false;
+  /** Turns pushed since the gathering last looked. */
+  private pushedWhileGathering = 0;
 
   push(pending: Pending): void {
     this.queue.push(pending);
-    if (!this.gatherWithinTurn) {
+    const gatherMaxMs = this.gatherMaxMs;
+    if (gatherMaxMs === undefined) {
       this.pump();
       return;
     }
@@ -155,7 +162,7 @@ class GroupCommitLane {
     const gathered = () => {
       quietTurns = this.pushedWhileGathering > 0 ? 0 : quietTurns + 1;
       this.pushedWhileGathering = 0;
-      if (quietTurns < 2 && performance.now() - gatherStartedAt < GATHER_MAX_MS) {
+      if (quietTurns < 2 && performance.now() - gatherStartedAt < gatherMaxMs) {
         setImmediate(gathered);
         return;
       }
@@ -164,8 +171,6 @@ class GroupCommitLane {
     };
     setImmediate(gathered);
   }
-
-  private pushedWhileGathering = 0;
 
   private pump(): void {
     while (this.queue.length > 0 && this.inFlight < this.concurrency) {
@@ -200,7 +205,7 @@ export class TurnWriter {
     const maxBatch = options.maxBatch ?? 256;
     this.entriesLane = new GroupCommitLane((batch) => this.writeEntries(batch), options.entryBatchesInFlight ?? 1, maxBatch);
     this.transactionLane = new GroupCommitLane((batch) => this.writeInTransaction(batch), options.transactionBatchesInFlight ?? 2, maxBatch);
-    this.sendingLane = new GroupCommitLane((batch) => this.writeInTransaction(batch), SENDING_BATCHES_IN_FLIGHT, maxBatch, true);
+    this.sendingLane = new GroupCommitLane((batch) => this.writeInTransaction(batch), SENDING_BATCHES_IN_FLIGHT, maxBatch, options.sendingGatherMaxMs ?? SENDING_GATHER_MAX_MS);
   }
 
   /**

@@ -8,7 +8,7 @@ import { createDataSource } from '../../persistence/data-source';
 import { ActorClusterRepository } from '../../persistence/runtime/actor-cluster.repository';
 import { ActorJournalRepository, checkFence } from '../../persistence/runtime/actor-journal.repository';
 import { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
-import { TurnWriter, type Fence, type TurnWrite } from '../../persistence/runtime/turn-writer';
+import { TurnWriter, type Fence, type TurnWrite, type TurnWriterOptions } from '../../persistence/runtime/turn-writer';
 import { DuplicateCommandError, JournalConflictError, ShardFencedError } from '../../src/sharding/sharding.errors';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
@@ -188,7 +188,7 @@ describe('TurnWriter: a batch of turns as one statement', () => {
   });
 
   /** A writer over the test database that counts its statements and transactions. */
-  function countingWriter(): TurnWriter {
+  function countingWriter(options: Partial<TurnWriterOptions> = {}): TurnWriter {
     const counted = Object.create(runtimeDatabase) as RuntimeDatabase;
     counted.query = (...args: Parameters<RuntimeDatabase['query']>) => {
       roundTrips.statements += 1;
@@ -198,7 +198,7 @@ describe('TurnWriter: a batch of turns as one statement', () => {
       roundTrips.transactions += 1;
       return runtimeDatabase.transaction(work);
     };
-    return new TurnWriter(counted, { idleTimeoutMs: 5000, projectors: new Map([['ledger', ledgerProjector]]), projections: new Map([['ledger', ledgerProjection]]) });
+    return new TurnWriter(counted, { idleTimeoutMs: 5000, projectors: new Map([['ledger', ledgerProjector]]), projections: new Map([['ledger', ledgerProjection]]), ...options });
   }
 
   it('writes journal, outbox, reminder, send, work index and projection of several turns in one statement', async () => {
@@ -232,7 +232,8 @@ describe('TurnWriter: a batch of turns as one statement', () => {
 
   it('writes sending turns decided over consecutive event-loop turns as one batch', async () => {
     const epoch = (await cluster.claimShard(5, 'node_a'))!.epoch;
-    const writer = countingWriter();
+    // A bound no pause of a busy test process reaches: the loop turns decide, not the clock.
+    const writer = countingWriter({ sendingGatherMaxMs: 1000 });
     // As when a burst's fires reach their actors over a few hops: one decision per loop turn.
     const ids = ['c1', 'c2', 'c3', 'c4', 'c5'];
     const writes: Promise<void>[] = [];
