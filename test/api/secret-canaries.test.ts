@@ -6,13 +6,12 @@
 // embedded mode and in cluster mode (OBJECTIVE_EVENTS on NATS JetStream).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import { SEALED_VERSION } from '../../src/crypto/envelope';
 import { startTestApi, type RequestOptions, type TestApi, type TestApiOptions } from '../support/api';
 import { createAgent, created, createVariation } from '../support/agents-world';
 import { deleteStream, eventually, TEST_NATS_URL, uniqueBusNames } from '../support/cluster-harness';
 import { fakeAnswers, startFakeOpenRouter, type FakeOpenRouter } from '../support/fake-openrouter';
+import { objectiveEventMessages } from '../support/objective-event-messages';
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
 import { workspaceFixture, type WorkspaceFixture } from '../support/workspace-keys';
 
@@ -48,24 +47,8 @@ const embeddedMessages: PublishedMessages = async (api, objectiveId) => {
   return rows.map((row) => JSON.stringify(row));
 };
 
-const natsMessages: PublishedMessages = async (_api, objectiveId, expected) => {
-  const connection = await connect({ servers: TEST_NATS_URL });
-  try {
-    const info = await (await jetstreamManager(connection)).consumers.add('OBJECTIVE_EVENTS', {
-      filter_subject: `objective_events.*.*.*.${objectiveId}.>`, ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.All, inactive_threshold: 60_000_000_000,
-    });
-    const consumer = await jetstream(connection).consumers.get('OBJECTIVE_EVENTS', info.name);
-    const messages: string[] = [];
-    const deadline = Date.now() + 10_000;
-    while (messages.length < expected && Date.now() < deadline) {
-      const batch = await consumer.fetch({ max_messages: expected - messages.length, expires: 1000 });
-      for await (const message of batch) messages.push(JSON.stringify({ subject: message.subject, headers: message.headers?.toString(), data: message.string() }));
-    }
-    return messages;
-  } finally {
-    await connection.close();
-  }
-};
+const natsMessages: PublishedMessages = (_api, objectiveId, expected) =>
+  objectiveEventMessages(TEST_NATS_URL, objectiveId, expected, 10_000, (message) => JSON.stringify({ subject: message.subject, headers: message.headers?.toString(), data: message.string() }));
 
 describeCanaries('embedded mode', { runtime: true }, embeddedMessages);
 const busNames = uniqueBusNames();

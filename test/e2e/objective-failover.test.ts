@@ -13,11 +13,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { ulid } from 'ulid';
 import { shardOf } from '../../src/sharding/fnv1a32';
 import { eventually } from '../support/cluster-harness';
+import { objectiveEventMessages } from '../support/objective-event-messages';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { assertBuilt, cliEnv, startServe, type ServeProcess } from './cli-process';
 
@@ -60,25 +61,9 @@ async function startHeldToolServer(): Promise<HeldToolServer> {
   };
 }
 
-/** The messages of stream OBJECTIVE_EVENTS for one objective, read with an ordered consumer. */
-async function publishedObjectiveEvents(objectiveId: string, expected: number): Promise<Array<{ subject: string; id: string | undefined; body: any }>> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const connection = await connect({ servers: NATS_URL });
-  try {
-    // An ephemeral pull consumer with one filter subject (server 2.9 has no multi-filter ordered consumers).
-    const info = await (await jetstreamManager(connection)).consumers.add('OBJECTIVE_EVENTS', {
-      filter_subject: `objective_events.*.*.*.${objectiveId}.>`, ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.All, inactive_threshold: 60_000_000_000,
-    });
-    const consumer = await jetstream(connection).consumers.get('OBJECTIVE_EVENTS', info.name);
-    const messages: Array<{ subject: string; id: string | undefined; body: any }> = []; // eslint-disable-line @typescript-eslint/no-explicit-any
-    const deadline = Date.now() + 20_000;
-    while (messages.length < expected && Date.now() < deadline) {
-      const batch = await consumer.fetch({ max_messages: expected - messages.length, expires: 1000 });
-      for await (const message of batch) messages.push({ subject: message.subject, id: message.headers?.get('Nats-Msg-Id'), body: message.json() });
-    }
-    return messages;
-  } finally {
-    await connection.close();
-  }
+/** The messages of stream OBJECTIVE_EVENTS for one objective. */
+function publishedObjectiveEvents(objectiveId: string, expected: number): Promise<Array<{ subject: string; id: string | undefined; body: any }>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  return objectiveEventMessages(NATS_URL, objectiveId, expected, 20_000, (message) => ({ subject: message.subject, id: message.headers?.get('Nats-Msg-Id'), body: message.json() }));
 }
 
 async function deleteStreams(names: string[]): Promise<void> {
