@@ -65,10 +65,10 @@ export class ReminderPoller {
       if (remainingMs <= 0) deliver();
       else if (!this.timed.has(key)) {
         // A reminder moved or cancelled meanwhile is recognised as stale by its actor; a shard given up refuses the delivery.
+        // Rounded up, plus one: the loop's timers count whole milliseconds and can run one early.
         this.timed.set(key, setTimeout(() => {
           this.timed.delete(key);
           deliver();
-          // Rounded up, plus one: the loop's timers count whole milliseconds and can run one early.
         }, Math.ceil(remainingMs) + 1));
       }
     }

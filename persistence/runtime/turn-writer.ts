@@ -114,13 +114,13 @@ export interface TurnWriterOptions {
  */
 const SENDING_BATCHES_IN_FLIGHT = 1;
 
+/** The sending lane's default bound on gathering (TurnWriterOptions.sendingGatherMaxMs). */
+const SENDING_GATHER_MAX_MS = 5;
+
 /**
  * A queue of turns written a batch at a time (group commit): the turns that
  * arrive while a batch is being written form the next one.
  */
-/** The sending lane's default bound on gathering (TurnWriterOptions.sendingGatherMaxMs). */
-const SENDING_GATHER_MAX_MS = 5;
-
 class GroupCommitLane {
   private readonly queue: Pending[] = [];
   private inFlight = 0;

@@ -128,13 +128,12 @@ export function evolveSchedule(state: ScheduleState, event: ScheduleEvent): Sche
 class ScheduleTurn {
   readonly events: ScheduleEvent[] = [];
   readonly decision: Decision = {};
+  /** The record's revision before this turn: a turn moves it on by one, however many updates it makes. */
+  private readonly revisionBefore: number;
 
   constructor(public state: ScheduleState, readonly now: Date) {
     this.revisionBefore = state.record?.revision ?? 0;
   }
-
-  /** The record's revision before this turn: a turn moves it on by one, however many updates it makes. */
-  private readonly revisionBefore: number;
 
   apply(event: ScheduleEvent): void {
     // A 'record' event replaces the whole row, so only the turn's last one is journaled:
