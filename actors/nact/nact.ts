@@ -71,7 +71,37 @@ export function dispatch<Msg>(ref: ActorRef<Msg>, message: Msg): void {
   nact.dispatch(ref, message);
 }
 
-/** Stops an actor and its children. */
+/** The parts of nact's concrete actors (and system) that stopping a tree needs. */
+interface ConcreteActor {
+  children: Map<string, ConcreteActor>;
+  stop(): void;
+}
+
+// nact's registry of systems, which finds the concrete actor of a reference (lib/system-map.js of the pinned 7.6.2).
+const systems = nactSystemMap();
+
+function nactSystemMap(): { find(systemName: string, reference?: unknown): ConcreteActor | undefined } {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('nact/lib/system-map');
+}
+
+/** Stops the actor's children (theirs first), then the actor. */
+function stopTree(actor: ConcreteActor): void {
+  for (const child of [...actor.children.values()]) stopTree(child);
+  actor.stop();
+}
+
+/**
+ * Stops an actor (or a whole system) and every actor under it. nact 7.6.2
+ * stops the children of a stopping actor by looking each one up with a
+ * reference-only lookup that never finds a concrete actor: the children lived
+ * on, with their state and their idle timers (an entity of a handed-off shard
+ * until it passivated; every actor after the system stopped). So the tree is
+ * stopped here, leaves first.
+ */
 export function stopActor(ref: ActorRef<unknown> | SystemRef): void {
-  nact.stop(ref);
+  const reference = ref as unknown as { system: { name: string } };
+  const concrete = systems.find(reference.system.name, ref);
+  if (concrete) stopTree(concrete);
+  else nact.stop(ref);
 }
