@@ -77,13 +77,9 @@ interface ConcreteActor {
   stop(): void;
 }
 
-// nact's registry of systems, which finds the concrete actor of a reference (lib/system-map.js of the pinned 7.6.2).
-const systems = nactSystemMap();
-
-function nactSystemMap(): { find(systemName: string, reference?: unknown): ConcreteActor | undefined } {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require('nact/lib/system-map');
-}
+// nact's registry of systems, which finds the concrete actor (or system) of a reference (lib/system-map.js of the pinned 7.6.2).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const systems = require('nact/lib/system-map') as { find(systemName: string, reference: unknown): ConcreteActor | undefined };
 
 /** Stops the actor's children (theirs first), then the actor. */
 function stopTree(actor: ConcreteActor): void {
@@ -100,8 +96,7 @@ function stopTree(actor: ConcreteActor): void {
  * stopped here, leaves first.
  */
 export function stopActor(ref: ActorRef<unknown> | SystemRef): void {
-  const reference = ref as unknown as { system: { name: string } };
-  const concrete = systems.find(reference.system.name, ref);
+  // Not found: already stopped (nact.stop would find nothing either).
+  const concrete = systems.find((ref as unknown as { system: { name: string } }).system.name, ref);
   if (concrete) stopTree(concrete);
-  else nact.stop(ref);
 }
