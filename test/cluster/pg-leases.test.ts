@@ -112,8 +112,10 @@ describe('PgLeaseProvider', () => {
   it('fences itself before the lease timeout when heartbeats stop succeeding', async () => {
     // Heartbeats far apart: the watchdog must give up at 2/3 of L, before Postgres would.
     const a = provider('lease-silent', 1500, 60_000);
-    await a.connect();
+    // The watchdog counts from the last heartbeat that succeeded, made while connecting: before the connect
+    // resolves, so a start taken after it would make a loss on time look early.
     const started = Date.now();
+    await a.connect();
     const reason = await new Promise<string>((resolve) => a.onLost((loss) => resolve(loss.reason)));
     const elapsed = Date.now() - started;
     assert.match(reason, /^no lease heartbeat for \d+ ms$/);
