@@ -15,6 +15,19 @@ export interface PendingCommand {
   unstored?: true;
 }
 
+/**
+ * "Not processed yet", for marking commands by id, written so that the
+ * planner cannot answer it from the partial index of pending commands
+ * (ix_actor_commands_pending): that index keeps the entries of processed
+ * commands until a vacuum, and a mark that walked it read them all (the
+ * same trap as the outbox's STILL_UNPUBLISHED). Marked by id, the rows are
+ * found by primary key.
+ */
+export const STILL_UNPROCESSED = '(processed_at IS NULL) IS TRUE';
+
+/** Marks commands processed by id (in a turn's statement, or alone). */
+export const markProcessedStatement = (idsParameter: string) => `UPDATE actor_commands SET processed_at = now() WHERE id = ANY(${idsParameter}::text[]) AND ${STILL_UNPROCESSED}`;
+
 /** Writes and reads actor_commands. */
 export class ActorCommandRepository {
   constructor(private readonly database: RuntimeDatabase) {}
@@ -65,7 +78,7 @@ export class ActorCommandRepository {
 
   /** Marks commands processed outside a turn (a duplicate delivery of a command already applied). */
   async markProcessed(ids: string[]): Promise<void> {
-    if (ids.length) await this.database.query('UPDATE actor_commands SET processed_at = now() WHERE id = ANY($1) AND processed_at IS NULL', [ids]);
+    if (ids.length) await this.database.query(markProcessedStatement('$1'), [ids]);
   }
 
   /** Actors of the given shards and kinds with commands unprocessed for longer than `olderThanMs`. */

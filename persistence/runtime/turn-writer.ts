@@ -10,8 +10,9 @@
 // commits.
 import type { ProjectionBuilder, Projector } from '../../src/ports/actor-behavior';
 import { DuplicateCommandError, JournalConflictError, ShardFencedError, WriteInterruptedError } from '../../src/sharding/sharding.errors';
+import { markProcessedStatement } from './actor-command.repository';
 import { isConnectionFailure } from './pg-results';
-import { batchStatement } from './turn-statement';
+import { batchStatement, REMINDER_KEYS } from './turn-statement';
 import type { PreparingQueryable, RuntimeDatabase, SqlQueryable } from './runtime-database';
 
 /** The shard and epoch under which a write is made. */
@@ -437,7 +438,7 @@ async function writeReminders(sql: SqlQueryable, turns: TurnWrite[]): Promise<vo
   if (fired.length) {
     await sql.query(
       `DELETE FROM actor_reminders r USING unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS f(kind, actor_id, name, due_at)
-       WHERE r.kind = f.kind AND r.actor_id = f.actor_id AND r.name = f.name AND r.due_at = f.due_at`,
+       WHERE r.kind = f.kind AND r.actor_id = f.actor_id AND r.name = f.name AND r.due_at = f.due_at AND ${REMINDER_KEYS('$1', '$2')}`,
       [fired.map((t) => t.kind), fired.map((t) => t.actorId), fired.map((t) => t.reminderFired!.name), fired.map((t) => t.reminderFired!.dueAt)],
     );
   }
@@ -445,7 +446,7 @@ async function writeReminders(sql: SqlQueryable, turns: TurnWrite[]): Promise<vo
   if (cancelled.length) {
     await sql.query(
       `DELETE FROM actor_reminders r USING unnest($1::text[], $2::text[], $3::text[]) AS c(kind, actor_id, name)
-       WHERE r.kind = c.kind AND r.actor_id = c.actor_id AND r.name = c.name`,
+       WHERE r.kind = c.kind AND r.actor_id = c.actor_id AND r.name = c.name AND ${REMINDER_KEYS('$1', '$2')}`,
       [cancelled.map((c) => c.turn.kind), cancelled.map((c) => c.turn.actorId), cancelled.map((c) => c.name)],
     );
   }
@@ -472,7 +473,7 @@ async function writeReminders(sql: SqlQueryable, turns: TurnWrite[]): Promise<vo
 
 async function markProcessed(sql: SqlQueryable, turns: TurnWrite[]): Promise<void> {
   const ids = turns.flatMap((turn) => turn.processedCommandIds);
-  if (ids.length) await sql.query('UPDATE actor_commands SET processed_at = now() WHERE id = ANY($1) AND processed_at IS NULL', [ids]);
+  if (ids.length) await sql.query(markProcessedStatement('$1'), [ids]);
 }
 
 async function insertSends(sql: SqlQueryable, turns: TurnWrite[]): Promise<void> {

@@ -49,6 +49,8 @@ export interface TableScan {
   table: string;
   node: string;
   index: string | null;
+  /** False for an index scan that walks the whole index (no index condition): under enable_seqscan off, a seq scan in disguise. */
+  keyed: boolean;
   estimatedRows: number;
 }
 
@@ -57,6 +59,7 @@ interface PlanNode {
   'Relation Name'?: string;
   'Plan Rows': number;
   'Index Name'?: string;
+  'Index Cond'?: string;
   Plans?: PlanNode[];
 }
 
@@ -125,15 +128,17 @@ export async function explainOnLargeTables(
       collectScans(plans[0].Plan, false, (node) => {
         const table = node['Relation Name'];
         if (!table || !(table in sizes)) return;
-        scans.push({ statement: text, applicationName: statement.applicationName, table, node: node['Node Type'], index: node['Index Name'] ?? null, estimatedRows: node['Plan Rows'] });
+        scans.push({ statement: text, applicationName: statement.applicationName, table, node: node['Node Type'], index: node['Index Name'] ?? null,
+          keyed: !node['Node Type'].startsWith('Index') || node['Index Cond'] !== undefined, estimatedRows: node['Plan Rows'] });
       });
     }
   } finally {
     await client.query('ROLLBACK').catch(() => undefined);
     await client.end();
   }
-  // On filled tables an estimate of more than a tenth of the table is a full read too; small tables are judged by their seq scans alone.
-  const fullScans = scans.filter((scan) => scan.node === 'Seq Scan' || (rows > 0 && scan.estimatedRows > sizes[scan.table] / 10));
+  // On filled tables an estimate of more than a tenth of the table is a full read too; small tables are judged by their
+  // seq scans and their index scans without a condition (what a session without seq scans plans in their place).
+  const fullScans = scans.filter((scan) => scan.node === 'Seq Scan' || !scan.keyed || (rows > 0 && scan.estimatedRows > sizes[scan.table] / 10));
   return { scans, fullScans, jitCompiled, explained, unprepared, sizes };
 }
 
