@@ -71,10 +71,12 @@ export function dispatch<Msg>(ref: ActorRef<Msg>, message: Msg): void {
   nact.dispatch(ref, message);
 }
 
-/** The parts of nact's concrete actors (and system) that stopping a tree needs. */
+/** The parts of nact's concrete actors (and system) that stopping a tree and taking queued messages need. */
 interface ConcreteActor {
   children: Map<string, ConcreteActor>;
   stop(): void;
+  /** A denque of the messages not handled yet (lib/actor.js). */
+  mailbox?: { length: number; peekFront(): { message: unknown } | undefined; shift(): { message: unknown } | undefined };
 }
 
 // nact's registry of systems, which finds the concrete actor (or system) of a reference (lib/system-map.js of the pinned 7.6.2).
@@ -99,4 +101,19 @@ export function stopActor(ref: ActorRef<unknown> | SystemRef): void {
   // Not found: already stopped (nact.stop would find nothing either).
   const concrete = systems.find((ref as unknown as { system: { name: string } }).system.name, ref);
   if (concrete) stopTree(concrete);
+}
+
+/**
+ * Takes messages out of the front of an actor's mailbox, in order, while
+ * `accept` takes them and fewer than `max` are taken; the first refused
+ * message stays, and so does everything behind it. For an actor handling
+ * several queued messages in one turn (entity.actor.ts). Called from the
+ * actor's own turn: nothing else takes from its mailbox meanwhile.
+ */
+export function takeQueued<Msg>(ref: ActorRef<Msg>, accept: (message: Msg) => boolean, max: number): Msg[] {
+  const concrete = systems.find((ref as unknown as { system: { name: string } }).system.name, ref);
+  const mailbox = concrete?.mailbox;
+  const taken: Msg[] = [];
+  while (mailbox && taken.length < max && mailbox.length > 0 && accept(mailbox.peekFront()!.message as Msg)) taken.push(mailbox.shift()!.message as Msg);
+  return taken;
 }

@@ -15,9 +15,9 @@ import type { ActorCommandRepository, PendingCommand } from '../../persistence/r
 import type { OutboxEvent } from '../../persistence/runtime/actor-outbox.repository';
 import type { ActorJournalRepository } from '../../persistence/runtime/actor-journal.repository';
 import type { ActorReminderRepository } from '../../persistence/runtime/actor-reminder.repository';
-import type { CommandInsert, Fence, OutboxInsert, TurnWrite, TurnWriter } from '../../persistence/runtime/turn-writer';
+import type { CommandInsert, Fence, OutboxInsert, ReminderUpsert, TurnWrite, TurnWriter } from '../../persistence/runtime/turn-writer';
 import { runtimeMetrics } from '../metrics';
-import { stopActor, type ActorFunction } from '../nact/nact';
+import { stopActor, takeQueued, type ActorFunction, type ActorRef } from '../nact/nact';
 import type { EffectRunner } from './effect-runner';
 import type { RuntimeLogger } from './runtime-logger';
 import { copyDictionary } from '../../src/dictionary';
@@ -132,6 +132,8 @@ interface Activation extends EntityDeps {
   applied: AppliedCommands;
   /** Set by a committed turn whose decision asked to passivate; the entity function stops the actor after its message. */
   passivateRequested: boolean;
+  /** Set while the turns of several queued messages are decided to be written together (see handleGroup). */
+  group?: TurnGroup;
 }
 
 type Decision = ActorDecision<unknown, unknown, unknown, unknown>;
@@ -267,36 +269,16 @@ function buildTurn(act: Activation, envelope: Envelope, decision: Decision, inpu
   return { write, entry, started, aborted, sends, writes };
 }
 
-/**
- * Runs one turn: writes what the decision produced (when it produced
- * anything), folds it, replies, then starts and aborts effects, delivers the
- * sends and wakes the relay. A refused write is answered and rethrown, so nact
- * stops the actor (a duplicate command is answered from its record instead).
- */
-async function turn(act: Activation, envelope: Envelope, decision: Decision, input: TurnInput): Promise<Envelope> {
-  const startedAt = performance.now();
-  const { write, entry, started, aborted, sends, writes } = buildTurn(act, envelope, decision, input);
-  if (!writes) {
-    input.reply?.({ ok: true, value: decision.reply ?? null });
-    return envelope;
-  }
-  try {
-    await act.writer.write(write);
-  } catch (error) {
-    if (error instanceof DuplicateCommandError) {
-      if (input.processed.length) await act.commands.markProcessed(input.processed);
-      input.reply?.({ ok: true, value: error.reply });
-      return envelope;
-    }
-    input.reply?.({ ok: false, error: toApiError(error) });
-    if (error instanceof ShardFencedError) {
-      runtimeMetrics.fencedWrites.inc();
-      act.onFenced(act.fence.shard);
-    }
-    throw error;
-  }
-  runtimeMetrics.turnDuration.observe({ kind: act.behavior.kind }, (performance.now() - startedAt) / 1000);
-  const next = fold(act.behavior, envelope, entry, envelope.seq + 1, decision.evolvedState);
+/** A turn built from a decision, before its write. */
+interface BuiltTurn extends ReturnType<typeof buildTurn> {
+  decision: Decision;
+  input: TurnInput;
+  startedAt: number;
+}
+
+/** What a committed turn does after its write: remember and send its reply, start and abort effects, deliver its sends, wake the relay. */
+function afterCommit(act: Activation, built: BuiltTurn): void {
+  const { entry, input, aborted, started, sends, write, decision } = built;
   if (input.cid) act.applied.add(input.cid, entry.reply);
   input.reply?.({ ok: true, value: entry.reply });
   for (const id of aborted) act.effects.abandon(act.key, id);
@@ -307,7 +289,163 @@ async function turn(act: Activation, envelope: Envelope, decision: Decision, inp
     act.onPublished(write.outbox.map((row) => ({ ...row, shard: act.fence.shard, actorKey: act.key, createdAt: committedAt })));
   }
   if (decision.passivate) act.passivateRequested = true;
+}
+
+/**
+ * Runs one turn: writes what the decision produced (when it produced
+ * anything), folds it, replies, then starts and aborts effects, delivers the
+ * sends and wakes the relay. A refused write is answered and rethrown, so nact
+ * stops the actor (a duplicate command is answered from its record instead).
+ * In a group (handleGroup) the turn is folded now and written with the group.
+ */
+async function turn(act: Activation, envelope: Envelope, decision: Decision, input: TurnInput): Promise<Envelope> {
+  const built: BuiltTurn = { ...buildTurn(act, envelope, decision, input), decision, input, startedAt: performance.now() };
+  if (act.group) return act.group.add(built, built.writes ? fold(act.behavior, envelope, built.entry, envelope.seq + 1, decision.evolvedState) : envelope);
+  if (!built.writes) {
+    input.reply?.({ ok: true, value: decision.reply ?? null });
+    return envelope;
+  }
+  try {
+    await act.writer.write(built.write);
+  } catch (error) {
+    if (error instanceof DuplicateCommandError) {
+      if (input.processed.length) await act.commands.markProcessed(input.processed);
+      input.reply?.({ ok: true, value: error.reply });
+      return envelope;
+    }
+    input.reply?.({ ok: false, error: toApiError(error) });
+    noteFenced(act, error);
+    throw error;
+  }
+  runtimeMetrics.turnDuration.observe({ kind: act.behavior.kind }, (performance.now() - built.startedAt) / 1000);
+  const next = fold(act.behavior, envelope, built.entry, envelope.seq + 1, decision.evolvedState);
+  afterCommit(act, built);
   return decision.snapshot ? requestedSnapshot(act, next) : periodicSnapshot(act, next);
+}
+
+function noteFenced(act: Activation, error: unknown): void {
+  if (error instanceof ShardFencedError) {
+    runtimeMetrics.fencedWrites.inc();
+    act.onFenced(act.fence.shard);
+  }
+}
+
+/** Most messages one group of turns takes. */
+const MAX_GROUP = 64;
+
+/**
+ * Messages whose turns may be written with the turns of the messages queued
+ * before them: asks and tells, and effect outcomes handed over in memory.
+ * Their decisions need nothing from the database, so a group is decided in
+ * memory, in mailbox order, and written at once. (Stored commands must be
+ * marked processed, and reminders are checked against their rows: they keep
+ * a turn of their own.)
+ */
+function groupable(message: EntityMessage): boolean {
+  return message.type === 'command' || (message.type === 'stored' && message.command?.unstored === true && message.done === undefined);
+}
+
+/**
+ * The turns of one group: each folded into the envelope the next one
+ * decides on, their writes merged into one (one statement with the other
+ * actors' turns), their replies held until it commits.
+ */
+class TurnGroup {
+  readonly turns: BuiltTurn[] = [];
+  private readonly replies: Array<() => void> = [];
+  /** Effects running before the group's first turn (the work index moves on the group's net change). */
+  readonly effectsBefore: number;
+
+  constructor(envelope: Envelope) {
+    this.effectsBefore = Object.keys(envelope.effects).length;
+  }
+
+  add(built: BuiltTurn, next: Envelope): Envelope {
+    this.turns.push(built);
+    return next;
+  }
+
+  /** The message with its reply held until the group's write commits (a reply must not reveal a turn that may still fail). */
+  holdReply(message: EntityMessage): EntityMessage {
+    if (message.type !== 'command' || !message.reply) return message;
+    const reply = message.reply;
+    return { ...message, reply: (value) => this.replies.push(() => reply(value)) };
+  }
+
+  releaseReplies(): void {
+    for (const reply of this.replies.splice(0)) reply();
+  }
+
+  /** One write for every turn that writes: the journal entries in order, the rest merged (the last change of a reminder wins). */
+  mergedWrite(effectsAfter: number): TurnWrite | null {
+    const writing = this.turns.filter((built) => built.writes).map((built) => built.write);
+    if (writing.length === 0) return null;
+    // One writing turn: its own write is the group's (the others change no effect, so its work index move is the group's).
+    if (writing.length === 1) return writing[0];
+    const reminders = new Map<string, ReminderUpsert | null>();
+    for (const write of writing) {
+      for (const name of write.remindersCancelled) reminders.set(name, null);
+      for (const reminder of write.remindersSet) reminders.set(reminder.name, reminder);
+    }
+    const [first, ...rest] = writing;
+    return {
+      fence: first.fence,
+      kind: first.kind,
+      actorId: first.actorId,
+      key: first.key,
+      entry: first.entry,
+      followingEntries: rest.flatMap((write) => (write.entry ? [write.entry] : [])),
+      outbox: writing.flatMap((write) => write.outbox),
+      remindersSet: [...reminders.values()].filter((reminder): reminder is ReminderUpsert => reminder !== null),
+      remindersCancelled: [...reminders].filter(([, reminder]) => reminder === null).map(([name]) => name),
+      processedCommandIds: writing.flatMap((write) => write.processedCommandIds),
+      sends: writing.flatMap((write) => write.sends),
+      work: this.effectsBefore === 0 && effectsAfter > 0 ? 'enter' : this.effectsBefore > 0 && effectsAfter === 0 ? 'leave' : undefined,
+      changes: writing.flatMap((write) => write.changes),
+    };
+  }
+}
+
+/**
+ * Handles `messages` (the one nact handed over and those taken from behind it
+ * in the mailbox) as one group: decided one after another on the envelope
+ * each leaves, written at once, then answered. An actor whose turns wait
+ * on their commit one at a time (a webhook endpoint with many deliveries in
+ * flight) writes as many turns per commit as messages queued meanwhile.
+ * A failed write fails every message of the group and stops the actor (its
+ * envelope holds the folded turns): asks are answered with the error (a
+ * duplicate command with a retryable one, so its caller reaches the next
+ * activation, which knows it), and effect outcomes handed over in memory are
+ * lost with it, as with a stopped node: their effects run again.
+ */
+async function handleGroup(act: Activation, envelope: Envelope, messages: EntityMessage[]): Promise<Envelope> {
+  const group = new TurnGroup(envelope);
+  let current = envelope;
+  act.group = group;
+  try {
+    for (const message of messages) current = await handle(act, current, group.holdReply(message));
+    const write = group.mergedWrite(Object.keys(current.effects).length);
+    if (write) await act.writer.write(write);
+  } catch (error) {
+    const status = toApiError(error instanceof DuplicateCommandError ? new ShardMovedError(act.fence.shard) : error);
+    for (const message of messages) if (message.type === 'command') message.reply?.({ ok: false, error: status });
+    noteFenced(act, error);
+    throw error;
+  } finally {
+    act.group = undefined;
+  }
+  const committedAt = performance.now();
+  for (const built of group.turns) {
+    if (!built.writes) {
+      // As a turn alone that writes nothing: answered, nothing remembered.
+      built.input.reply?.({ ok: true, value: built.decision.reply ?? null });
+      continue;
+    }
+    runtimeMetrics.turnDuration.observe({ kind: act.behavior.kind }, (committedAt - built.startedAt) / 1000);
+    afterCommit(act, built);
+  }
+  group.releaseReplies();
+  return group.turns.some((built) => built.decision.snapshot) ? requestedSnapshot(act, current) : periodicSnapshot(act, current);
 }
 
 /** A snapshot the decision asked for; a failure is logged and the next turn goes on (the periodic one catches up). */
@@ -521,6 +659,14 @@ export function abandonMessage(message: EntityMessage, shard: number): void {
   }
 }
 
+/** Handles the message alone, or with the groupable messages queued behind it (handleGroup). */
+async function handleQueued(act: Activation, envelope: Envelope, message: EntityMessage, self: ActorRef<EntityMessage>): Promise<Envelope> {
+  const queued = groupable(message) ? takeQueued(self, groupable, MAX_GROUP - 1) : [];
+  if (queued.length === 0) return handle(act, envelope, message);
+  runtimeMetrics.mailboxDepth.dec(queued.length);
+  return handleGroup(act, envelope, [message, ...queued]);
+}
+
 /**
  * The nact function of an entity. Its state is null until the first message
  * recovers it; a failure then (the database is down) answers the message and
@@ -540,7 +686,7 @@ export function entityFunction(deps: EntityDeps): ActorFunction<Envelope | null,
       throw error;
     }
     // A notification of stored commands that activated the actor (or a stored effect outcome handed over with it): the activation just applied them.
-    const next = activating && message.type === 'stored' && !message.command?.unstored ? (message.done?.(), envelope) : await handle(act, envelope, message);
+    const next = activating && message.type === 'stored' && !message.command?.unstored ? (message.done?.(), envelope) : await handleQueued(act, envelope, message, ctx.self);
     if (act.passivateRequested) {
       act.passivateRequested = false;
       // Messages still queued are answered by onUnhandled (asks retry and reach the next activation).

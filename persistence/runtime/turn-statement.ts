@@ -12,7 +12,13 @@
 import { createHash } from 'node:crypto';
 import type { ProjectionBuilder } from '../../src/ports/actor-behavior';
 import { markProcessedStatement } from './actor-command.repository';
-import type { TurnWrite } from './turn-writer';
+import type { JournalEntryWrite, TurnWrite } from './turn-writer';
+
+/** Every journal entry a write carries, in sequence order. */
+export function entriesOf(turn: TurnWrite): JournalEntryWrite[] {
+  if (!turn.entry) return turn.followingEntries ?? [];
+  return turn.followingEntries?.length ? [turn.entry, ...turn.followingEntries] : [turn.entry];
+}
 
 /** The SQLSTATE of the fence check failing (the deliberate division by zero). */
 export const STALE_FENCE_SQLSTATE = '22012';
@@ -87,7 +93,8 @@ export function batchStatement(turns: readonly TurnWrite[], projections: Readonl
       FROM jsonb_to_recordset(${expected}::jsonb) AS t(shard int, epoch bigint) LEFT JOIN fence f ON f.shard = t.shard)`,
   ];
 
-  const entries = turns.flatMap((turn) => (turn.entry ? [{ persistence_key: turn.key, sequence_nr: turn.entry.sequenceNr, command_id: turn.entry.commandId, payload: turn.entry.payload }] : []));
+  const entries = turns.flatMap((turn) =>
+    entriesOf(turn).map((entry) => ({ persistence_key: turn.key, sequence_nr: entry.sequenceNr, command_id: entry.commandId, payload: entry.payload })));
   if (entries.length) {
     // No ON CONFLICT: a taken sequence number or command id aborts the statement (the transaction path then classifies it).
     sql.cte(`INSERT INTO actor_journal (persistence_key, sequence_nr, command_id, payload)

@@ -12,13 +12,20 @@ import type { ProjectionBuilder, Projector } from '../../src/ports/actor-behavio
 import { DuplicateCommandError, JournalConflictError, ShardFencedError, WriteInterruptedError } from '../../src/sharding/sharding.errors';
 import { markProcessedStatement } from './actor-command.repository';
 import { isConnectionFailure } from './pg-results';
-import { batchStatement, REMINDER_KEYS } from './turn-statement';
+import { batchStatement, entriesOf, REMINDER_KEYS } from './turn-statement';
 import type { PreparingQueryable, RuntimeDatabase, SqlQueryable } from './runtime-database';
 
 /** The shard and epoch under which a write is made. */
 export interface Fence {
   shard: number;
   epoch: number;
+}
+
+/** One journal entry of a turn. */
+export interface JournalEntryWrite {
+  sequenceNr: number;
+  commandId: string | null;
+  payload: unknown;
 }
 
 /** An outbox row written with a turn. */
@@ -56,7 +63,12 @@ export interface TurnWrite {
   actorId: string;
   key: string;
   /** The journal entry; absent for a turn that only marks commands processed. */
-  entry?: { sequenceNr: number; commandId: string | null; payload: unknown };
+  entry?: JournalEntryWrite;
+  /**
+   * The entries of the same actor's turns decided right after this one and
+   * written with it (a group of turns, entity.actor.ts), in sequence order.
+   */
+  followingEntries?: JournalEntryWrite[];
   outbox: OutboxInsert[];
   remindersSet: ReminderUpsert[];
   remindersCancelled: string[];
@@ -363,9 +375,9 @@ const FENCED_INSERT_WITH_IDLE_TIMEOUT = FENCED_INSERT(true);
 async function insertEntriesFenced(sql: PreparingQueryable, batch: Pending[], idleTimeoutMs: number): Promise<FencedInsert> {
   const entries = [];
   for (const { turn } of batch) {
-    if (!turn.entry) continue;
-    const { sequenceNr, commandId, payload } = turn.entry;
-    entries.push({ persistence_key: turn.key, sequence_nr: sequenceNr, command_id: commandId, payload, shard: turn.fence.shard, epoch: turn.fence.epoch });
+    for (const { sequenceNr, commandId, payload } of entriesOf(turn)) {
+      entries.push({ persistence_key: turn.key, sequence_nr: sequenceNr, command_id: commandId, payload, shard: turn.fence.shard, epoch: turn.fence.epoch });
+    }
   }
   const parameters: unknown[] = [JSON.stringify(entries), [...new Set(batch.map((pending) => pending.turn.fence.shard))]];
   if (idleTimeoutMs > 0) parameters.push(String(idleTimeoutMs));
@@ -386,12 +398,14 @@ async function insertEntriesFenced(sql: PreparingQueryable, batch: Pending[], id
 async function refusals(sql: SqlQueryable, batch: Pending[], outcome: FencedInsert): Promise<Map<Pending, unknown>> {
   const refused = new Map<Pending, unknown>();
   for (const pending of batch) {
-    const { fence, key, entry } = pending.turn;
+    const { fence, key } = pending.turn;
     if (outcome.epochs.get(fence.shard) !== fence.epoch) {
       refused.set(pending, new ShardFencedError(fence.shard, fence.epoch));
       continue;
     }
-    if (!entry || outcome.written.has(entryIdentity(key, entry.sequenceNr, entry.commandId))) continue;
+    // The first entry not written names the refusal (the others of a group were refused with it, or wait behind it).
+    const entry = entriesOf(pending.turn).find((candidate) => !outcome.written.has(entryIdentity(key, candidate.sequenceNr, candidate.commandId)));
+    if (!entry) continue;
     const duplicate = entry.commandId
       ? await sql.query<{ payload: { reply?: unknown } }>('SELECT payload FROM actor_journal WHERE persistence_key = $1 AND command_id = $2', [key, entry.commandId])
       : [];
