@@ -598,7 +598,9 @@ async function resumeInterrupted(act: Activation, envelope: Envelope): Promise<E
 async function activate(act: Activation): Promise<Envelope> {
   const { snapshot: snapshotEntry, entries, pending } = await act.journal.readActivation(act.key, act.behavior.kind, act.id, act.fence.shard);
   let envelope = snapshotEntry ? normalize(snapshotEntry.payload) : initialEnvelope(act.behavior, act.id);
-  for (const entry of entries) envelope = fold(act.behavior, envelope, entry.payload as EntryPayload, entry.sequenceNr);
+  // The tail's events folded in one call where the behaviour offers it; each entry's bookkeeping then takes that state.
+  const replayed = act.behavior.evolveAll?.(envelope.state, entries.flatMap((entry) => (entry.payload as EntryPayload).events));
+  for (const entry of entries) envelope = fold(act.behavior, envelope, entry.payload as EntryPayload, entry.sequenceNr, replayed);
   envelope = await applyCommands(act, envelope, pending);
   return resumeInterrupted(act, envelope);
 }

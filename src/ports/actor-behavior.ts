@@ -155,6 +155,13 @@ export interface ActorBehavior<State, Command, Event, Reply, Change = unknown> {
   initialState(id: string): State;
   decide(state: State, command: Command, context: ActorContext): ActorDecision<Event, Reply, Change, State> | Promise<ActorDecision<Event, Reply, Change, State>>;
   evolve(state: State, event: Event): State;
+  /**
+   * Folds several events at once, as `evolve` one after another would: an
+   * activation replays its journal tail through it. For a behaviour whose
+   * `evolve` copies its state for every event (to leave the one it got
+   * untouched), which then copies once for the whole tail.
+   */
+  evolveAll?(state: State, events: readonly Event[]): State;
   onReminder?(state: State, reminder: FiredReminder, context: ActorContext): ActorDecision<Event, Reply, Change, State> | Promise<ActorDecision<Event, Reply, Change, State>>;
   /** The result of an effect this actor started (an aborted one never reports). */
   onEffectResult?(state: State, outcome: EffectOutcome, context: ActorContext): ActorDecision<Event, Reply, Change, State> | Promise<ActorDecision<Event, Reply, Change, State>>;

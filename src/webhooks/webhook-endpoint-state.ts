@@ -130,7 +130,12 @@ export function applyToWebhookEndpointDraft(draft: WebhookEndpointState, event: 
 }
 
 export function evolveWebhookEndpoint(state: WebhookEndpointState, event: WebhookEndpointEvent): WebhookEndpointState {
+  return evolveWebhookEndpointAll(state, [event]);
+}
+
+/** Several events on one draft: an activation's replay copied the lanes record for every event of its journal tail. */
+export function evolveWebhookEndpointAll(state: WebhookEndpointState, events: readonly WebhookEndpointEvent[]): WebhookEndpointState {
   const draft = draftWebhookEndpoint(state);
-  applyToWebhookEndpointDraft(draft, event);
+  for (const event of events) applyToWebhookEndpointDraft(draft, event);
   return draft;
 }

@@ -8,7 +8,7 @@ import { FailedPreconditionError, InvalidArgumentError } from '../errors';
 import type { ActorBehavior, ActorContext, ActorDecision, EffectOutcome, EffectRequest, FiredReminder } from '../ports/actor-behavior';
 import { newDeliveryOf, type WebhookDeliveryChange, type WebhookDeliveryRecord, type WebhookDeliveryStatus } from './webhook-delivery';
 import {
-  applyToWebhookEndpointDraft, draftWebhookEndpoint, evolveWebhookEndpoint, findQueued, initialWebhookEndpointState, type QueuedDelivery, type WebhookEndpointEvent, type WebhookEndpointState,
+  applyToWebhookEndpointDraft, draftWebhookEndpoint, evolveWebhookEndpoint, evolveWebhookEndpointAll, findQueued, initialWebhookEndpointState, type QueuedDelivery, type WebhookEndpointEvent, type WebhookEndpointState,
 } from './webhook-endpoint-state';
 import { WEBHOOK_ENDPOINT_KIND } from './webhook-endpoint-id';
 import type { WebhookAttemptOutcome } from './webhook-sender';
@@ -248,6 +248,7 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
     kind: WEBHOOK_ENDPOINT_KIND,
     initialState: initialWebhookEndpointState,
     evolve: evolveWebhookEndpoint,
+    evolveAll: evolveWebhookEndpointAll,
 
     decide(state, command, context: ActorContext) {
       const turn = new EndpointTurn(state, context.now);

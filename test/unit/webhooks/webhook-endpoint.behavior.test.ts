@@ -34,6 +34,8 @@ class EndpointDriver {
   readonly running = new Map<string, EffectRequest>();
   readonly rows = new Map<string, WebhookDeliveryRecord>();
   readonly reminders = new Map<string, Date>();
+  /** Every event decided, in order: the actor's journal. */
+  readonly journal: WebhookEndpointEvent[] = [];
   last!: ActorDecision<WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange, WebhookEndpointState>;
 
   constructor(options: Partial<WebhookEndpointOptions> = {}) {
@@ -53,6 +55,7 @@ class EndpointDriver {
 
   private absorb(decision: ActorDecision<WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange, WebhookEndpointState>) {
     this.last = decision;
+    this.journal.push(...(decision.events ?? []));
     // Compared as JSON: the state's records are null-prototype dictionaries (src/dictionary.ts), the clone's are plain objects.
     assert.deepStrictEqual(JSON.parse(JSON.stringify(this.state)), JSON.parse(JSON.stringify(this.decidedOn)), 'deciding leaves the state it decided on unchanged');
     const replayed = (decision.events ?? []).reduce((state, event) => this.behavior.evolve(state, event), this.state);
@@ -305,6 +308,24 @@ describe('webhook endpoint behaviour', () => {
     assert.deepEqual(driver.runningIds(), ['whdel_obj_1_1.1', 'whdel_obj_2_1.1']);
     await driver.finish('whdel_obj_2_1.1', ok);
     assert.deepEqual(driver.runningIds(), ['whdel_obj_1_1.1', 'whdel_obj_3_1.1']);
+  });
+
+  it('replays a journal in one fold (evolveAll) to the state its turns left, leaving the state it started from untouched', async () => {
+    const driver = new EndpointDriver();
+    await driver.event('obj_a', 1);
+    await driver.event('obj_b', 1);
+    await driver.event('obj_a', 2);
+    await driver.finish('whdel_obj_a_1.1', serverError);
+    await driver.finish('whdel_obj_b_1.1', ok);
+    await driver.advance(1000);
+    await driver.finish('whdel_obj_a_1.2', ok);
+    await driver.event('obj_b', 2, 'OBJECTIVE_EVENT_TYPE_FINALIZED');
+    const initial = driver.behavior.initialState('agent_1.abcdef');
+    const before = structuredClone(initial);
+    assert.ok(driver.journal.length >= 10, `${driver.journal.length} events`);
+    // Compared as JSON, as above: the fold's records are null-prototype dictionaries.
+    assert.deepStrictEqual(JSON.parse(JSON.stringify(driver.behavior.evolveAll!(initial, driver.journal))), JSON.parse(JSON.stringify(driver.state)));
+    assert.deepStrictEqual(initial, before);
   });
 
   it('forgets an objective once its FINALIZED event has left', async () => {
