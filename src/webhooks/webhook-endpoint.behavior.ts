@@ -91,7 +91,7 @@ class EndpointTurn {
   }
 
   decision(reply?: WebhookEndpointReply): Decision {
-    const running = Object.values(this.state.lanes).some((lane) => lane.queue.some((queued) => queued.runningEffectId));
+    const running = anyAttemptRunning(this.state);
     return {
       events: this.events,
       ...(this.drafted ? { evolvedState: this.state } : {}),
@@ -103,6 +103,16 @@ class EndpointTurn {
       ...(running ? {} : { passivate: true }),
     };
   }
+}
+
+// The loops over lanes below run in every turn of an endpoint with many objectives in flight: plain
+// for-in and index loops, no arrays of entries or values made per lane.
+
+function anyAttemptRunning(state: WebhookEndpointState): boolean {
+  for (const objectiveId in state.lanes) {
+    for (const queued of state.lanes[objectiveId].queue) if (queued.runningEffectId) return true;
+  }
+  return false;
 }
 
 function changed(delivery: WebhookDeliveryRecord, now: Date, fields: Partial<WebhookDeliveryRecord>): WebhookDeliveryRecord {
@@ -129,22 +139,30 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
   /** Starts attempts for every sendable delivery while slots are free; sets the gap reminder for heads held back. */
   function dispatch(turn: EndpointTurn): void {
     if (turn.state.disabled) return;
+    // One pass over the queues: the attempts running, and the deliveries that may go (lane heads, manual retries),
+    // in lane then queue order. Starting one replaces its lane in the draft, so they are started after the pass.
     let running = 0;
-    for (const lane of Object.values(turn.state.lanes)) running += lane.queue.filter((queued) => queued.runningEffectId).length;
-    let gapDue: number | undefined;
-    for (const [objectiveId, lane] of Object.entries(turn.state.lanes)) {
-      for (const [index, queued] of lane.queue.entries()) {
-        if (running >= maxInFlight) break;
-        const verdict = sendable(turn, lane.nextSequence, queued, index === 0);
-        if (verdict === 'gap') gapDue = Math.min(gapDue ?? Infinity, Date.parse(queued.receivedAt) + gapHoldMs);
-        if (verdict !== true) continue;
-        const effectId = `${queued.delivery.id}.${queued.delivery.attemptCount + 1}`;
-        turn.apply({ type: 'attempt_started', deliveryId: queued.delivery.id, objectiveId, effectId });
-        const input: DeliverWebhookInput = { deliveryId: queued.delivery.id, accountId: queued.delivery.accountId, url: queued.delivery.webhookUrl, body: queued.body };
-        // Not stored as a command: lost with its node, the attempt is simply made again under the same webhook-id.
-        turn.effects.push({ id: effectId, name: DELIVER_WEBHOOK_EFFECT, input, timeoutMs: attemptTimeoutMs, durableResult: false });
-        running += 1;
+    const candidates: Array<{ objectiveId: string; nextSequence: number; queued: QueuedDelivery; isHead: boolean }> = [];
+    for (const objectiveId in turn.state.lanes) {
+      const { queue, nextSequence } = turn.state.lanes[objectiveId];
+      for (let index = 0; index < queue.length; index++) {
+        const queued = queue[index];
+        if (queued.runningEffectId) running += 1;
+        else if (index === 0 || queued.manual) candidates.push({ objectiveId, nextSequence, queued, isHead: index === 0 });
       }
+    }
+    let gapDue: number | undefined;
+    for (const { objectiveId, nextSequence, queued, isHead } of candidates) {
+      if (running >= maxInFlight) break;
+      const verdict = sendable(turn, nextSequence, queued, isHead);
+      if (verdict === 'gap') gapDue = Math.min(gapDue ?? Infinity, Date.parse(queued.receivedAt) + gapHoldMs);
+      if (verdict !== true) continue;
+      const effectId = `${queued.delivery.id}.${queued.delivery.attemptCount + 1}`;
+      turn.apply({ type: 'attempt_started', deliveryId: queued.delivery.id, objectiveId, effectId });
+      const input: DeliverWebhookInput = { deliveryId: queued.delivery.id, accountId: queued.delivery.accountId, url: queued.delivery.webhookUrl, body: queued.body };
+      // Not stored as a command: lost with its node, the attempt is simply made again under the same webhook-id.
+      turn.effects.push({ id: effectId, name: DELIVER_WEBHOOK_EFFECT, input, timeoutMs: attemptTimeoutMs, durableResult: false });
+      running += 1;
     }
     if (gapDue !== undefined) turn.setReminders.push({ name: GAP_REMINDER, dueAt: new Date(gapDue) });
   }
@@ -237,9 +255,8 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
 
   /** The queued delivery whose attempt ran as `effectId`. */
   function queuedByEffect(state: WebhookEndpointState, effectId: string): QueuedDelivery | undefined {
-    for (const lane of Object.values(state.lanes)) {
-      const queued = lane.queue.find((entry) => entry.runningEffectId === effectId);
-      if (queued) return queued;
+    for (const objectiveId in state.lanes) {
+      for (const queued of state.lanes[objectiveId].queue) if (queued.runningEffectId === effectId) return queued;
     }
     return undefined;
   }
