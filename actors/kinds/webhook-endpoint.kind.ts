@@ -7,7 +7,7 @@ import type { ActorKind, EffectContext } from '../../src/ports/actor-behavior';
 import type { WebhookDeliveriesStore } from '../../src/ports/webhook-deliveries-store';
 import type { WebhookDeliveryChange } from '../../src/webhooks/webhook-delivery';
 import {
-  createWebhookEndpointBehavior, DELIVER_WEBHOOK_EFFECT, type DeliverWebhookInput, type DeliveryAttemptOutcome, type WebhookEndpointOptions,
+  createWebhookEndpointBehavior, DELIVER_WEBHOOK_EFFECT, type DeliverWebhookInput, type DeliverWebhookTransientInput, type DeliveryAttemptOutcome, type WebhookEndpointOptions,
 } from '../../src/webhooks/webhook-endpoint.behavior';
 
 export interface WebhookEndpointKindDependencies {
@@ -23,8 +23,12 @@ export function createWebhookEndpointKind(dependencies: WebhookEndpointKindDepen
   return {
     behavior: createWebhookEndpointBehavior(options),
     effects: {
-      [DELIVER_WEBHOOK_EFFECT]: async (input: DeliverWebhookInput, context: EffectContext) =>
-        sender.send({ url: input.url, id: input.deliveryId, body: input.body, secrets: await signingSecrets(input.accountId), signal: context.signal }),
+      [DELIVER_WEBHOOK_EFFECT]: async (input: DeliverWebhookInput, context: EffectContext) => {
+        // Attempts started before the body became transient carry it in their input.
+        const body = (context.transientInput as DeliverWebhookTransientInput | undefined)?.body ?? input.body;
+        if (body === undefined) throw new Error(`webhook attempt ${context.effectId} has no body`);
+        return sender.send({ url: input.url, id: input.deliveryId, body, secrets: await signingSecrets(input.accountId), signal: context.signal });
+      },
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: WebhookDeliveryChange }>),
     projection: (changes) => store.projection(changes as Array<{ actorId: string; change: WebhookDeliveryChange }>),

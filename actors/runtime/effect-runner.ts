@@ -72,6 +72,8 @@ export class EffectRunner {
 
   private async execute(live: LiveRun): Promise<void> {
     const { effect } = live;
+    // The outcome (stored as a command when durable) names the run without its transient input.
+    const { transientInput: _inMemoryOnly, ...ran } = effect;
     const deadline = new Date(Date.now() + effect.timeoutMs);
     const timer = setTimeout(() => {
       live.deadlineHit = true;
@@ -81,12 +83,15 @@ export class EffectRunner {
     try {
       const handler = this.deps.kinds.get(live.kind)?.effects?.[effect.name];
       if (!handler) throw new Error(`actor kind ${live.kind} has no effect handler named ${effect.name}`);
-      const value = await handler(effect.input, { signal: live.controller.signal, deadline, effectId: effect.id, attempt: effect.attempt, actorId: live.actorId });
+      const value = await handler(effect.input, {
+        signal: live.controller.signal, deadline, effectId: effect.id, attempt: effect.attempt, actorId: live.actorId,
+        ...(effect.transientInput !== undefined ? { transientInput: effect.transientInput } : {}),
+      });
       if (live.deadlineHit) throw new DeadlineReached(`effect ${effect.name} passed its ${effect.timeoutMs} ms deadline`);
-      outcome = { ...effect, ok: true, value: value ?? null };
+      outcome = { ...ran, ok: true, value: value ?? null };
     } catch (error) {
       if (!live.abandoned) runtimeMetrics.effectFailures.inc({ kind: live.kind });
-      outcome = { ...effect, ok: false, error: live.deadlineHit ? { code: 'DEADLINE_EXCEEDED', message: `effect ${effect.name} passed its ${effect.timeoutMs} ms deadline` } : effectError(error) };
+      outcome = { ...ran, ok: false, error: live.deadlineHit ? { code: 'DEADLINE_EXCEEDED', message: `effect ${effect.name} passed its ${effect.timeoutMs} ms deadline` } : effectError(error) };
     } finally {
       clearTimeout(timer);
     }

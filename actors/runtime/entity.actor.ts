@@ -213,8 +213,16 @@ function startedEffects(envelope: Envelope, decision: Decision): RunningEffect[]
     return {
       id, name: request.name, input: request.input ?? null, timeoutMs: request.timeoutMs, attempt: prior ? prior.attempt + 1 : 1,
       ...(request.durableResult === false ? { durableResult: false as const } : {}),
+      ...(request.transientInput !== undefined ? { transientInput: request.transientInput } : {}),
     };
   });
+}
+
+/** A started effect as the journal (and the envelope) keeps it: without its transient input. */
+function journaledEffect(effect: RunningEffect): RunningEffect {
+  if (effect.transientInput === undefined) return effect;
+  const { transientInput: _inMemoryOnly, ...kept } = effect;
+  return kept;
 }
 
 /** Builds the write of one turn and the journal entry it carries. */
@@ -236,7 +244,7 @@ function buildTurn(act: Activation, envelope: Envelope, decision: Decision, inpu
     events: decision.events ?? [],
     reply: decision.reply ?? null,
     ...(outbox.length ? { eventSeq: envelope.eventSeq + outbox.length } : {}),
-    ...(started.length ? { effectsStarted: started } : {}),
+    ...(started.length ? { effectsStarted: started.map(journaledEffect) } : {}),
     ...(ended.length ? { effectsEnded: ended } : {}),
     ...(remindersSet.length ? { remindersSet: Object.fromEntries(remindersSet.map((reminder) => [reminder.name, reminder.dueAt.getTime()])) } : {}),
     ...(decision.reminders?.cancel?.length ? { remindersCancelled: decision.reminders.cancel } : {}),

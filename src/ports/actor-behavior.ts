@@ -43,6 +43,14 @@ export interface EffectRequest {
   name: string;
   /** JSON input handed to the handler. */
   input: unknown;
+  /**
+   * More input for this run that the journal does not keep (EffectContext.transientInput):
+   * large values the actor's state holds anyway (a webhook's body), which
+   * would otherwise be written again with every attempt started. A run
+   * started again after a takeover has none: a behaviour that uses it
+   * implements onEffectInterrupted and gives it again from its state.
+   */
+  transientInput?: unknown;
   /** Deadline from the start of each run; past it the signal aborts and the result is DEADLINE_EXCEEDED. */
   timeoutMs: number;
   /**
@@ -132,6 +140,8 @@ export interface RunningEffect {
   attempt: number;
   /** Present (false) when the outcome is not stored as a durable command (EffectRequest.durableResult). */
   durableResult?: false;
+  /** EffectRequest.transientInput, in memory only: never in the journal, nor in the outcome. */
+  transientInput?: unknown;
 }
 
 /** The error of a failed effect, as it crosses a restart: a Status-like value. */
@@ -181,6 +191,8 @@ export interface EffectContext {
   deadline: Date;
   /** The effect id: send it as the idempotency key. */
   effectId: string;
+  /** EffectRequest.transientInput of the run's start (absent for a run started again without it). */
+  transientInput?: unknown;
   attempt: number;
   actorId: string;
 }

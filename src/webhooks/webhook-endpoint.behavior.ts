@@ -5,7 +5,7 @@
 // Pure: the HTTP POST, the signing secrets and the clock's randomness come
 // from outside (the kind in actors/kinds binds them).
 import { FailedPreconditionError, InvalidArgumentError } from '../errors';
-import type { ActorBehavior, ActorContext, ActorDecision, EffectOutcome, EffectRequest, FiredReminder } from '../ports/actor-behavior';
+import type { ActorBehavior, ActorContext, ActorDecision, EffectOutcome, EffectRequest, FiredReminder, RunningEffect } from '../ports/actor-behavior';
 import { newDeliveryOf, type WebhookDeliveryChange, type WebhookDeliveryRecord, type WebhookDeliveryStatus } from './webhook-delivery';
 import {
   applyToWebhookEndpointDraft, draftWebhookEndpoint, evolveWebhookEndpoint, evolveWebhookEndpointAll, findQueued, initialWebhookEndpointState, type QueuedDelivery, type WebhookEndpointEvent, type WebhookEndpointState,
@@ -25,11 +25,23 @@ export type WebhookEndpointCommand =
 
 export type WebhookEndpointReply = { deliveryId: string; status: WebhookDeliveryStatus; duplicate?: boolean } | WebhookDeliveryRecord;
 
-/** What the effect posts: everything but the secrets, which the effect loads itself (they never enter the journal). */
+/**
+ * What the effect posts, but the body and the secrets: the body goes as the
+ * run's transient input (DeliverWebhookTransientInput: the state holds it, so
+ * the journal keeps it once, with the delivery, not again with every attempt
+ * started), and the effect loads the secrets itself (they never enter the
+ * journal).
+ */
 export interface DeliverWebhookInput {
   deliveryId: string;
   accountId: string;
   url: string;
+  /** Only in the input of attempts started before the body became transient. */
+  body?: string;
+}
+
+/** EffectRequest.transientInput of an attempt. */
+export interface DeliverWebhookTransientInput {
   body: string;
 }
 
@@ -159,12 +171,20 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
       if (verdict !== true) continue;
       const effectId = `${queued.delivery.id}.${queued.delivery.attemptCount + 1}`;
       turn.apply({ type: 'attempt_started', deliveryId: queued.delivery.id, objectiveId, effectId });
-      const input: DeliverWebhookInput = { deliveryId: queued.delivery.id, accountId: queued.delivery.accountId, url: queued.delivery.webhookUrl, body: queued.body };
-      // Not stored as a command: lost with its node, the attempt is simply made again under the same webhook-id.
-      turn.effects.push({ id: effectId, name: DELIVER_WEBHOOK_EFFECT, input, timeoutMs: attemptTimeoutMs, durableResult: false });
+      turn.effects.push(attemptRequest(effectId, queued));
       running += 1;
     }
     if (gapDue !== undefined) turn.setReminders.push({ name: GAP_REMINDER, dueAt: new Date(gapDue) });
+  }
+
+  /**
+   * The run of one attempt. Not stored as a command: lost with its node, the
+   * attempt is simply made again under the same webhook-id.
+   */
+  function attemptRequest(effectId: string, queued: QueuedDelivery): EffectRequest {
+    const input: DeliverWebhookInput = { deliveryId: queued.delivery.id, accountId: queued.delivery.accountId, url: queued.delivery.webhookUrl };
+    const transientInput: DeliverWebhookTransientInput = { body: queued.body };
+    return { id: effectId, name: DELIVER_WEBHOOK_EFFECT, input, transientInput, timeoutMs: attemptTimeoutMs, durableResult: false };
   }
 
   /** Every queued delivery becomes DISABLED, and so will every later one. */
@@ -287,6 +307,15 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
         : { ok: false, httpStatusCode: 0, latencyMs: 0, responseContentLength: null, responseHeaders: null, gone: false, errorMessage: outcome.error.message };
       recordAttempt(turn, queued, attempt);
       dispatch(turn);
+      return turn.decision();
+    },
+
+    /** An attempt whose run was lost (its node stopped): made again under the same id, with the body from the state. */
+    onEffectInterrupted(state, effect: RunningEffect, context: ActorContext) {
+      const turn = new EndpointTurn(state, context.now);
+      const queued = queuedByEffect(state, effect.id);
+      // No longer queued (the endpoint was disabled meanwhile): nothing to send; the runtime ends the effect.
+      if (queued) turn.effects.push(attemptRequest(effect.id, queued));
       return turn.decision();
     },
 

@@ -16,7 +16,7 @@ interface TallyState {
   results: number[];
   running: number;
 }
-type TallyCommand = { type: 'run'; value: number; durable: boolean } | { type: 'get' };
+type TallyCommand = { type: 'run'; value: number; durable: boolean; transient?: string } | { type: 'get' };
 type TallyEvent = { type: 'started' } | { type: 'result'; value: number };
 
 const tallyBehavior: ActorBehavior<TallyState, TallyCommand, TallyEvent, TallyState> = {
@@ -26,7 +26,12 @@ const tallyBehavior: ActorBehavior<TallyState, TallyCommand, TallyEvent, TallySt
     if (command.type === 'get') return { reply: state };
     return {
       events: [{ type: 'started' }],
-      effects: { start: [{ name: 'double', input: { value: command.value }, timeoutMs: 5000, ...(command.durable ? {} : { durableResult: false }) }] },
+      effects: {
+        start: [{
+          name: 'double', input: { value: command.value }, timeoutMs: 5000,
+          ...(command.durable ? {} : { durableResult: false }), ...(command.transient ? { transientInput: command.transient } : {}),
+        }],
+      },
       reply: state,
     };
   },
@@ -38,7 +43,8 @@ const tallyBehavior: ActorBehavior<TallyState, TallyCommand, TallyEvent, TallySt
 
 const tallyKind: ActorKind = {
   behavior: tallyBehavior,
-  effects: { double: async (input: { value: number }) => input.value * 2 },
+  // With a transient input, the answer shows it reached the run: its length is added.
+  effects: { double: async (input: { value: number }, context) => input.value * 2 + ((context.transientInput as string | undefined)?.length ?? 0) },
 };
 
 describe('actor runtime: effect outcomes, stored or handed over', () => {
@@ -67,6 +73,17 @@ describe('actor runtime: effect outcomes, stored or handed over', () => {
     await eventually(async () => (await runtime.ask<TallyState>('tally', 'stored', { type: 'get' })).results.length === 1, 'the outcome applied');
     assert.deepEqual((await runtime.ask<TallyState>('tally', 'stored', { type: 'get' })).results, [42]);
     await eventually(async () => (await commandRows('stored')).every((row) => row.processed) && (await commandRows('stored')).length === 1, 'one processed command row');
+  });
+
+  it('hands an effect its transient input, which neither the journal nor the stored outcome keeps', async () => {
+    const transient = 'TRANSIENT-INPUT-'.repeat(4);
+    await runtime.ask('tally', 'transient', { type: 'run', value: 1, durable: true, transient });
+    await eventually(async () => (await runtime.ask<TallyState>('tally', 'transient', { type: 'get' })).results.length === 1, 'the outcome applied');
+    assert.deepEqual((await runtime.ask<TallyState>('tally', 'transient', { type: 'get' })).results, [2 + transient.length]);
+    const [{ journaled }] = await dataSource.query("SELECT count(*)::int AS journaled FROM actor_journal WHERE persistence_key LIKE '%transient%'");
+    assert.ok(journaled >= 2, 'the start and the outcome were journaled');
+    const kept = await dataSource.query("SELECT 1 FROM actor_journal WHERE payload::text LIKE '%TRANSIENT-INPUT%' UNION ALL SELECT 1 FROM actor_commands WHERE payload::text LIKE '%TRANSIENT-INPUT%'");
+    assert.deepEqual(kept, []);
   });
 
   it('hands a durableResult:false outcome to the actor without storing it, applied once', async () => {

@@ -125,7 +125,8 @@ describe('webhook endpoint behaviour', () => {
     assert.equal(row.webhookUrl, URL_A);
     const effect = driver.running.get('whdel_obj_1_1.1');
     assert.equal(effect?.name, 'webhook.deliver');
-    assert.deepEqual(effect?.input, { deliveryId: 'whdel_obj_1_1', accountId: 'acct_1', url: URL_A, body: envelope('obj_1', 1) });
+    assert.deepEqual(effect?.input, { deliveryId: 'whdel_obj_1_1', accountId: 'acct_1', url: URL_A });
+    assert.deepEqual(effect?.transientInput, { body: envelope('obj_1', 1) });
     assert.equal(driver.last.passivate, undefined, 'an attempt in flight keeps the actor');
 
     await driver.finish('whdel_obj_1_1.1', ok);
@@ -326,6 +327,28 @@ describe('webhook endpoint behaviour', () => {
     // Compared as JSON, as above: the fold's records are null-prototype dictionaries.
     assert.deepStrictEqual(JSON.parse(JSON.stringify(driver.behavior.evolveAll!(initial, driver.journal))), JSON.parse(JSON.stringify(driver.state)));
     assert.deepStrictEqual(initial, before);
+  });
+
+  it('starts each attempt with the body as transient input, kept out of the journaled input', async () => {
+    const driver = new EndpointDriver();
+    await driver.event('obj_a', 1);
+    const [attempt] = driver.last.effects!.start!;
+    assert.deepEqual(attempt.input, { deliveryId: 'whdel_obj_a_1', accountId: 'acct_1', url: URL_A });
+    assert.deepEqual(attempt.transientInput, { body: envelope('obj_a', 1) });
+  });
+
+  it('makes an attempt whose run was lost again under the same id, with the body from its state', async () => {
+    const driver = new EndpointDriver();
+    await driver.event('obj_a', 1);
+    const lost = driver.running.get('whdel_obj_a_1.1')!;
+    const context = { kind: 'webhook_endpoint', id: driver.state.endpointId, now: driver.now };
+    const again = await driver.behavior.onEffectInterrupted!(driver.state, { id: lost.id!, name: lost.name, input: lost.input, timeoutMs: lost.timeoutMs, attempt: 1 }, context);
+    assert.deepEqual(again.effects?.start?.map((effect) => [effect.id, effect.input, effect.transientInput, effect.durableResult]), [
+      ['whdel_obj_a_1.1', lost.input, { body: envelope('obj_a', 1) }, false],
+    ]);
+    // An attempt of a delivery no longer queued is not made again.
+    const gone = await driver.behavior.onEffectInterrupted!(driver.state, { id: 'whdel_obj_z_1.1', name: lost.name, input: lost.input, timeoutMs: lost.timeoutMs, attempt: 1 }, context);
+    assert.equal(gone.effects, undefined);
   });
 
   it('forgets an objective once its FINALIZED event has left', async () => {
