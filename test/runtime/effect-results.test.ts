@@ -7,10 +7,8 @@ import assert from 'node:assert/strict';
 import type { DataSource } from 'typeorm';
 import type { ActorRuntime } from '../../actors';
 import type { ActorBehavior, ActorKind } from '../../src/ports/actor-behavior';
-import { createDataSource } from '../../persistence/data-source';
 import { eventually } from '../support/cluster-harness';
-import { startEmbeddedTestRuntime } from '../support/embedded-test-runtime';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { startEmbeddedRuntimeFixture, type EmbeddedRuntimeFixture } from '../support/embedded-test-runtime';
 
 interface TallyState {
   results: number[];
@@ -48,22 +46,16 @@ const tallyKind: ActorKind = {
 };
 
 describe('actor runtime: effect outcomes, stored or handed over', () => {
-  let database: TestDatabase;
+  let fixture: EmbeddedRuntimeFixture;
   let dataSource: DataSource;
   let runtime: ActorRuntime;
 
   before(async () => {
-    database = await createTestDatabase();
-    dataSource = createDataSource({ url: database.url, poolSize: 2 });
-    await dataSource.initialize();
-    ({ runtime } = await startEmbeddedTestRuntime(database.url, { shardCount: 8 }, { kinds: [tallyKind] }));
+    fixture = await startEmbeddedRuntimeFixture({ shardCount: 8 }, { kinds: [tallyKind] });
+    ({ dataSource, runtime } = fixture);
   });
 
-  after(async () => {
-    await runtime.stop();
-    await dataSource.destroy();
-    await database.drop();
-  });
+  after(() => fixture.close());
 
   const commandRows = async (actorId: string) =>
     (await dataSource.query("SELECT processed_at IS NOT NULL AS processed FROM actor_commands WHERE actor_id = $1 AND id LIKE 'fx:%'", [actorId])) as Array<{ processed: boolean }>;

@@ -8,34 +8,28 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import type { ActorRuntime } from '../../actors';
-import { createDataSource } from '../../persistence/data-source';
 import { shardOf } from '../../src/sharding/fnv1a32';
 import { persistenceKey } from '../../src/sharding/addressing';
 import type { CounterReply } from '../support/cluster-counter';
-import { startEmbeddedTestRuntime } from '../support/embedded-test-runtime';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { startEmbeddedRuntimeFixture, type EmbeddedRuntimeFixture } from '../support/embedded-test-runtime';
+import type { TestDatabase } from '../support/database';
 
 const SHARDS = 8;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('actor runtime: the turns of queued messages written as one group', function () {
   this.timeout(30_000);
+  let fixture: EmbeddedRuntimeFixture;
   let database: TestDatabase;
   let dataSource: DataSource;
   let runtime: ActorRuntime;
 
   before(async () => {
-    database = await createTestDatabase();
-    dataSource = createDataSource({ url: database.url, poolSize: 2 });
-    await dataSource.initialize();
-    ({ runtime } = await startEmbeddedTestRuntime(database.url, { shardCount: SHARDS }));
+    fixture = await startEmbeddedRuntimeFixture({ shardCount: SHARDS });
+    ({ database, dataSource, runtime } = fixture);
   });
 
-  after(async () => {
-    await runtime.stop();
-    await dataSource.destroy();
-    await database.drop();
-  });
+  after(() => fixture.close());
 
   /** Holds the actor's shard row locked: every write of the shard waits on its fence read until release. */
   async function holdShardOf(actorId: string): Promise<{ release(): Promise<void> }> {
