@@ -103,7 +103,7 @@ class EndpointTurn {
   }
 
   decision(reply?: WebhookEndpointReply): Decision {
-    const running = anyAttemptRunning(this.state);
+    const { running, queued } = attempts(this.state);
     return {
       events: this.events,
       ...(this.drafted ? { evolvedState: this.state } : {}),
@@ -111,8 +111,10 @@ class EndpointTurn {
       ...(reply !== undefined ? { reply } : {}),
       ...(this.effects.length || this.abort.length ? { effects: { start: this.effects, abort: this.abort } } : {}),
       ...(this.setReminders.length || this.cancelReminders.length ? { reminders: { set: this.setReminders, cancel: this.cancelReminders } } : {}),
-      // Nothing in flight: what is left waits on reminders, so the actor holds no memory meanwhile.
-      ...(running ? {} : { passivate: true }),
+      // Deliveries queued and none in flight: they wait on reminders (a retry, a gap's hold), and the actor holds
+      // no memory meanwhile. With nothing queued it stays for the next event until the runtime's idle passivation:
+      // stopping it at once made every event of a steady flow activate it again, reading its journal tail back.
+      ...(!running && queued ? { passivate: true } : {}),
     };
   }
 }
@@ -120,11 +122,16 @@ class EndpointTurn {
 // The loops over lanes below run in every turn of an endpoint with many objectives in flight: plain
 // for-in and index loops, no arrays of entries or values made per lane.
 
-function anyAttemptRunning(state: WebhookEndpointState): boolean {
+/** Whether an attempt is in flight, and whether any delivery is queued at all. */
+function attempts(state: WebhookEndpointState): { running: boolean; queued: boolean } {
+  let queued = false;
   for (const objectiveId in state.lanes) {
-    for (const queued of state.lanes[objectiveId].queue) if (queued.runningEffectId) return true;
+    for (const delivery of state.lanes[objectiveId].queue) {
+      if (delivery.runningEffectId) return { running: true, queued: true };
+      queued = true;
+    }
   }
-  return false;
+  return { running: false, queued };
 }
 
 function changed(delivery: WebhookDeliveryRecord, now: Date, fields: Partial<WebhookDeliveryRecord>): WebhookDeliveryRecord {

@@ -138,7 +138,7 @@ describe('webhook endpoint behaviour', () => {
     assert.equal(done.responseContentLength, 2);
     assert.deepEqual(done.responseHeaders, { 'content-type': 'text/plain' });
     assert.equal(done.lastAttemptAt, driver.now.toISOString());
-    assert.equal(driver.last.passivate, true, 'nothing in flight: the actor passivates');
+    assert.equal(driver.last.passivate, undefined, 'nothing queued: the actor stays for the next event (until the idle passivation)');
   });
 
   it('sends the events of one objective one after the other, and different objectives side by side', async () => {
