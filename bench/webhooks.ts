@@ -331,11 +331,12 @@ async function streamExists(name: string): Promise<boolean> {
   }
 }
 
-async function cleanUpNats(streams: string[], consumer: { stream: string; name: string } | null): Promise<void> {
+async function cleanUpNats(streams: string[], consumer: { stream: string; name: string } | null, purge: { stream: string; filter: string } | null): Promise<void> {
   const connection = await connect({ servers: NATS_URL });
   try {
     const manager = await jetstreamManager(connection);
     if (consumer) await manager.consumers.delete(consumer.stream, consumer.name).catch(() => false);
+    if (purge) await manager.streams.purge(purge.stream, { filter: purge.filter }).catch(() => undefined);
     for (const name of streams) await manager.streams.delete(name).catch(() => false);
   } finally {
     await connection.close();
@@ -360,6 +361,7 @@ async function main(): Promise<void> {
   const webhookEndpointCommands = new RuntimeWebhookEndpointCommands();
   const parts = createAppDependencies({ config, dataSource, masterKey: randomBytes(32), logger, objectiveCommands, webhookEndpointCommands });
   let runtime: ActorRuntime | undefined;
+  let benchAccountId: string | undefined;
   const server = http.createServer(createApp(parts.app).callback());
   try {
     runtime = await startActorRuntime({
@@ -376,6 +378,7 @@ async function main(): Promise<void> {
 
     // Agents with their webhook URL (over the API), objectives seeded as rows.
     const account = await parts.services.accounts.bootstrap({ accountName: 'bench-webhooks', email: 'bench-webhooks@example.com' });
+    benchAccountId = account.accountId;
     const post = async (path: string, body: unknown) => {
       const response = await fetch(`${apiUrl}${path}`, {
         method: 'POST', headers: { authorization: `Bearer ${account.globalApiKey.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
@@ -503,8 +506,13 @@ async function main(): Promise<void> {
     await parts.services.close();
     await dataSource.destroy();
     drive.child.disconnect();
-    // OBJECTIVE_EVENTS has a fixed name: deleted only when this run created it, else only this run's durable consumer goes.
-    await cleanUpNats(objectiveStreamExisted ? [eventStream] : [eventStream, STREAM], objectiveStreamExisted ? { stream: STREAM, name: webhookIntakeDurableName(subjectPrefix) } : null);
+    // OBJECTIVE_EVENTS has a fixed name: deleted only when this run created it, else this run's durable consumer goes and
+    // its messages are purged (its account's subjects): kept, a gigabyte of them piled up over a day of runs and slowed NATS.
+    await cleanUpNats(
+      objectiveStreamExisted ? [eventStream] : [eventStream, STREAM],
+      objectiveStreamExisted ? { stream: STREAM, name: webhookIntakeDurableName(subjectPrefix) } : null,
+      objectiveStreamExisted && benchAccountId ? { stream: STREAM, filter: `objective_events.${benchAccountId}.>` } : null,
+    );
     await database.drop();
   }
 }
