@@ -3,9 +3,12 @@
 // decision produced in one fenced transaction (TurnWriter), fold, reply, then
 // hand new effects to the EffectRunner, which runs them outside the turn so
 // the mailbox keeps taking messages. Effect results come back as durable
-// commands. On activation the actor recovers its state (snapshot + journal
-// tail), applies its pending durable commands in write order, and hands the
-// effects it had started but whose runs were lost back to the behaviour.
+// commands (or in memory). The asks, tells and in-memory effect outcomes
+// queued behind a message are decided with it, one after another, and
+// written as one group (handleGroup). On activation the actor recovers its
+// state (snapshot + journal tail), applies its pending durable commands in
+// write order, and hands the effects it had started but whose runs were lost
+// back to the behaviour.
 import { ApiError, toApiError } from '../../src/errors';
 import { newId, newUlid } from '../../src/ids';
 import type { ActorContext, ActorDecision, ActorKind, AnyActorBehavior, EffectOutcome, FiredReminder, RunningEffect } from '../../src/ports/actor-behavior';
