@@ -39,12 +39,25 @@ const MODEL = 'openai/gpt-4o-mini';
 /** The OBJECTIVE_EVENTS messages of one objective, as stored by the embedded event log or by JetStream. */
 type PublishedMessages = (api: TestApi, objectiveId: string, expected: number) => Promise<string[]>;
 
-const embeddedMessages: PublishedMessages = async (api, objectiveId) => {
-  const rows: Array<{ subject: string; payload: string; headers: unknown }> = await api.dataSource.query(
-    `SELECT subject, payload, headers FROM embedded_stream_messages WHERE stream = 'OBJECTIVE_EVENTS' AND subject LIKE $1`,
-    [`objective_events.%.${objectiveId}.%`],
-  );
-  return rows.map((row) => JSON.stringify(row));
+/**
+ * The outbox relay publishes after the turns' commit: read until every event is there or 10 s passed (the
+ * assertion then tells what is missing). A single read once saw 4 of 6 on a busy box.
+ */
+const embeddedMessages: PublishedMessages = async (api, objectiveId, expected) => {
+  const read = async () => {
+    const rows: Array<{ subject: string; payload: string; headers: unknown }> = await api.dataSource.query(
+      `SELECT subject, payload, headers FROM embedded_stream_messages WHERE stream = 'OBJECTIVE_EVENTS' AND subject LIKE $1`,
+      [`objective_events.%.${objectiveId}.%`],
+    );
+    return rows.map((row) => JSON.stringify(row));
+  };
+  const deadline = Date.now() + 10_000;
+  let messages = await read();
+  while (messages.length < expected && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    messages = await read();
+  }
+  return messages;
 };
 
 const natsMessages: PublishedMessages = (_api, objectiveId, expected) =>
