@@ -83,6 +83,11 @@ interface ConcreteActor {
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const systems = require('nact/lib/system-map') as { find(systemName: string, reference: unknown): ConcreteActor | undefined };
 
+/** The concrete actor (or system) of a reference; undefined once it stopped. */
+function concreteOf(ref: unknown): ConcreteActor | undefined {
+  return systems.find((ref as { system: { name: string } }).system.name, ref);
+}
+
 /** Stops the actor's children (theirs first), then the actor. */
 function stopTree(actor: ConcreteActor): void {
   for (const child of [...actor.children.values()]) stopTree(child);
@@ -99,7 +104,7 @@ function stopTree(actor: ConcreteActor): void {
  */
 export function stopActor(ref: ActorRef<unknown> | SystemRef): void {
   // Not found: already stopped (nact.stop would find nothing either).
-  const concrete = systems.find((ref as unknown as { system: { name: string } }).system.name, ref);
+  const concrete = concreteOf(ref);
   if (concrete) stopTree(concrete);
 }
 
@@ -111,8 +116,7 @@ export function stopActor(ref: ActorRef<unknown> | SystemRef): void {
  * actor's own turn: nothing else takes from its mailbox meanwhile.
  */
 export function takeQueued<Msg>(ref: ActorRef<Msg>, accept: (message: Msg) => boolean, max: number): Msg[] {
-  const concrete = systems.find((ref as unknown as { system: { name: string } }).system.name, ref);
-  const mailbox = concrete?.mailbox;
+  const mailbox = concreteOf(ref)?.mailbox;
   const taken: Msg[] = [];
   while (mailbox && taken.length < max && mailbox.length > 0 && accept(mailbox.peekFront()!.message as Msg)) taken.push(mailbox.shift()!.message as Msg);
   return taken;

@@ -73,7 +73,7 @@ export class EffectRunner {
   private async execute(live: LiveRun): Promise<void> {
     const { effect } = live;
     // The outcome (stored as a command when durable) names the run without its transient input.
-    const { transientInput: _inMemoryOnly, ...ran } = effect;
+    const ran = withoutTransientInput(effect);
     const deadline = new Date(Date.now() + effect.timeoutMs);
     const timer = setTimeout(() => {
       live.deadlineHit = true;
@@ -105,6 +105,13 @@ export class EffectRunner {
     this.runs.delete(runKey(live.key, live.effect.id));
     runtimeMetrics.effectsRunning.dec();
   }
+}
+
+/** The effect as the journal, the envelope and the stored outcome keep it: without its transient input (in memory only). */
+export function withoutTransientInput(effect: RunningEffect): RunningEffect {
+  if (effect.transientInput === undefined) return effect;
+  const { transientInput: _inMemoryOnly, ...kept } = effect;
+  return kept;
 }
 
 function runKey(key: string, effectId: string): string {

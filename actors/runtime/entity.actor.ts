@@ -21,7 +21,7 @@ import type { ActorReminderRepository } from '../../persistence/runtime/actor-re
 import type { CommandInsert, Fence, OutboxInsert, ReminderUpsert, TurnWrite, TurnWriter } from '../../persistence/runtime/turn-writer';
 import { runtimeMetrics } from '../metrics';
 import { stopActor, takeQueued, type ActorFunction, type ActorRef } from '../nact/nact';
-import type { EffectRunner } from './effect-runner';
+import { withoutTransientInput, type EffectRunner } from './effect-runner';
 import type { RuntimeLogger } from './runtime-logger';
 import { copyDictionary } from '../../src/dictionary';
 
@@ -221,13 +221,6 @@ function startedEffects(envelope: Envelope, decision: Decision): RunningEffect[]
   });
 }
 
-/** A started effect as the journal (and the envelope) keeps it: without its transient input. */
-function journaledEffect(effect: RunningEffect): RunningEffect {
-  if (effect.transientInput === undefined) return effect;
-  const { transientInput: _inMemoryOnly, ...kept } = effect;
-  return kept;
-}
-
 /** Builds the write of one turn and the journal entry it carries. */
 function buildTurn(act: Activation, envelope: Envelope, decision: Decision, input: TurnInput) {
   const started = startedEffects(envelope, decision);
@@ -247,7 +240,7 @@ function buildTurn(act: Activation, envelope: Envelope, decision: Decision, inpu
     events: decision.events ?? [],
     reply: decision.reply ?? null,
     ...(outbox.length ? { eventSeq: envelope.eventSeq + outbox.length } : {}),
-    ...(started.length ? { effectsStarted: started.map(journaledEffect) } : {}),
+    ...(started.length ? { effectsStarted: started.map(withoutTransientInput) } : {}),
     ...(ended.length ? { effectsEnded: ended } : {}),
     ...(remindersSet.length ? { remindersSet: Object.fromEntries(remindersSet.map((reminder) => [reminder.name, reminder.dueAt.getTime()])) } : {}),
     ...(decision.reminders?.cancel?.length ? { remindersCancelled: decision.reminders.cancel } : {}),
@@ -311,7 +304,10 @@ function afterCommit(act: Activation, built: BuiltTurn): void {
  */
 async function turn(act: Activation, envelope: Envelope, decision: Decision, input: TurnInput): Promise<Envelope> {
   const built: BuiltTurn = { ...buildTurn(act, envelope, decision, input), decision, input, startedAt: performance.now() };
-  if (act.group) return act.group.add(built, built.writes ? fold(act.behavior, envelope, built.entry, envelope.seq + 1, decision.evolvedState) : envelope);
+  if (act.group) {
+    act.group.turns.push(built);
+    return built.writes ? fold(act.behavior, envelope, built.entry, envelope.seq + 1, decision.evolvedState) : envelope;
+  }
   if (!built.writes) {
     input.reply?.({ ok: true, value: decision.reply ?? null });
     return envelope;
@@ -369,11 +365,6 @@ class TurnGroup {
 
   constructor(envelope: Envelope) {
     this.effectsBefore = Object.keys(envelope.effects).length;
-  }
-
-  add(built: BuiltTurn, next: Envelope): Envelope {
-    this.turns.push(built);
-    return next;
   }
 
   /** The message with its reply held until the group's write commits (a reply must not reveal a turn that may still fail). */
@@ -610,7 +601,7 @@ async function activate(act: Activation): Promise<Envelope> {
   const { snapshot: snapshotEntry, entries, pending } = await act.journal.readActivation(act.key, act.behavior.kind, act.id, act.fence.shard);
   let envelope = snapshotEntry ? normalize(snapshotEntry.payload) : initialEnvelope(act.behavior, act.id);
   // The tail's events folded in one call where the behaviour offers it; each entry's bookkeeping then takes that state.
-  const replayed = act.behavior.evolveAll?.(envelope.state, entries.flatMap((entry) => (entry.payload as EntryPayload).events));
+  const replayed = entries.length ? act.behavior.evolveAll?.(envelope.state, entries.flatMap((entry) => (entry.payload as EntryPayload).events)) : undefined;
   for (const entry of entries) envelope = fold(act.behavior, envelope, entry.payload as EntryPayload, entry.sequenceNr, replayed);
   envelope = await applyCommands(act, envelope, pending);
   return resumeInterrupted(act, envelope);
