@@ -17,7 +17,8 @@
 // 2. latency: a fixed RATE events/s for LATENCY_MS; latency = arrival at the
 //    receiver minus the envelope's `timestamp`, set just before the publish.
 // Run with `npm run bench:webhooks` (PROFILE=<file> writes a CPU profile of
-// the many-endpoint throughput phase; AGENTS, OBJECTIVES_PER_AGENT,
+// the many-endpoint throughput phase, HEAP_PROFILE=<file> a sampling heap
+// profile of the latency window's allocations; AGENTS, OBJECTIVES_PER_AGENT,
 // DURATION_MS, SINGLE_DURATION_MS, WARMUP_MS, BACKLOG, RATE, LATENCY_MS).
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -274,6 +275,26 @@ async function startProfiler(): Promise<{ stopInto(file: string): Promise<void> 
   };
 }
 
+/**
+ * A sampling heap profile (Chrome's .heapprofile) of every allocation, those the collector took back included: the
+ * latency tail follows the node's major GCs, so what the path allocates, not only what it keeps, is the figure.
+ */
+async function startHeapProfiler(): Promise<{ stopInto(file: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+  await post('HeapProfiler.enable');
+  await post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  return {
+    async stopInto(file) {
+      const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: unknown };
+      await writeFile(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
 /** Counter and histogram-count values of the runtime's metrics for the webhook endpoint kind. */
 async function actorCounters(): Promise<{ turns: number; activations: number; passivations: number; asks: number }> {
   const read = async (name: string, suffix: string, label: Record<string, string> = { kind: 'webhook_endpoint' }) => {
@@ -476,7 +497,9 @@ async function main(): Promise<void> {
     const boxBefore = boxCpu(drive.child.pid);
     const pacedStarted = performance.now();
     const publishedBefore = (await drive.call<DriverStats>({ op: 'stats' })).published;
+    const heapProfiler = process.env.HEAP_PROFILE ? await startHeapProfiler() : null;
     await drive.call({ op: 'paced', group: 'many', rate: RATE, durationMs: LATENCY_MS, record: true });
+    if (heapProfiler) await heapProfiler.stopInto(process.env.HEAP_PROFILE!);
     const publishedInWindow = (await drive.call<DriverStats>({ op: 'stats' })).published - publishedBefore;
     const pacedMs = performance.now() - pacedStarted;
     const cpu = process.cpuUsage(cpuStart);

@@ -16,6 +16,7 @@ import { MemoryLeaseProvider } from '../leases/memory-lease-provider';
 import { PgLeaseProvider } from '../leases/pg-lease-provider';
 import { defaultRuntimeOptions, type RuntimeOptions } from '../runtime-options';
 import { ActorRuntime, type ActorRuntimeDeps } from './actor-runtime';
+import { tuneHeapForActorRuntime } from './heap-tuning';
 import { defaultRuntimeLogger, type RuntimeLogger } from './runtime-logger';
 
 /** How the server starts the runtime. */
@@ -66,6 +67,7 @@ function embeddedPorts(scope: string, database: RuntimeDatabase, logger: Runtime
  */
 export async function startActorRuntime(setup: StartActorRuntimeOptions): Promise<ActorRuntime> {
   const options = { ...defaultRuntimeOptions(), ...setup.options };
+  tuneHeapForActorRuntime();
   if (setup.natsUrl && !setup.databaseUrl) throw new ConfigError('NATS_URL needs DATABASE_URL: shard leases are Postgres advisory locks');
   const logger = setup.logger ?? defaultRuntimeLogger();
   const database = new RuntimeDatabase({
