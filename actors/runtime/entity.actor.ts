@@ -185,10 +185,11 @@ function fold(behavior: AnyActorBehavior, envelope: Envelope, entry: EntryPayloa
   return { ...envelope, state, seq: sequenceNr, recent, eventSeq: entry.eventSeq ?? envelope.eventSeq, effects, reminders };
 }
 
-/** A snapshot written by an earlier version of the runtime lacks the newer bookkeeping. */
-function normalize(payload: unknown): Envelope {
+/** The envelope a snapshot stored, its state made the behaviour's own (fromSnapshot); one written by an earlier version of the runtime lacks the newer bookkeeping. */
+function normalize(behavior: AnyActorBehavior, payload: unknown): Envelope {
   const envelope = payload as Partial<Envelope> & Pick<Envelope, 'state' | 'seq'>;
-  return { snapshotSeq: envelope.seq, recent: [], eventSeq: 0, effects: {}, reminders: {}, ...envelope };
+  const state = behavior.fromSnapshot ? behavior.fromSnapshot(envelope.state) : envelope.state;
+  return { snapshotSeq: envelope.seq, recent: [], eventSeq: 0, effects: {}, reminders: {}, ...envelope, state };
 }
 
 function context(act: Activation): ActorContext {
@@ -599,7 +600,7 @@ async function resumeInterrupted(act: Activation, envelope: Envelope): Promise<E
 /** Recovery: snapshot and journal tail, then the stored commands, then the effects whose runs were lost. */
 async function activate(act: Activation): Promise<Envelope> {
   const { snapshot: snapshotEntry, entries, pending } = await act.journal.readActivation(act.key, act.behavior.kind, act.id, act.fence.shard);
-  let envelope = snapshotEntry ? normalize(snapshotEntry.payload) : initialEnvelope(act.behavior, act.id);
+  let envelope = snapshotEntry ? normalize(act.behavior, snapshotEntry.payload) : initialEnvelope(act.behavior, act.id);
   // The tail's events folded in one call where the behaviour offers it; each entry's bookkeeping then takes that state.
   const replayed = entries.length ? act.behavior.evolveAll?.(envelope.state, entries.flatMap((entry) => (entry.payload as EntryPayload).events)) : undefined;
   for (const entry of entries) envelope = fold(act.behavior, envelope, entry.payload as EntryPayload, entry.sequenceNr, replayed);

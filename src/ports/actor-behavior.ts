@@ -158,7 +158,9 @@ export type EffectOutcome = RunningEffect & ({ ok: true; value: unknown } | { ok
 /**
  * One actor kind's decisions. `decide`, `onReminder`, `onEffectResult` and
  * `onEffectInterrupted` see each input once per successful turn, one at a time;
- * `evolve` must be a pure fold (it runs on replay). State and events must be JSON values.
+ * `evolve` must be a pure fold (it runs on replay). Events must be JSON values;
+ * so must the state, or it serializes to JSON (toJSON, as a persistent map
+ * does) and `fromSnapshot` makes it whole again.
  */
 export interface ActorBehavior<State, Command, Event, Reply, Change = unknown> {
   readonly kind: string;
@@ -172,6 +174,12 @@ export interface ActorBehavior<State, Command, Event, Reply, Change = unknown> {
    * untouched), which then copies once for the whole tail.
    */
   evolveAll?(state: State, events: readonly Event[]): State;
+  /**
+   * The state a snapshot stored (its JSON, parsed) made the behaviour's own
+   * again, before the journal tail is folded onto it: for a state that holds
+   * values serialized through toJSON. @default the stored JSON as it is
+   */
+  fromSnapshot?(stored: unknown): State;
   onReminder?(state: State, reminder: FiredReminder, context: ActorContext): ActorDecision<Event, Reply, Change, State> | Promise<ActorDecision<Event, Reply, Change, State>>;
   /** The result of an effect this actor started (an aborted one never reports). */
   onEffectResult?(state: State, outcome: EffectOutcome, context: ActorContext): ActorDecision<Event, Reply, Change, State> | Promise<ActorDecision<Event, Reply, Change, State>>;

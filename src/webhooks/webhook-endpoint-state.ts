@@ -4,8 +4,14 @@
 // before an earlier one has completed or finally failed, while the heads of
 // different lanes go out side by side. A delivery leaves its lane once it is
 // COMPLETED, FAILED or DISABLED; the read model keeps it from then on.
+// The lanes are a persistent map (immutable's OrderedMap): a turn that
+// changes one lane copies a path of the map, not a record of every objective
+// in flight, and the lanes keep the order they came in (dispatch starts the
+// heads in that order). A snapshot stores them as a plain object (the map's
+// toJSON, keys in order), which webhookEndpointStateFromSnapshot makes a map
+// again.
+import { OrderedMap as PersistentMap } from 'immutable';
 import type { WebhookDeliveryRecord } from './webhook-delivery';
-import { copyDictionary } from '../dictionary';
 
 export const FINALIZED_EVENT_TYPE = 'OBJECTIVE_EVENT_TYPE_FINALIZED';
 
@@ -37,8 +43,14 @@ export interface WebhookEndpointState {
   disabled: { at: string; reason: string } | null;
   /** The first failed attempt since the last success (the disable clock). */
   failingSince: string | null;
-  lanes: Record<string, ObjectiveLane>;
+  /** By objective id. */
+  lanes: Lanes;
 }
+
+export type Lanes = PersistentMap<string, ObjectiveLane>;
+
+/** The state as a snapshot stores it (JSON): the lanes as a plain object. */
+export type StoredWebhookEndpointState = Omit<WebhookEndpointState, 'lanes'> & { lanes: Record<string, ObjectiveLane> };
 
 export type WebhookEndpointEvent =
   /** A delivery created (PENDING, or DISABLED when the endpoint is), or re-queued by a manual retry. */
@@ -50,7 +62,13 @@ export type WebhookEndpointEvent =
   | { type: 'endpoint_disabled'; at: string; reason: string };
 
 export function initialWebhookEndpointState(endpointId: string): WebhookEndpointState {
-  return { endpointId, disabled: null, failingSince: null, lanes: {} };
+  return { endpointId, disabled: null, failingSince: null, lanes: PersistentMap() };
+}
+
+/** The state a snapshot stored (its JSON, or a state already in memory), with its lanes as a map. */
+export function webhookEndpointStateFromSnapshot(stored: StoredWebhookEndpointState | WebhookEndpointState): WebhookEndpointState {
+  if (PersistentMap.isOrderedMap(stored.lanes)) return stored as WebhookEndpointState;
+  return { ...stored, lanes: PersistentMap(stored.lanes) };
 }
 
 export function isFinal(delivery: WebhookDeliveryRecord): boolean {
@@ -59,16 +77,15 @@ export function isFinal(delivery: WebhookDeliveryRecord): boolean {
 
 /** The queued delivery with this id, and its lane. */
 export function findQueued(state: WebhookEndpointState, objectiveId: string, deliveryId: string): { lane: ObjectiveLane; queued: QueuedDelivery } | undefined {
-  const lane = state.lanes[objectiveId];
+  const lane = state.lanes.get(objectiveId);
   const queued = lane?.queue.find((entry) => entry.delivery.id === deliveryId);
   return lane && queued ? { lane, queued } : undefined;
 }
 
 /** Replaces (or removes) one lane of a draft; the lanes themselves are never changed in place. */
 function changeLane(draft: WebhookEndpointState, objectiveId: string, change: (lane: ObjectiveLane) => ObjectiveLane | null): void {
-  const next = change(draft.lanes[objectiveId] ?? { nextSequence: 0, queue: [] });
-  if (next) draft.lanes[objectiveId] = next;
-  else delete draft.lanes[objectiveId];
+  const next = change(draft.lanes.get(objectiveId) ?? { nextSequence: 0, queue: [] });
+  draft.lanes = next ? draft.lanes.set(objectiveId, next) : draft.lanes.delete(objectiveId);
 }
 
 function replaceQueued(lane: ObjectiveLane, deliveryId: string, change: (queued: QueuedDelivery) => QueuedDelivery): ObjectiveLane {
@@ -77,13 +94,11 @@ function replaceQueued(lane: ObjectiveLane, deliveryId: string, change: (queued:
 
 /**
  * A copy of `state` that applyToWebhookEndpointDraft may change: its own
- * top-level object and lanes record, sharing the lanes. A turn drafts once and
- * applies all its events to the draft: copying the lanes record for every
- * event (once when deciding, again when the runtime folded) was the largest
- * share of an endpoint's CPU with many objectives in flight.
+ * top-level object, sharing the lanes (a persistent map: a change makes a new
+ * one). A turn drafts once and applies all its events to the draft.
  */
 export function draftWebhookEndpoint(state: WebhookEndpointState): WebhookEndpointState {
-  return { ...state, lanes: copyDictionary(state.lanes) };
+  return { ...state };
 }
 
 /** Applies an event to a draft (draftWebhookEndpoint); states the draft was made from are untouched. */
@@ -124,7 +139,7 @@ export function applyToWebhookEndpointDraft(draft: WebhookEndpointState, event: 
     }
     case 'endpoint_disabled':
       draft.disabled = { at: event.at, reason: event.reason };
-      draft.lanes = {};
+      draft.lanes = PersistentMap();
       return;
   }
 }

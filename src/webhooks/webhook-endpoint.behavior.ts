@@ -8,7 +8,8 @@ import { FailedPreconditionError, InvalidArgumentError } from '../errors';
 import type { ActorBehavior, ActorContext, ActorDecision, EffectOutcome, EffectRequest, FiredReminder, RunningEffect } from '../ports/actor-behavior';
 import { newDeliveryOf, type WebhookDeliveryChange, type WebhookDeliveryRecord, type WebhookDeliveryStatus } from './webhook-delivery';
 import {
-  applyToWebhookEndpointDraft, draftWebhookEndpoint, evolveWebhookEndpoint, evolveWebhookEndpointAll, findQueued, initialWebhookEndpointState, type QueuedDelivery, type WebhookEndpointEvent, type WebhookEndpointState,
+  applyToWebhookEndpointDraft, draftWebhookEndpoint, evolveWebhookEndpoint, evolveWebhookEndpointAll, findQueued, initialWebhookEndpointState, webhookEndpointStateFromSnapshot,
+  type QueuedDelivery, type StoredWebhookEndpointState, type WebhookEndpointEvent, type WebhookEndpointState,
 } from './webhook-endpoint-state';
 import { WEBHOOK_ENDPOINT_KIND } from './webhook-endpoint-id';
 import type { WebhookAttemptOutcome } from './webhook-sender';
@@ -119,19 +120,22 @@ class EndpointTurn {
   }
 }
 
-// The loops over lanes below run in every turn of an endpoint with many objectives in flight: plain
-// for-in and index loops, no arrays of entries or values made per lane.
+// The loops over lanes below run in every turn of an endpoint with many objectives in flight: the map's
+// forEach and index loops, no arrays of entries or values made per lane.
 
 /** Whether an attempt is in flight, and whether any delivery is queued at all. */
 function attempts(state: WebhookEndpointState): { running: boolean; queued: boolean } {
   let queued = false;
-  for (const objectiveId in state.lanes) {
-    for (const delivery of state.lanes[objectiveId].queue) {
-      if (delivery.runningEffectId) return { running: true, queued: true };
+  let running = false;
+  // forEach stops at the first callback that returns false.
+  state.lanes.forEach((lane) => {
+    for (const delivery of lane.queue) {
       queued = true;
+      if (delivery.runningEffectId) running = true;
     }
-  }
-  return { running: false, queued };
+    return !running;
+  });
+  return { running, queued };
 }
 
 function changed(delivery: WebhookDeliveryRecord, now: Date, fields: Partial<WebhookDeliveryRecord>): WebhookDeliveryRecord {
@@ -162,14 +166,13 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
     // in lane then queue order. Starting one replaces its lane in the draft, so they are started after the pass.
     let running = 0;
     const candidates: Array<{ objectiveId: string; nextSequence: number; queued: QueuedDelivery; isHead: boolean }> = [];
-    for (const objectiveId in turn.state.lanes) {
-      const { queue, nextSequence } = turn.state.lanes[objectiveId];
+    turn.state.lanes.forEach(({ queue, nextSequence }, objectiveId) => {
       for (let index = 0; index < queue.length; index++) {
         const queued = queue[index];
         if (queued.runningEffectId) running += 1;
         else if (index === 0 || queued.manual) candidates.push({ objectiveId, nextSequence, queued, isHead: index === 0 });
       }
-    }
+    });
     let gapDue: number | undefined;
     for (const { objectiveId, nextSequence, queued, isHead } of candidates) {
       if (running >= maxInFlight) break;
@@ -197,7 +200,7 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
   /** Every queued delivery becomes DISABLED, and so will every later one. */
   function disable(turn: EndpointTurn, reason: string): void {
     const at = turn.now.toISOString();
-    for (const lane of Object.values(turn.state.lanes)) {
+    for (const lane of turn.state.lanes.values()) {
       for (const queued of lane.queue) {
         if (queued.runningEffectId) turn.abort.push(queued.runningEffectId);
         else if (queued.delivery.nextAttemptAt) turn.cancelReminders.push(`${RETRY_REMINDER_PREFIX}${queued.delivery.id}`);
@@ -218,7 +221,7 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
     } catch (error) {
       throw InvalidArgumentError.forField('body', (error as Error).message);
     }
-    const lane = turn.state.lanes[delivery.objectiveId];
+    const lane = turn.state.lanes.get(delivery.objectiveId);
     const known = lane?.queue.find((queued) => queued.delivery.id === delivery.id);
     if (known) return turn.decision({ deliveryId: delivery.id, status: known.delivery.status, duplicate: true });
     // An event below the lane's next sequence and not queued came late (a paused node gave it back after
@@ -282,15 +285,18 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
 
   /** The queued delivery whose attempt ran as `effectId`. */
   function queuedByEffect(state: WebhookEndpointState, effectId: string): QueuedDelivery | undefined {
-    for (const objectiveId in state.lanes) {
-      for (const queued of state.lanes[objectiveId].queue) if (queued.runningEffectId === effectId) return queued;
-    }
-    return undefined;
+    let found: QueuedDelivery | undefined;
+    state.lanes.forEach((lane) => {
+      found = lane.queue.find((queued) => queued.runningEffectId === effectId);
+      return found === undefined;
+    });
+    return found;
   }
 
   return {
     kind: WEBHOOK_ENDPOINT_KIND,
     initialState: initialWebhookEndpointState,
+    fromSnapshot: (stored) => webhookEndpointStateFromSnapshot(stored as StoredWebhookEndpointState),
     evolve: evolveWebhookEndpoint,
     evolveAll: evolveWebhookEndpointAll,
 

@@ -1,7 +1,8 @@
 // An activation replays its journal tail through the behaviour's evolveAll
 // when it has one (one fold for the whole tail), on the embedded runtime over
 // Postgres: the state is the one the turns left, and evolve is not called
-// event by event.
+// event by event. An activation from a snapshot gives the stored state to the
+// behaviour's fromSnapshot first (a state that is no JSON value comes back).
 import assert from 'node:assert/strict';
 import type { ActorRuntime } from '../../actors';
 import type { ActorBehavior, ActorKind } from '../../src/ports/actor-behavior';
@@ -31,6 +32,37 @@ const listBehavior: ActorBehavior<string[], ListCommand, ListEvent, string[]> = 
 
 const listKind: ActorKind = { behavior: listBehavior, effects: {} };
 
+/** A state that is no JSON value: a Map, stored through toJSON and made a Map again by fromSnapshot. */
+class Tally {
+  constructor(readonly counts = new Map<string, number>()) {}
+
+  toJSON(): Record<string, number> {
+    return Object.fromEntries(this.counts);
+  }
+}
+
+type TallyCommand = { type: 'count'; word: string } | { type: 'get'; word: string };
+type TallyEvent = { type: 'counted'; word: string };
+
+const revived: unknown[] = [];
+
+const tallyBehavior: ActorBehavior<Tally, TallyCommand, TallyEvent, number> = {
+  kind: 'tally',
+  initialState: () => new Tally(),
+  decide: (state, command) =>
+    command.type === 'get'
+      ? { reply: state.counts.get(command.word) ?? 0 }
+      // A snapshot after every count, then passivate: the next ask activates the actor from that snapshot alone.
+      : { events: [{ type: 'counted', word: command.word }], reply: (state.counts.get(command.word) ?? 0) + 1, snapshot: true, passivate: true },
+  evolve: (state, event) => new Tally(new Map(state.counts).set(event.word, (state.counts.get(event.word) ?? 0) + 1)),
+  fromSnapshot(stored) {
+    revived.push(stored);
+    return new Tally(new Map(Object.entries(stored as Record<string, number>)));
+  },
+};
+
+const tallyKind: ActorKind = { behavior: tallyBehavior, effects: {} };
+
 describe('actor runtime: an activation replays its journal tail in one fold', () => {
   let database: TestDatabase;
   let runtime: ActorRuntime;
@@ -38,7 +70,7 @@ describe('actor runtime: an activation replays its journal tail in one fold', ()
   before(async () => {
     database = await createTestDatabase();
     // No snapshot before the tail: the whole journal is replayed.
-    ({ runtime } = await startEmbeddedTestRuntime(database.url, { shardCount: 4, snapshotEvery: 1000 }, { kinds: [listKind] }));
+    ({ runtime } = await startEmbeddedTestRuntime(database.url, { shardCount: 4, snapshotEvery: 1000 }, { kinds: [listKind, tallyKind] }));
   });
 
   after(async () => {
@@ -57,5 +89,16 @@ describe('actor runtime: an activation replays its journal tail in one fold', ()
     assert.deepEqual(await runtime.ask('list', 'replayed', { type: 'get' }), ['a', 'b', 'c', 'd', 'e', 'f']);
     assert.deepEqual(folds.evolveAll, [6], 'one fold of the six events of the three entries');
     assert.equal(folds.evolve, 0);
+  });
+
+  it('makes a snapshot\'s state the behaviour\'s own again through fromSnapshot before the actor goes on', async () => {
+    const others = runtime.activeActors();
+    for (const word of ['apple', 'pear', 'apple']) {
+      await runtime.ask('tally', 'words', { type: 'count', word });
+      await eventually(() => runtime.activeActors() === others, 'the tally passivated');
+    }
+    // Each activation after the first read a snapshot: stored as toJSON made it, revived before deciding.
+    assert.deepEqual(revived, [{ apple: 1 }, { apple: 1, pear: 1 }]);
+    assert.equal(await runtime.ask('tally', 'words', { type: 'get', word: 'apple' }), 2);
   });
 });

@@ -27,6 +27,11 @@ const serverError: DeliveryAttemptOutcome = { ok: false, httpStatusCode: 500, la
 const gone: DeliveryAttemptOutcome = { ...serverError, httpStatusCode: 410, gone: true, errorMessage: 'HTTP 410' };
 
 /** Runs the behaviour as the runtime would: evolve each decision's events, keep running effects, projected rows and reminders. */
+/** The state as a snapshot stores it: its JSON, parsed. */
+function asStored(state: WebhookEndpointState): unknown {
+  return JSON.parse(JSON.stringify(state));
+}
+
 class EndpointDriver {
   readonly behavior;
   state: WebhookEndpointState;
@@ -45,22 +50,22 @@ class EndpointDriver {
     this.state = this.behavior.initialState('agent_1.abcdef');
   }
 
-  /** A copy of the state a decision is made on, to check the decision left it as it was. */
-  private decidedOn: WebhookEndpointState | undefined;
+  /** The state a decision is made on, as a snapshot would store it (JSON), to check the decision left it as it was. */
+  private decidedOn: unknown;
 
   private context() {
-    this.decidedOn = structuredClone(this.state);
+    this.decidedOn = asStored(this.state);
     return { kind: 'webhook_endpoint', id: this.state.endpointId, now: this.now };
   }
 
   private absorb(decision: ActorDecision<WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange, WebhookEndpointState>) {
     this.last = decision;
     this.journal.push(...(decision.events ?? []));
-    // Compared as JSON: the state's records are null-prototype dictionaries (src/dictionary.ts), the clone's are plain objects.
-    assert.deepStrictEqual(JSON.parse(JSON.stringify(this.state)), JSON.parse(JSON.stringify(this.decidedOn)), 'deciding leaves the state it decided on unchanged');
+    // Compared as JSON (the lanes are a persistent map; its toJSON is what a snapshot stores).
+    assert.deepStrictEqual(asStored(this.state), this.decidedOn, 'deciding leaves the state it decided on unchanged');
     const replayed = (decision.events ?? []).reduce((state, event) => this.behavior.evolve(state, event), this.state);
     // The runtime takes evolvedState instead of folding the events again; replay folds them: both must agree.
-    if (decision.evolvedState !== undefined) assert.deepStrictEqual(decision.evolvedState, replayed, 'evolvedState is the events applied with evolve');
+    if (decision.evolvedState !== undefined) assert.deepStrictEqual(asStored(decision.evolvedState), asStored(replayed), 'evolvedState is the events applied with evolve');
     else assert.equal((decision.events ?? []).length, 0, 'a decision with events gives the state it folded');
     this.state = replayed;
     for (const change of decision.project ?? []) {
@@ -322,11 +327,29 @@ describe('webhook endpoint behaviour', () => {
     await driver.finish('whdel_obj_a_1.2', ok);
     await driver.event('obj_b', 2, 'OBJECTIVE_EVENT_TYPE_FINALIZED');
     const initial = driver.behavior.initialState('agent_1.abcdef');
-    const before = structuredClone(initial);
+    const before = asStored(initial);
     assert.ok(driver.journal.length >= 10, `${driver.journal.length} events`);
-    // Compared as JSON, as above: the fold's records are null-prototype dictionaries.
-    assert.deepStrictEqual(JSON.parse(JSON.stringify(driver.behavior.evolveAll!(initial, driver.journal))), JSON.parse(JSON.stringify(driver.state)));
-    assert.deepStrictEqual(initial, before);
+    // Compared as JSON, as above.
+    assert.deepStrictEqual(asStored(driver.behavior.evolveAll!(initial, driver.journal)), asStored(driver.state));
+    assert.deepStrictEqual(asStored(initial), before);
+  });
+
+  it('comes back from a snapshot (its JSON) with its lanes in order, and goes on from there', async () => {
+    const driver = new EndpointDriver({ maxInFlight: 1 });
+    for (const objective of ['obj_c', 'obj_a', 'obj_b']) await driver.event(objective, 1);
+    await driver.event('obj_a', 2);
+    const stored = asStored(driver.state) as { lanes: Record<string, unknown> };
+    // The stored form is the one snapshots had before the lanes became a map: an object by objective id.
+    assert.deepEqual(Object.keys(stored.lanes), ['obj_c', 'obj_a', 'obj_b']);
+    const restored = driver.behavior.fromSnapshot!(JSON.parse(JSON.stringify(stored)));
+    assert.deepStrictEqual(asStored(restored), stored);
+    assert.deepEqual([...restored.lanes.keys()], ['obj_c', 'obj_a', 'obj_b']);
+    // The restored state decides as the live one: the running attempt's outcome starts the next head in lane order.
+    driver.state = restored;
+    await driver.finish('whdel_obj_c_1.1', ok);
+    assert.deepEqual(driver.runningIds(), ['whdel_obj_a_1.1']);
+    await driver.finish('whdel_obj_a_1.1', ok);
+    assert.deepEqual(driver.runningIds(), ['whdel_obj_a_2.1']);
   });
 
   it('starts each attempt with the body as transient input, kept out of the journaled input', async () => {
@@ -357,6 +380,6 @@ describe('webhook endpoint behaviour', () => {
     await driver.finish('whdel_obj_1_1.1', ok);
     await driver.event('obj_1', 2, 'OBJECTIVE_EVENT_TYPE_FINALIZED');
     await driver.finish('whdel_obj_1_2.1', ok);
-    assert.deepEqual(Object.keys(driver.state.lanes), []);
+    assert.equal(driver.state.lanes.size, 0);
   });
 });
