@@ -4,12 +4,13 @@
 // before an earlier one has completed or finally failed, while the heads of
 // different lanes go out side by side. A delivery leaves its lane once it is
 // COMPLETED, FAILED or DISABLED; the read model keeps it from then on.
-// The lanes are a persistent map (immutable's OrderedMap): a turn that
-// changes one lane copies a path of the map, not a record of every objective
-// in flight, and the lanes keep the order they came in (dispatch starts the
-// heads in that order). A snapshot stores them as a plain object (the map's
-// toJSON, keys in order), which webhookEndpointStateFromSnapshot makes a map
-// again.
+// The lanes are persistent maps (immutable's OrderedMap): a turn that
+// changes one lane copies a path of a map, not a record of every objective in
+// flight. Lanes with deliveries queued keep the order they got them (dispatch
+// starts the heads in that order); an emptied lane leaves for idleLanes, where
+// only its next sequence stays, so a turn walks the queued lanes alone. A
+// snapshot stores the maps as plain objects (their toJSON, keys in order),
+// which webhookEndpointStateFromSnapshot makes maps again.
 import { OrderedMap as PersistentMap } from 'immutable';
 import type { WebhookDeliveryRecord } from './webhook-delivery';
 
@@ -43,14 +44,26 @@ export interface WebhookEndpointState {
   disabled: { at: string; reason: string } | null;
   /** The first failed attempt since the last success (the disable clock). */
   failingSince: string | null;
-  /** By objective id. */
+  /** The lanes with deliveries queued, by objective id, in the order they got them: what a turn walks. */
   lanes: Lanes;
+  /**
+   * The next sequence of each objective whose lane is empty, until its last
+   * event has left. An endpoint may keep thousands of them (objectives that
+   * run for days), and no turn walks them.
+   */
+  idleLanes: PersistentMap<string, number>;
 }
 
 export type Lanes = PersistentMap<string, ObjectiveLane>;
 
-/** The state as a snapshot stores it (JSON): the lanes as a plain object. */
-export type StoredWebhookEndpointState = Omit<WebhookEndpointState, 'lanes'> & { lanes: Record<string, ObjectiveLane> };
+/**
+ * The state as a snapshot stores it (JSON): the maps as plain objects. A
+ * snapshot from before idleLanes has every lane in `lanes`, empty ones too.
+ */
+export type StoredWebhookEndpointState = Omit<WebhookEndpointState, 'lanes' | 'idleLanes'> & {
+  lanes: Record<string, ObjectiveLane>;
+  idleLanes?: Record<string, number>;
+};
 
 export type WebhookEndpointEvent =
   /** A delivery created (PENDING, or DISABLED when the endpoint is), or re-queued by a manual retry. */
@@ -62,13 +75,20 @@ export type WebhookEndpointEvent =
   | { type: 'endpoint_disabled'; at: string; reason: string };
 
 export function initialWebhookEndpointState(endpointId: string): WebhookEndpointState {
-  return { endpointId, disabled: null, failingSince: null, lanes: PersistentMap() };
+  return { endpointId, disabled: null, failingSince: null, lanes: PersistentMap(), idleLanes: PersistentMap() };
 }
 
-/** The state a snapshot stored (its JSON, or a state already in memory), with its lanes as a map. */
+/** The state a snapshot stored (its JSON, or a state already in memory), with its lanes as maps. */
 export function webhookEndpointStateFromSnapshot(stored: StoredWebhookEndpointState | WebhookEndpointState): WebhookEndpointState {
   if (PersistentMap.isOrderedMap(stored.lanes)) return stored as WebhookEndpointState;
-  return { ...stored, lanes: PersistentMap(stored.lanes) };
+  const { lanes, idleLanes, ...rest } = stored as StoredWebhookEndpointState;
+  const all = PersistentMap(lanes);
+  if (idleLanes) return { ...rest, lanes: all, idleLanes: PersistentMap(idleLanes) };
+  return {
+    ...rest,
+    lanes: all.filter((lane) => lane.queue.length > 0),
+    idleLanes: all.filter((lane) => lane.queue.length === 0).map((lane) => lane.nextSequence),
+  };
 }
 
 export function isFinal(delivery: WebhookDeliveryRecord): boolean {
@@ -82,10 +102,23 @@ export function findQueued(state: WebhookEndpointState, objectiveId: string, del
   return lane && queued ? { lane, queued } : undefined;
 }
 
-/** Replaces (or removes) one lane of a draft; the lanes themselves are never changed in place. */
+/**
+ * Replaces (or removes: null) one lane of a draft, moving it between `lanes`
+ * and `idleLanes` as its queue fills or empties; the lanes themselves are
+ * never changed in place.
+ */
 function changeLane(draft: WebhookEndpointState, objectiveId: string, change: (lane: ObjectiveLane) => ObjectiveLane | null): void {
-  const next = change(draft.lanes.get(objectiveId) ?? { nextSequence: 0, queue: [] });
-  draft.lanes = next ? draft.lanes.set(objectiveId, next) : draft.lanes.delete(objectiveId);
+  const queued = draft.lanes.get(objectiveId);
+  const idleNext = queued ? undefined : draft.idleLanes.get(objectiveId);
+  const next = change(queued ?? { nextSequence: idleNext ?? 0, queue: [] });
+  if (next && next.queue.length > 0) {
+    draft.lanes = draft.lanes.set(objectiveId, next);
+    if (idleNext !== undefined) draft.idleLanes = draft.idleLanes.delete(objectiveId);
+    return;
+  }
+  if (queued) draft.lanes = draft.lanes.delete(objectiveId);
+  if (next) draft.idleLanes = draft.idleLanes.set(objectiveId, next.nextSequence);
+  else if (idleNext !== undefined) draft.idleLanes = draft.idleLanes.delete(objectiveId);
 }
 
 function replaceQueued(lane: ObjectiveLane, deliveryId: string, change: (queued: QueuedDelivery) => QueuedDelivery): ObjectiveLane {
@@ -140,6 +173,7 @@ export function applyToWebhookEndpointDraft(draft: WebhookEndpointState, event: 
     case 'endpoint_disabled':
       draft.disabled = { at: event.at, reason: event.reason };
       draft.lanes = PersistentMap();
+      draft.idleLanes = PersistentMap();
       return;
   }
 }

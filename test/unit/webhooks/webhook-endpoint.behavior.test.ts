@@ -68,6 +68,9 @@ class EndpointDriver {
     if (decision.evolvedState !== undefined) assert.deepStrictEqual(asStored(decision.evolvedState), asStored(replayed), 'evolvedState is the events applied with evolve');
     else assert.equal((decision.events ?? []).length, 0, 'a decision with events gives the state it folded');
     this.state = replayed;
+    for (const [objectiveId, lane] of replayed.lanes) {
+      assert.ok(lane.queue.length > 0 && !replayed.idleLanes.has(objectiveId), `lanes holds ${objectiveId} only while it has deliveries queued`);
+    }
     for (const change of decision.project ?? []) {
       const stored = this.rows.get(change.delivery.id);
       assert.ok(!stored || stored.revision < change.delivery.revision, 'each projected change carries a higher revision');
@@ -338,18 +341,28 @@ describe('webhook endpoint behaviour', () => {
     const driver = new EndpointDriver({ maxInFlight: 1 });
     for (const objective of ['obj_c', 'obj_a', 'obj_b']) await driver.event(objective, 1);
     await driver.event('obj_a', 2);
-    const stored = asStored(driver.state) as { lanes: Record<string, unknown> };
-    // The stored form is the one snapshots had before the lanes became a map: an object by objective id.
-    assert.deepEqual(Object.keys(stored.lanes), ['obj_c', 'obj_a', 'obj_b']);
+    await driver.finish('whdel_obj_c_1.1', ok);
+    const stored = asStored(driver.state) as { lanes: Record<string, { nextSequence: number; queue: unknown[] }>; idleLanes: Record<string, number> };
+    // Plain objects by objective id: the queued lanes in order, the emptied one by its next sequence.
+    assert.deepEqual(Object.keys(stored.lanes), ['obj_a', 'obj_b']);
+    assert.deepEqual(stored.idleLanes, { obj_c: 2 });
     const restored = driver.behavior.fromSnapshot!(JSON.parse(JSON.stringify(stored)));
     assert.deepStrictEqual(asStored(restored), stored);
-    assert.deepEqual([...restored.lanes.keys()], ['obj_c', 'obj_a', 'obj_b']);
+    assert.deepEqual([...restored.lanes.keys()], ['obj_a', 'obj_b']);
+    // A snapshot from before idleLanes: every lane in `lanes`, the empty one too.
+    const { idleLanes: _split, ...older } = stored;
+    const olderLanes = { obj_c: { nextSequence: 2, queue: [] }, ...stored.lanes };
+    assert.deepStrictEqual(asStored(driver.behavior.fromSnapshot!({ ...older, lanes: olderLanes })), stored);
     // The restored state decides as the live one: the running attempt's outcome starts the next head in lane order.
     driver.state = restored;
-    await driver.finish('whdel_obj_c_1.1', ok);
     assert.deepEqual(driver.runningIds(), ['whdel_obj_a_1.1']);
     await driver.finish('whdel_obj_a_1.1', ok);
     assert.deepEqual(driver.runningIds(), ['whdel_obj_a_2.1']);
+    await driver.event('obj_c', 2);
+    await driver.finish('whdel_obj_a_2.1', ok);
+    await driver.finish('whdel_obj_b_1.1', ok);
+    // obj_c's next event found its lane's sequence in idleLanes: in order, sent at once.
+    assert.deepEqual(driver.runningIds(), ['whdel_obj_c_2.1']);
   });
 
   it('starts each attempt with the body as transient input, kept out of the journaled input', async () => {
@@ -381,5 +394,6 @@ describe('webhook endpoint behaviour', () => {
     await driver.event('obj_1', 2, 'OBJECTIVE_EVENT_TYPE_FINALIZED');
     await driver.finish('whdel_obj_1_2.1', ok);
     assert.equal(driver.state.lanes.size, 0);
+    assert.equal(driver.state.idleLanes.size, 0);
   });
 });
