@@ -120,22 +120,18 @@ class EndpointTurn {
   }
 }
 
-// The loops over lanes below run in every turn of an endpoint with many objectives in flight: the map's
-// forEach and index loops, no arrays of entries or values made per lane.
+// The loops over lanes below run in every turn: they walk the lanes with deliveries queued (an emptied
+// lane waits in idleLanes), with the map's forEach and index loops, no arrays of entries made per lane.
 
-/** Whether an attempt is in flight, and whether any delivery is queued at all. */
+/** Whether an attempt is in flight, and whether any delivery is queued at all (every lane in `lanes` has one). */
 function attempts(state: WebhookEndpointState): { running: boolean; queued: boolean } {
-  let queued = false;
   let running = false;
   // forEach stops at the first callback that returns false.
   state.lanes.forEach((lane) => {
-    for (const delivery of lane.queue) {
-      queued = true;
-      if (delivery.runningEffectId) running = true;
-    }
+    running = lane.queue.some((delivery) => delivery.runningEffectId !== undefined);
     return !running;
   });
-  return { running, queued };
+  return { running, queued: state.lanes.size > 0 };
 }
 
 function changed(delivery: WebhookDeliveryRecord, now: Date, fields: Partial<WebhookDeliveryRecord>): WebhookDeliveryRecord {

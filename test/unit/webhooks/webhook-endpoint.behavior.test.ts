@@ -26,12 +26,12 @@ const ok: DeliveryAttemptOutcome = { ok: true, httpStatusCode: 200, latencyMs: 1
 const serverError: DeliveryAttemptOutcome = { ok: false, httpStatusCode: 500, latencyMs: 3, responseContentLength: 0, responseHeaders: {}, gone: false, errorMessage: 'HTTP 500' };
 const gone: DeliveryAttemptOutcome = { ...serverError, httpStatusCode: 410, gone: true, errorMessage: 'HTTP 410' };
 
-/** Runs the behaviour as the runtime would: evolve each decision's events, keep running effects, projected rows and reminders. */
 /** The state as a snapshot stores it: its JSON, parsed. */
 function asStored(state: WebhookEndpointState): unknown {
   return JSON.parse(JSON.stringify(state));
 }
 
+/** Runs the behaviour as the runtime would: evolve each decision's events, keep running effects, projected rows and reminders. */
 class EndpointDriver {
   readonly behavior;
   state: WebhookEndpointState;
