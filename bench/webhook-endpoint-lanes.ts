@@ -37,68 +37,85 @@ function envelope(objectiveId: string, sequence: number, at: string): string {
   });
 }
 
-async function measure(idleLanes: number): Promise<void> {
-  let state: WebhookEndpointState = behavior.initialState('agent_bench.lanes');
-  const sequences = new Map<string, number>();
-  const context = { kind: 'webhook_endpoint', id: 'agent_bench.lanes', now: new Date() };
-  /** One delivery: the event's turn, then its attempt's outcome (a 204). */
-  const deliver = async (objectiveId: string) => {
-    const sequence = (sequences.get(objectiveId) ?? 0) + 1;
-    sequences.set(objectiveId, sequence);
-    const accepted = await behavior.decide(state, { type: 'event', body: envelope(objectiveId, sequence, context.now.toISOString()), webhookUrl: URL }, context);
-    state = accepted.evolvedState!;
-    const [attempt] = accepted.effects!.start!;
-    const recorded = await behavior.onEffectResult!(state, { id: attempt.id!, name: attempt.name, input: attempt.input, timeoutMs: attempt.timeoutMs, attempt: 1, ok: true, value: OK }, context);
-    state = recorded.evolvedState!;
-  };
-  for (let index = 0; index < idleLanes; index += 1) await deliver(`objective_idle_${index}`);
-  const started = performance.now();
-  for (let index = 0; index < DELIVERIES; index += 1) await deliver('objective_busy');
-  const perDeliveryUs = ((performance.now() - started) / DELIVERIES) * 1000;
-  process.stdout.write(`${JSON.stringify({ bench: 'webhook-endpoint-lanes', idleLanes, deliveries: DELIVERIES, behaviourMicrosecondsPerDelivery: Number(perDeliveryUs.toFixed(1)) })}\n`);
+/**
+ * One endpoint's behaviour driven as the runtime would: each decision's state taken, its attempts remembered in
+ * start order. Only the behaviour's calls are timed (`spentMs`), not the building of the envelopes.
+ */
+class SimulatedEndpoint {
+  private state: WebhookEndpointState;
+  private readonly sequences = new Map<string, number>();
+  private readonly running: string[] = [];
+  private readonly context = { kind: 'webhook_endpoint', id: 'agent_bench.lanes', now: new Date() };
+  spentMs = 0;
+
+  constructor() {
+    this.state = behavior.initialState(this.context.id);
+  }
+
+  /** The objective's next event reaches the endpoint. */
+  async event(objectiveId: string): Promise<void> {
+    const sequence = (this.sequences.get(objectiveId) ?? 0) + 1;
+    this.sequences.set(objectiveId, sequence);
+    const command = { type: 'event' as const, body: envelope(objectiveId, sequence, this.context.now.toISOString()), webhookUrl: URL };
+    this.take(await this.timed(() => behavior.decide(this.state, command, this.context)));
+  }
+
+  /** The attempt started first of those running answers 204. */
+  async finishOldest(): Promise<void> {
+    const id = this.running.shift()!;
+    this.take(await this.timed(() => behavior.onEffectResult!(this.state, { id, name: 'webhook.deliver', input: null, timeoutMs: 1, attempt: 1, ok: true, value: OK }, this.context)));
+  }
+
+  private async timed<T>(call: () => T | Promise<T>): Promise<T> {
+    const started = performance.now();
+    const result = await call();
+    this.spentMs += performance.now() - started;
+    return result;
+  }
+
+  private take(decision: { evolvedState?: WebhookEndpointState; effects?: { start?: Array<{ id?: string }> } }): void {
+    this.state = decision.evolvedState ?? this.state;
+    for (const effect of decision.effects?.start ?? []) this.running.push(effect.id!);
+  }
+}
+
+function report(bench: string, lanes: Record<string, number>, endpoint: SimulatedEndpoint): void {
+  const behaviourMicrosecondsPerDelivery = Number(((endpoint.spentMs / DELIVERIES) * 1000).toFixed(1));
+  process.stdout.write(`${JSON.stringify({ bench, ...lanes, deliveries: DELIVERIES, behaviourMicrosecondsPerDelivery })}\n`);
+}
+
+/** An endpoint that delivered for `idleLanes` objectives, now idle, and delivers for one more, one event at a time. */
+async function measureIdle(idleLanes: number): Promise<void> {
+  const endpoint = new SimulatedEndpoint();
+  for (let index = 0; index < idleLanes; index += 1) {
+    await endpoint.event(`objective_idle_${index}`);
+    await endpoint.finishOldest();
+  }
+  endpoint.spentMs = 0;
+  for (let index = 0; index < DELIVERIES; index += 1) {
+    await endpoint.event('objective_busy');
+    await endpoint.finishOldest();
+  }
+  report('webhook-endpoint-lanes', { idleLanes }, endpoint);
 }
 
 /**
  * An endpoint under load: every one of `queuedLanes` lanes has its head's attempt running (up to the 64 in
  * flight) and an event waiting behind it. Each delivery: an event joins a lane, then a running attempt's
- * outcome comes back and the next head starts. Only the behaviour's calls are timed.
+ * outcome comes back and the next head starts.
  */
 async function measureQueued(queuedLanes: number): Promise<void> {
-  let state: WebhookEndpointState = behavior.initialState('agent_bench.queued');
-  const sequences = new Map<string, number>();
-  const running: string[] = [];
-  const context = { kind: 'webhook_endpoint', id: 'agent_bench.queued', now: new Date() };
-  let spentMs = 0;
-  const timed = async <T>(call: () => T | Promise<T>): Promise<T> => {
-    const started = performance.now();
-    const result = await call();
-    spentMs += performance.now() - started;
-    return result;
-  };
-  const take = (decision: { evolvedState?: WebhookEndpointState; effects?: { start?: Array<{ id?: string }> } }) => {
-    state = decision.evolvedState ?? state;
-    for (const effect of decision.effects?.start ?? []) running.push(effect.id!);
-  };
-  const event = async (objectiveId: string) => {
-    const sequence = (sequences.get(objectiveId) ?? 0) + 1;
-    sequences.set(objectiveId, sequence);
-    take(await timed(() => behavior.decide(state, { type: 'event', body: envelope(objectiveId, sequence, context.now.toISOString()), webhookUrl: URL }, context)));
-  };
-  const finishOldest = async () => {
-    const id = running.shift()!;
-    take(await timed(() => behavior.onEffectResult!(state, { id, name: 'webhook.deliver', input: null, timeoutMs: 1, attempt: 1, ok: true, value: OK }, context)));
-  };
-  for (let round = 0; round < 2; round += 1) for (let index = 0; index < queuedLanes; index += 1) await event(`objective_${index}`);
-  spentMs = 0;
+  const endpoint = new SimulatedEndpoint();
+  for (let round = 0; round < 2; round += 1) for (let index = 0; index < queuedLanes; index += 1) await endpoint.event(`objective_${index}`);
+  endpoint.spentMs = 0;
   for (let index = 0; index < DELIVERIES; index += 1) {
-    await event(`objective_${index % queuedLanes}`);
-    await finishOldest();
+    await endpoint.event(`objective_${index % queuedLanes}`);
+    await endpoint.finishOldest();
   }
-  const perDeliveryUs = (spentMs / DELIVERIES) * 1000;
-  process.stdout.write(`${JSON.stringify({ bench: 'webhook-endpoint-lanes-queued', queuedLanes, deliveries: DELIVERIES, behaviourMicrosecondsPerDelivery: Number(perDeliveryUs.toFixed(1)) })}\n`);
+  report('webhook-endpoint-lanes-queued', { queuedLanes }, endpoint);
 }
 
 void (async () => {
-  for (const idleLanes of IDLE_LANES) await measure(idleLanes);
+  for (const idleLanes of IDLE_LANES) await measureIdle(idleLanes);
   for (const queuedLanes of QUEUED_LANES) await measureQueued(queuedLanes);
 })();

@@ -1,5 +1,5 @@
 // Records used as dictionaries (keyed by ids that are new every time: effect
-// ids, objective ids) and copied on change, as actor states are. A copy is a
+// ids, reminder names) and copied on change, as actor envelopes are. A copy is a
 // null-prototype object, which V8 keeps in dictionary mode from the start:
 // spreading such a record into a plain object instead makes V8 build a hidden
 // class per distinct key sequence, and `delete` then drops it to dictionary

@@ -78,10 +78,9 @@ export function initialWebhookEndpointState(endpointId: string): WebhookEndpoint
   return { endpointId, disabled: null, failingSince: null, lanes: PersistentMap(), idleLanes: PersistentMap() };
 }
 
-/** The state a snapshot stored (its JSON, or a state already in memory), with its lanes as maps. */
-export function webhookEndpointStateFromSnapshot(stored: StoredWebhookEndpointState | WebhookEndpointState): WebhookEndpointState {
-  if (PersistentMap.isOrderedMap(stored.lanes)) return stored as WebhookEndpointState;
-  const { lanes, idleLanes, ...rest } = stored as StoredWebhookEndpointState;
+/** The state a snapshot stored (its JSON, parsed), with its lanes as maps. */
+export function webhookEndpointStateFromSnapshot(stored: StoredWebhookEndpointState): WebhookEndpointState {
+  const { lanes, idleLanes, ...rest } = stored;
   const all = PersistentMap(lanes);
   if (idleLanes) return { ...rest, lanes: all, idleLanes: PersistentMap(idleLanes) };
   return {
@@ -182,7 +181,7 @@ export function evolveWebhookEndpoint(state: WebhookEndpointState, event: Webhoo
   return evolveWebhookEndpointAll(state, [event]);
 }
 
-/** Several events on one draft: an activation's replay copied the lanes record for every event of its journal tail. */
+/** Several events on one draft: an activation's replay makes one copy of the state for its whole journal tail. */
 export function evolveWebhookEndpointAll(state: WebhookEndpointState, events: readonly WebhookEndpointEvent[]): WebhookEndpointState {
   const draft = draftWebhookEndpoint(state);
   for (const event of events) applyToWebhookEndpointDraft(draft, event);
