@@ -33,7 +33,13 @@ export interface RuntimeOptions {
    * @default 10
    */
   outboxLingerMs: number;
-  /** Time a handoff waits for mailboxes to drain before it gives up on them. @default 10000 */
+  /**
+   * Time a handoff (rebalance, SIGTERM) lets the shard's running effects
+   * finish, their outcomes recorded under this node's fence, before it
+   * abandons the rest (the next owner runs those again). @default 15000
+   */
+  drainTimeoutMs: number;
+  /** Time a handoff then waits for mailboxes to drain before it gives up on them. @default 10000 */
   handoffTimeoutMs: number;
   /** First token of every bus subject (`<prefix>.shard.<n>.<kind>.<id>`, `<prefix>.events.…`). @default agentrt */
   subjectPrefix: string;
@@ -70,6 +76,7 @@ export function defaultRuntimeOptions(): RuntimeOptions {
     reminderPollMs: 1000,
     outboxPollMs: 1000,
     outboxLingerMs: 10,
+    drainTimeoutMs: 15_000,
     handoffTimeoutMs: 10_000,
     subjectPrefix: 'agentrt',
     eventStream: 'AGENTRT_EVENTS',
@@ -93,6 +100,7 @@ const INTEGER_VARIABLES: Array<[keyof RuntimeOptions, string, number]> = [
   ['reminderPollMs', 'AGENTRT_REMINDER_POLL_MS', 10],
   ['outboxPollMs', 'AGENTRT_OUTBOX_POLL_MS', 10],
   ['outboxLingerMs', 'AGENTRT_OUTBOX_LINGER_MS', 0],
+  ['drainTimeoutMs', 'AGENTRT_DRAIN_TIMEOUT_MS', 0],
   ['handoffTimeoutMs', 'AGENTRT_HANDOFF_TIMEOUT_MS', 1],
   ['recoveryConcurrency', 'AGENTRT_RECOVERY_CONCURRENCY', 1],
   ['databasePoolSize', 'AGENTRT_RUNTIME_POOL_SIZE', 1],

@@ -23,6 +23,8 @@ export interface SpawnOptions<State, Msg = unknown> {
   initialState: State;
   /** Idle time after which nact stops the actor (passivation); undefined: never. */
   shutdownAfterMs?: number;
+  /** Asked when the idle time is up: true keeps the actor for another idle period (work of its own still runs outside its turns). */
+  keepAlive?: (state: State) => boolean;
   /** Runs after the actor stopped (passivation, crash or explicit stop). */
   afterStop?: (state: State) => void;
   /** Called with the error when a turn (or recovery) throws; the actor is then stopped. */
@@ -63,7 +65,35 @@ function nactProps<State, Msg>(options: SpawnOptions<State, Msg>): Record<string
 /** Spawns a plain (in-memory) actor. */
 export function spawnActor<State, Msg>(parent: ActorRef<unknown> | SystemRef, f: ActorFunction<State, Msg>, name: string, options: SpawnOptions<State, Msg>): ActorRef<Msg> {
   const spawnUntyped = nact.spawn as unknown as (...args: unknown[]) => ActorRef<Msg>;
-  return spawnUntyped(parent, f, name, nactProps(options));
+  const ref = spawnUntyped(parent, f, name, nactProps(options));
+  if (options.shutdownAfterMs && options.keepAlive) keepIdleActorWhile(ref, options.keepAlive);
+  return ref;
+}
+
+/** The idle-stop parts of nact's concrete actor (lib/actor.js of the pinned 7.6.2). */
+interface IdleStoppingActor<State> {
+  state: State;
+  shutdownPeriod: number;
+  timeout: NodeJS.Timeout | undefined;
+  setTimeout(): void;
+  clearTimeout(): void;
+  stop(): void;
+}
+
+/**
+ * nact stops an actor once it was idle for `shutdownAfter`, whatever else it
+ * waits for. Its idle timer (armed by `setTimeout`, cleared by each dispatch)
+ * is replaced by one that asks `keepAlive` first and re-arms while it says so.
+ */
+function keepIdleActorWhile<State>(ref: ActorRef<unknown>, keepAlive: (state: State) => boolean): void {
+  const actor = concreteOf(ref) as unknown as IdleStoppingActor<State> | undefined;
+  if (!actor) return;
+  actor.setTimeout = function (this: IdleStoppingActor<State>) {
+    this.timeout = setTimeout(() => (keepAlive(this.state) ? this.setTimeout() : this.stop()), this.shutdownPeriod);
+  };
+  // The timer the constructor armed is nact's own: replaced by one of the above.
+  actor.clearTimeout();
+  actor.setTimeout();
 }
 
 /** Enqueues a message; silently dropped by nact when the actor has stopped. */

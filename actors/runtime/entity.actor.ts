@@ -7,8 +7,10 @@
 // queued behind a message are decided with it, one after another, and
 // written as one group (handleGroup). On activation the actor recovers its
 // state (snapshot + journal tail), applies its pending durable commands in
-// write order, and hands the effects it had started but whose runs were lost
-// back to the behaviour.
+// write order, then the effect outcomes this node handed over in memory that
+// no committed turn applied yet (the actor stopped before, or with a failed
+// turn), and hands the effects it had started but whose runs were lost back to
+// the behaviour.
 import { ApiError, toApiError } from '../../src/errors';
 import { newId, newUlid } from '../../src/ids';
 import type { ActorContext, ActorDecision, ActorKind, AnyActorBehavior, EffectOutcome, FiredReminder, RunningEffect } from '../../src/ports/actor-behavior';
@@ -150,6 +152,8 @@ interface TurnInput {
   fired?: FiredReminder;
   /** Effects this input finishes. */
   ended?: string[];
+  /** The in-memory outcome this input applies: the runner forgets its run once the turn committed. */
+  settles?: { id: string; attempt: number };
   reply?: (reply: EntityReply) => void;
 }
 
@@ -286,6 +290,7 @@ function afterCommit(act: Activation, built: BuiltTurn): void {
   const { entry, input, aborted, started, sends, write, decision } = built;
   if (input.cid) act.applied.add(input.cid, entry.reply);
   input.reply?.({ ok: true, value: entry.reply });
+  if (input.settles) act.effects.settle(act.key, input.settles.id, input.settles.attempt);
   for (const id of aborted) act.effects.abandon(act.key, id);
   for (const effect of started) act.effects.start({ kind: act.behavior.kind, actorId: act.id, key: act.key, fence: act.fence, effect });
   if (sends.length) act.onSent(sends);
@@ -318,6 +323,7 @@ async function turn(act: Activation, envelope: Envelope, decision: Decision, inp
   } catch (error) {
     if (error instanceof DuplicateCommandError) {
       if (input.processed.length) await act.commands.markProcessed(input.processed);
+      if (input.settles) act.effects.settle(act.key, input.settles.id, input.settles.attempt);
       input.reply?.({ ok: true, value: error.reply });
       return envelope;
     }
@@ -418,8 +424,9 @@ class TurnGroup {
  * A failed write fails every message of the group and stops the actor (its
  * envelope holds the folded turns): asks are answered with the error (a
  * duplicate command with a retryable one, so its caller reaches the next
- * activation, which knows it), and effect outcomes handed over in memory are
- * lost with it, as with a stopped node: their effects run again.
+ * activation, which knows it); effect outcomes handed over in memory stay
+ * with the EffectRunner until a committed turn applied them, so the next
+ * activation applies them (the host wakes the actor for them).
  */
 async function handleGroup(act: Activation, envelope: Envelope, messages: EntityMessage[]): Promise<Envelope> {
   const group = new TurnGroup(envelope);
@@ -520,14 +527,30 @@ export function effectOutcomeCommand(key: string, outcome: EffectOutcome): { id:
 async function applyEffectOutcome(act: Activation, envelope: Envelope, command: PendingCommand, outcome: EffectOutcome): Promise<Envelope> {
   const running = envelope.effects[outcome.id];
   const processed = command.unstored ? [] : [command.id];
+  const settles = command.unstored ? { id: outcome.id, attempt: outcome.attempt } : undefined;
   if (!running || running.attempt !== outcome.attempt) {
     if (processed.length) await act.commands.markProcessed(processed);
+    if (settles) act.effects.settle(act.key, settles.id, settles.attempt);
     return envelope;
   }
   const handler = act.behavior.onEffectResult;
   const result = handler ? await decideSafely(act, 'onEffectResult', () => handler.call(act.behavior, envelope.state, outcome, context(act))) : { decision: {} };
-  if ('error' in result && isRetryable(result.error)) return envelope;
-  return turn(act, envelope, 'decision' in result ? result.decision : {}, { cid: command.id, persist: true, processed, ended: [outcome.id] });
+  if ('error' in result && isRetryable(result.error)) {
+    // Not applied: a durable outcome stays pending; one held in memory is dropped and the next activation finds its effect interrupted.
+    if (settles) act.effects.settle(act.key, settles.id, settles.attempt);
+    return envelope;
+  }
+  return turn(act, envelope, 'decision' in result ? result.decision : {}, { cid: command.id, persist: true, processed, ended: [outcome.id], ...(settles ? { settles } : {}) });
+}
+
+/** Applies the outcomes this node handed over in memory that no committed turn has applied yet (before any effect is taken for lost). */
+async function applyHeldOutcomes(act: Activation, envelope: Envelope): Promise<Envelope> {
+  let current = envelope;
+  for (const outcome of act.effects.heldOutcomes(act.key)) {
+    const { id, payload } = effectOutcomeCommand(act.key, outcome);
+    current = await applyEffectOutcome(act, current, { id, kind: act.behavior.kind, actorId: act.id, payload, unstored: true }, outcome);
+  }
+  return current;
 }
 
 /**
@@ -597,7 +620,7 @@ async function resumeInterrupted(act: Activation, envelope: Envelope): Promise<E
   return current;
 }
 
-/** Recovery: snapshot and journal tail, then the stored commands, then the effects whose runs were lost. */
+/** Recovery: snapshot and journal tail, then the stored commands and the outcomes held in memory, then the effects whose runs were lost. */
 async function activate(act: Activation): Promise<Envelope> {
   const { snapshot: snapshotEntry, entries, pending } = await act.journal.readActivation(act.key, act.behavior.kind, act.id, act.fence.shard);
   let envelope = snapshotEntry ? normalize(act.behavior, snapshotEntry.payload) : initialEnvelope(act.behavior, act.id);
@@ -605,6 +628,7 @@ async function activate(act: Activation): Promise<Envelope> {
   const replayed = entries.length ? act.behavior.evolveAll?.(envelope.state, entries.flatMap((entry) => (entry.payload as EntryPayload).events)) : undefined;
   for (const entry of entries) envelope = fold(act.behavior, envelope, entry.payload as EntryPayload, entry.sequenceNr, replayed);
   envelope = await applyCommands(act, envelope, pending);
+  envelope = await applyHeldOutcomes(act, envelope);
   return resumeInterrupted(act, envelope);
 }
 

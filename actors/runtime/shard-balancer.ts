@@ -1,7 +1,9 @@
 // Membership and shard balancing. Every round a node heartbeats its membership
 // row, computes its fair share from the live members, takes free shards up to
 // that share (and any orphaned shard: recorded owner set but lock free, i.e.
-// the owner died), and hands off surplus shards gracefully.
+// the owner died), and hands off surplus shards gracefully. A handoff lets
+// the shard's running effects finish first (up to the drain time), so it runs
+// beside the rounds, which go on heartbeating meanwhile.
 import { fairShare } from '../../src/sharding/fair-share';
 import type { LeaseProvider } from '../../src/ports/leases';
 import type { ActorClusterRepository, ShardOwner } from '../../persistence/runtime/actor-cluster.repository';
@@ -34,6 +36,8 @@ export class ShardBalancer {
   private busy = false;
   /** Incremented at each lease loss: a round that saw one must not open the shards it claimed. */
   private leaseGeneration = 0;
+  /** Handoffs in progress, by shard: still owned (and locked) until they end, but neither surplus nor to be claimed again. */
+  private readonly handoffs = new Map<number, Promise<void>>();
 
   constructor(private readonly deps: ShardBalancerDeps) {
     deps.leases.onLost((loss) => this.leaseLost(loss.reason));
@@ -57,7 +61,8 @@ export class ShardBalancer {
     this.stopped = true;
     clearInterval(this.timer);
     await this.running;
-    await Promise.all(this.deps.host.owned().map((shard) => this.handoff(shard)));
+    // Rebalancing handoffs still draining are joined, not started again.
+    await Promise.all([...this.deps.host.owned().map((shard) => this.handoff(shard)), ...this.handoffs.values()]);
     await this.deps.cluster.removeNode(this.deps.options.nodeId).catch(() => undefined);
     await this.deps.leases.close();
   }
@@ -98,7 +103,8 @@ export class ShardBalancer {
     const owners = await cluster.listShardOwners();
     const before = host.owned().length;
     const taken = await this.acquire(owners, target);
-    if (taken === 0 && host.owned().length > target) await this.releaseSurplus(host.owned().length - target);
+    const keeping = host.owned().length - this.handoffs.size;
+    if (taken === 0 && keeping > target) this.releaseSurplus(keeping - target);
     if (host.owned().length !== before) await cluster.heartbeat(options.nodeId, host.owned(), host.activeActors());
     await cluster.removeStaleNodes(Math.max(options.leaseTimeoutMs * 10, 60_000));
   }
@@ -111,7 +117,8 @@ export class ShardBalancer {
 
   private async acquire(owners: ShardOwner[], target: number): Promise<number> {
     const { leases, host, options } = this.deps;
-    const mine = new Set(host.owned());
+    // A shard handed off is still locked by this session (locks are re-entrant): never claimed back while it drains.
+    const mine = new Set([...host.owned(), ...this.handoffs.keys()]);
     const need = target - mine.size;
     const free = shuffle(owners.filter((owner) => !mine.has(owner.shard) && owner.ownerNodeId === null).map((owner) => owner.shard));
     const recorded = owners.filter((owner) => !mine.has(owner.shard) && owner.ownerNodeId !== null).map((owner) => owner.shard);
@@ -144,13 +151,25 @@ export class ShardBalancer {
     return keep.length;
   }
 
-  private async releaseSurplus(surplus: number): Promise<void> {
-    const shards = this.deps.host.owned().slice(-Math.min(surplus, this.deps.options.maxHandoffsPerRound));
-    await Promise.all(shards.map((shard) => this.handoff(shard)));
-    this.deps.logger.info({ node: this.deps.options.nodeId, shards }, 'shards handed off');
+  /** Starts handing off surplus shards; they drain beside the next rounds. */
+  private releaseSurplus(surplus: number): void {
+    const shards = this.deps.host.owned().filter((shard) => !this.handoffs.has(shard)).slice(-Math.min(surplus, this.deps.options.maxHandoffsPerRound));
+    this.deps.logger.info({ node: this.deps.options.nodeId, shards }, 'handing shards off');
+    for (const shard of shards) {
+      this.handoff(shard).catch((error: unknown) => this.deps.logger.warn({ err: error, shard }, 'shard handoff failed'));
+    }
   }
 
-  private async handoff(shard: number): Promise<void> {
+  /** Hands a shard off once: a second call joins the handoff in progress. */
+  private handoff(shard: number): Promise<void> {
+    const running = this.handoffs.get(shard);
+    if (running) return running;
+    const handoff = this.handOver(shard).finally(() => this.handoffs.delete(shard));
+    this.handoffs.set(shard, handoff);
+    return handoff;
+  }
+
+  private async handOver(shard: number): Promise<void> {
     const fence = this.deps.host.fenceOf(shard);
     if (!fence) return;
     await this.deps.host.handoff(shard);

@@ -2,9 +2,10 @@
 // subscription and the fencing epoch of the lease. Opening a shard activates
 // every actor of it with unfinished work (effects in flight, commands pending,
 // reminders due), with bounded concurrency. A shard is handed off gracefully
-// (stop taking messages, abandon its effects, drain mailboxes, snapshot) or
-// dropped at once when the lease is lost or a write finds the fence moved.
-// The host also runs the actors' effects and records their outcomes.
+// (stop taking messages, let its effects finish and record their outcomes,
+// drain mailboxes, snapshot) or dropped at once when the lease is lost or a
+// write finds the fence moved. The host also runs the actors' effects and
+// records their outcomes.
 import { InvalidArgumentError, toApiError } from '../../src/errors';
 import type { ActorKind, EffectOutcome } from '../../src/ports/actor-behavior';
 import { RequestTimeoutError, type Bus, type BusMessage, type BusSubscription } from '../../src/ports/bus';
@@ -69,7 +70,7 @@ export class ShardHost {
   private active = 0;
 
   constructor(private readonly deps: ShardHostDeps) {
-    this.effects = new EffectRunner({ kinds: deps.kinds, onOutcome: (run, outcome) => void this.recordOutcome(run, outcome) });
+    this.effects = new EffectRunner({ kinds: deps.kinds, onOutcome: (run, outcome) => this.recordOutcome(run, outcome) });
     this.recoveries = new RecoveryQueue(deps.options.recoveryConcurrency);
   }
 
@@ -117,17 +118,29 @@ export class ShardHost {
 
   /**
    * Hands a shard off: stops taking messages (callers get a retryable "moved"
-   * reply at once), abandons its effects (the next owner resumes them), drains
-   * every mailbox, snapshots, unsubscribes and stops the actors. The caller
-   * then releases the lease.
+   * reply at once) and starting effects, lets the effects running finish
+   * (each within its deadline, all within `drainTimeoutMs`) and records their
+   * outcomes under this owner's fence, the actors applying them (an effect
+   * their turns start is only journaled: the next owner starts it). Effects
+   * still running then are abandoned (the next owner runs them again). Then
+   * drains every mailbox, snapshots, unsubscribes and stops the actors. The
+   * caller then releases the lease.
    */
   async handoff(shard: number): Promise<void> {
     const slot = this.slots.get(shard);
     if (!slot) return;
     slot.accepting = false;
-    this.effects.abandonShard(shard);
+    this.effects.holdShard(shard);
+    const finished = await this.effectsFinished(slot);
+    // Dropped meanwhile (lease lost): nothing is left to hand over.
+    if (this.slots.get(shard) !== slot) return;
+    if (!finished) {
+      this.deps.logger.warn({ shard, drainTimeoutMs: this.deps.options.drainTimeoutMs }, 'effects still running at the end of the drain time: the next owner runs them again');
+      this.effects.abandonShard(shard);
+    }
     const errors = await this.drain(slot);
     if (errors.length) this.deps.logger.warn({ shard, errors: errors.map(String) }, 'handoff snapshot failed for some actors');
+    if (this.slots.get(shard) !== slot) return;
     slot.subscription.unsubscribe();
     this.close(slot);
   }
@@ -142,9 +155,32 @@ export class ShardHost {
     this.close(slot);
   }
 
+  /** Waits for the shard's effects and their outcomes (see handoff). @returns false when the drain time ran out first */
+  private async effectsFinished(slot: ShardSlot): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), this.deps.options.drainTimeoutMs)));
+    try {
+      return await Promise.race([this.effects.whenShardIdle(slot.shard).then(() => true as const), timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Drops every shard (lease session lost). */
   abandonAll(): void {
     for (const shard of this.owned()) this.abandon(shard);
+  }
+
+  /**
+   * Delivers a message from this node's own machinery (an effect outcome) to
+   * an entity of a shard it still holds, also while the shard is handed off.
+   * @returns false when the shard is not held.
+   */
+  private deliverInternally(kind: string, id: string, shard: number, message: EntityMessage): boolean {
+    const slot = this.slots.get(shard);
+    if (!slot) return false;
+    dispatch(slot.router, { type: 'deliver', kind, id, message });
+    return true;
   }
 
   /**
@@ -188,15 +224,16 @@ export class ShardHost {
   private async recordOutcome(run: EffectRun, outcome: EffectOutcome): Promise<void> {
     const command = effectOutcomeCommand(run.key, outcome);
     if (run.effect.durableResult === false) {
-      // Not stored: if the actor is gone before its turn, its next activation finds the effect interrupted.
-      this.deliver(run.kind, run.actorId, run.fence.shard, { type: 'stored', command: { id: command.id, kind: run.kind, actorId: run.actorId, payload: command.payload, unstored: true } });
+      // Not stored: the runner keeps it until a committed turn applied it; an activation before that applies it first.
+      const handedOver: EntityMessage = { type: 'stored', command: { id: command.id, kind: run.kind, actorId: run.actorId, payload: command.payload, unstored: true } };
+      if (!this.deliverInternally(run.kind, run.actorId, run.fence.shard, handedOver)) this.effects.settle(run.key, outcome.id, outcome.attempt);
       return;
     }
     for (;;) {
       try {
         const stored = { id: command.id, kind: run.kind, actorId: run.actorId, payload: command.payload };
         await this.deps.commands.insertFenced({ ...stored, shard: run.fence.shard }, run.fence);
-        this.deliver(run.kind, run.actorId, run.fence.shard, { type: 'stored', command: stored });
+        this.deliverInternally(run.kind, run.actorId, run.fence.shard, { type: 'stored', command: stored });
         return;
       } catch (error) {
         if (error instanceof ShardFencedError) {
@@ -226,6 +263,7 @@ export class ShardHost {
 
   private close(slot: ShardSlot): void {
     stopActor(slot.router);
+    this.effects.releaseShard(slot.shard);
     this.slots.delete(slot.shard);
     runtimeMetrics.ownedShards.set(this.slots.size);
   }
@@ -267,8 +305,13 @@ export class ShardHost {
       {
         initialState: null,
         shutdownAfterMs: options.passivateAfterMs,
+        // An actor passivated with effects running would be woken by their outcomes anyway, recovering for nothing.
+        keepAlive: () => this.effects.activeFor(key) > 0,
         afterStop: () => this.entityStopped(kind),
-        onCrash: (error) => this.deps.logger.warn({ err: error, key }, 'actor stopped after a failed turn'),
+        onCrash: (error) => {
+          this.deps.logger.warn({ err: error, key }, 'actor stopped after a failed turn');
+          this.wakeForHeldOutcomes(kind, id, key, { shard, epoch });
+        },
         onUnhandled: (messages) => {
           runtimeMetrics.mailboxDepth.dec(messages.length);
           this.answerUnhandled(messages, (message) => abandonMessage(message, shard));
@@ -290,6 +333,18 @@ export class ShardHost {
         this.deps.logger.warn({ err: error }, 'could not answer a message left by a stopped actor');
       }
     }
+  }
+
+  /**
+   * An actor that stopped on a failed turn may have lost outcomes handed over
+   * in memory with it: it is woken (after a pause, the database may be down)
+   * while the runner still holds any, and its activation applies them.
+   */
+  private wakeForHeldOutcomes(kind: string, id: string, key: string, fence: Fence): void {
+    setTimeout(() => {
+      if (this.slots.get(fence.shard)?.epoch !== fence.epoch || this.effects.heldOutcomes(key).length === 0) return;
+      this.deliverInternally(kind, id, fence.shard, { type: 'wake', done: () => undefined });
+    }, RESULT_RETRY_MS).unref();
   }
 
   private entityStopped(kind: string): void {

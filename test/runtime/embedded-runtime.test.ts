@@ -106,7 +106,9 @@ describe('actor runtime (embedded mode)', () => {
     assert.equal(runtime.runningEffects(), 0);
   });
 
-  it('resumes an effect interrupted by a restart, with the same id and no outside message', async () => {
+  it('resumes an effect still running when the stop\'s drain time ran out, with the same id and no outside message', async () => {
+    await runtime.stop();
+    runtime = await startRuntime({ drainTimeoutMs: 300 });
     await ask('restarted-effect', { type: 'work', sleepMs: 5000, by: 2, effectId: 'resume-1' });
     await runtime.stop();
     runtime = await startRuntime();
@@ -115,6 +117,19 @@ describe('actor runtime (embedded mode)', () => {
     const reply = await ask('restarted-effect', { type: 'get' });
     assert.equal(reply.value, 2);
     assert.equal(reply.effects['resume-1'], 'ok:2');
+  });
+
+  it('lets an effect running at a stop finish within the drain time and applies its outcome: the next start does not run it again', async () => {
+    const before = counterEffects.runs;
+    await ask('drained-effect', { type: 'work', sleepMs: 1000, by: 3, effectId: 'drained-1' });
+    await runtime.stop();
+    assert.equal(counterEffects.runs, before + 1);
+    runtime = await startRuntime();
+    const reply = await ask('drained-effect', { type: 'get' });
+    assert.equal(reply.value, 3);
+    assert.equal(reply.effects['drained-1'], 'ok:1', 'applied by the node that ran it');
+    assert.equal(runtime.runningEffects(), 0);
+    assert.equal(counterEffects.runs, before + 1, 'run once');
   });
 
   it('fires a durable reminder, also for a passivated actor, and deletes it', async () => {
