@@ -244,10 +244,11 @@ export class ActorRuntime {
   }
 
   /**
-   * Graceful stop (SIGTERM): stops polling, hands every shard off (effects
-   * aborted for the next owner to resume, mailboxes drained, actors
-   * snapshotted), releases the leases, leaves the membership and closes the
-   * bus and the pool. Idempotent.
+   * Graceful stop (SIGTERM): stops polling, hands every shard off (running
+   * effects finish within the drain time and their outcomes are applied,
+   * mailboxes drained, actors snapshotted), releases the leases, leaves the
+   * membership and closes the bus and the pool. Bounded by drainTimeoutMs +
+   * handoffTimeoutMs. Idempotent.
    */
   stop(): Promise<void> {
     this.stopping ??= this.shutdown();

@@ -21,12 +21,13 @@ describe('runtimeOptionsFromEnv', () => {
       AGENTRT_PASSIVATE_AFTER_MS: '1000',
       AGENTRT_SNAPSHOT_EVERY: '10',
       AGENTRT_ASK_TIMEOUT_MS: '9000',
+      AGENTRT_DRAIN_TIMEOUT_MS: '4000',
       AGENTRT_SUBJECT_PREFIX: 'test',
       AGENTRT_EVENT_STREAM: 'TEST_EVENTS',
     });
     assert.deepEqual(
-      [options.nodeId, options.shardCount, options.leaseTimeoutMs, options.passivateAfterMs, options.snapshotEvery, options.askTimeoutMs, options.subjectPrefix, options.eventStream],
-      ['node_x', 64, 3000, 1000, 10, 9000, 'test', 'TEST_EVENTS'],
+      [options.nodeId, options.shardCount, options.leaseTimeoutMs, options.passivateAfterMs, options.snapshotEvery, options.askTimeoutMs, options.drainTimeoutMs, options.subjectPrefix, options.eventStream],
+      ['node_x', 64, 3000, 1000, 10, 9000, 4000, 'test', 'TEST_EVENTS'],
     );
   });
 
