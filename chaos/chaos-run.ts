@@ -1,8 +1,10 @@
 // `npm run chaos` (issue 10 item 5): three built agentrt nodes on a Postgres
 // and a NATS of their own, under a steady load of objectives that call an HTTP
-// tool and emit webhooks to four receivers (healthy, slow, failing for a
-// while, gone with 410), through kill -9 and restart of a node, SIGSTOP of
-// another past its lease then SIGCONT, a NATS restart and a Postgres restart.
+// tool and a slow one and emit webhooks to four receivers (healthy, slow,
+// failing for a while, gone with 410), through a rolling deploy (a fourth node
+// joins, a node is stopped with SIGTERM and started again: no fault, planned
+// moves), kill -9 and restart of a node, SIGSTOP of another past its lease then
+// SIGCONT, a NATS restart and a Postgres restart.
 // Then the load stops, the run waits until every objective and delivery is
 // terminal, and checks, printing each figure:
 // - every objective created, terminal and COMPLETED;
@@ -13,6 +15,8 @@
 //   here de-duplicates by key, so each effect is applied once. Checked: every
 //   key is a persisted tool call id, every call reached the tool, one
 //   TOOL_RESULT per call, and no call sent twice outside a fault window;
+// - the rolling deploy: no tool call received twice (a planned move lets the
+//   calls in flight finish), the stopped node exited 0;
 // - per receiver that accepts: distinct webhook-ids received = deliveries =
 //   events persisted for its agents, one id per event, every delivery
 //   COMPLETED, every request verified by `standardwebhooks`, first receipts in
@@ -41,6 +45,8 @@ type Json = any;
 const RATE = Number(process.env.CHAOS_RATE ?? 5);
 const PHASE_MS = Number(process.env.CHAOS_PHASE_MS ?? 15_000);
 const NODE_COUNT = 3;
+/** The node that joins in the rolling deploy (started then, not at set-up). */
+const JOINING_NODE = NODE_COUNT;
 const SHARD_COUNT = 30;
 const LEASE_TIMEOUT_MS = 4_000;
 const REBALANCE_INTERVAL_MS = 500;
@@ -49,6 +55,8 @@ const SLOW_RECEIVER_MS = 3_000;
 const FAILING_FROM_MS = 5_000;
 const FAILING_FOR_MS = 20_000;
 const TOOL_ANSWER_DELAY_MS = 300;
+/** The slow tool: calls still running when a node hands its shards off (below the runtime's default drain time, 15 s). */
+const SLOW_TOOL_ANSWER_DELAY_MS = 6_000;
 const RETRY_SCHEDULE = '1s,2s,4s,8s,8s,8s,8s,8s';
 /** A fault window lasts until this long after the run saw the system recovered. */
 const GRACE_MS = 5_000;
@@ -99,6 +107,8 @@ class ChaosRun {
   workspaceId = '';
   agents: Array<{ id: string; kind: ReceiverKind }> = [];
   readonly windows: FaultWindow[] = [];
+  /** The rolling deploy's span (not a fault window: nothing may be sent twice in it), and the stopped node's exit code. */
+  deploy: { start: number; end: number; exitCode: number | null } | undefined;
   readonly api: ApiRecord[] = [];
   readonly checks: Check[] = [];
   readonly created = new Map<number, string>();
@@ -125,7 +135,7 @@ class ChaosRun {
     say(`Postgres up on port ${this.postgres.port} (${this.root}/postgres)`);
     this.nats = await PrivateNats.create(path.join(this.root, 'nats'));
     say(`NATS (JetStream) up on port ${this.nats.port}`);
-    this.tool = await startEffectTool(TOOL_ANSWER_DELAY_MS);
+    this.tool = await startEffectTool(TOOL_ANSWER_DELAY_MS, SLOW_TOOL_ANSWER_DELAY_MS);
     const { receivers, setSecret } = await startChaosReceivers(SLOW_RECEIVER_MS);
     this.receivers = receivers;
 
@@ -144,11 +154,11 @@ class ChaosRun {
       AGENTRT_RATE_LIMIT_BURST: '2000',
       PORT: '0',
     });
-    this.nodes = Array.from({ length: NODE_COUNT }, (_, index) => new ChaosNode(index, path.join(this.root, `node${index}`), this.logDir, env));
-    // The first node migrates and bootstraps; the others join it.
+    this.nodes = Array.from({ length: NODE_COUNT + 1 }, (_, index) => new ChaosNode(index, path.join(this.root, `node${index}`), this.logDir, env));
+    // The first node migrates and bootstraps; the others join it (the last one later, in the rolling deploy).
     await this.nodes[0].start();
-    await Promise.all(this.nodes.slice(1).map((node) => node.start()));
-    say(`nodes up: ${this.nodes.map((node) => `${node.name} ${node.url} ${node.nodeId}`).join(', ')}`);
+    await Promise.all(this.nodes.slice(1, NODE_COUNT).map((node) => node.start()));
+    say(`nodes up: ${this.liveNodes().map((node) => `${node.name} ${node.url} ${node.nodeId}`).join(', ')}`);
     this.token = (await fs.readFile(path.join(this.nodes[0].dataDir, 'global-api-key.token'), 'utf8')).trim();
     await this.waitBalanced(60_000);
 
@@ -157,17 +167,22 @@ class ChaosRun {
     const tool = await this.call('POST', `/v1/workspaces/${this.workspaceId}/tools`, {
       metadata: { name: 'effect' }, spec: { description: 'Performs an effect once per Idempotency-Key', http: { url: `${this.tool.url}/effect`, method: 'POST' } },
     });
+    const slowTool = await this.call('POST', `/v1/workspaces/${this.workspaceId}/tools`, {
+      metadata: { name: 'slow' }, spec: { description: 'Performs an effect once per Idempotency-Key, slowly', http: { url: `${this.tool.url}/slow`, method: 'POST' } },
+    });
     for (const kind of RECEIVER_KINDS) {
       for (let n = 0; n < AGENTS_PER_RECEIVER; n += 1) {
         const agent = await this.call('POST', `/v1/workspaces/${this.workspaceId}/agents`, { metadata: { name: `chaos-${kind}-${n}` }, spec: { webhookEventsUrl: this.receivers.url(kind) } });
         const variation = await this.call('POST', `/v1/workspaces/${this.workspaceId}/agents/${agent.metadata.id}/variations`, {
           metadata: { name: 'v1' }, spec: { prompt: 'You run scripts.', modelConfig: { modelId: 'builtin/scripted' } },
         });
-        await this.call('POST', `/v1/workspaces/${this.workspaceId}/agents/${agent.metadata.id}/variations/${variation.metadata.id}/assignments`, { toolId: tool.metadata.id });
+        for (const assigned of [tool, slowTool]) {
+          await this.call('POST', `/v1/workspaces/${this.workspaceId}/agents/${agent.metadata.id}/variations/${variation.metadata.id}/assignments`, { toolId: assigned.metadata.id });
+        }
         this.agents.push({ id: agent.metadata.id, kind });
       }
     }
-    say(`workspace ${this.workspaceId}: ${this.agents.length} agents (${AGENTS_PER_RECEIVER} per receiver: ${RECEIVER_KINDS.join(', ')}), tool "effect"`);
+    say(`workspace ${this.workspaceId}: ${this.agents.length} agents (${AGENTS_PER_RECEIVER} per receiver: ${RECEIVER_KINDS.join(', ')}), tools "effect" and "slow"`);
   }
 
   // ---------------------------------------------------------------- API
@@ -269,7 +284,7 @@ class ChaosRun {
         say(`receiver "failing" answers 200 again (${((Date.now() - failingKindAt) / 1000).toFixed(1)} s after the load started)`);
       }, FAILING_FROM_MS + FAILING_FOR_MS),
     );
-    say(`load started: ${RATE} objectives/s over ${this.agents.length} agents, each "CALL effect {...}" then "SAY done"`);
+    say(`load started: ${RATE} objectives/s over ${this.agents.length} agents, each "CALL effect {...}" and "CALL slow {...}" then "SAY done"`);
   }
 
   async stopLoad(): Promise<void> {
@@ -282,7 +297,7 @@ class ChaosRun {
   /** Creates objective `index` through a random live node, retrying with the same Idempotency-Key. */
   private async createObjective(index: number): Promise<void> {
     const agent = this.agents[index % this.agents.length];
-    const body = { agentId: agent.id, initialMessage: `CALL effect {"n": ${index}}\nSAY done`, metadata: { externalId: `chaos-${index}`, labels: { receiver: agent.kind } } };
+    const body = { agentId: agent.id, initialMessage: `CALL effect {"n": ${index}}\nCALL slow {"n": ${index}}\nSAY done`, metadata: { externalId: `chaos-${index}`, labels: { receiver: agent.kind } } };
     const deadline = Date.now() + CREATE_DEADLINE_MS;
     let last = '';
     while (Date.now() < deadline) {
@@ -320,7 +335,33 @@ class ChaosRun {
     say(`recovered from "${window.name}" after ${((Date.now() - window.start) / 1000).toFixed(1)} s (window open ${extraMs / 1000} s more)`);
   }
 
+  /**
+   * A rolling deploy under load, with slow tool calls running: a fourth node
+   * joins (the others hand it shards), a node is stopped with SIGTERM and
+   * started again. Planned moves, not faults: no window opens, so a call sent
+   * twice or an API failure meanwhile fails the checks.
+   */
+  async rollingDeploy(): Promise<void> {
+    const start = Date.now();
+    const joining = this.nodes[JOINING_NODE];
+    say(`DEPLOY: ${joining.name} joins`);
+    await joining.start();
+    say(`${joining.name} listening as ${joining.nodeId}`);
+    await this.waitBalanced(90_000);
+    const stopped = this.nodes[NODE_COUNT - 1];
+    say(`DEPLOY: SIGTERM ${stopped.name} (${stopped.nodeId})`);
+    const exitCode = await stopped.terminate();
+    say(`${stopped.name} exited with ${exitCode} after ${((Date.now() - start) / 1000).toFixed(1)} s into the deploy; starting it again`);
+    await stopped.start();
+    say(`${stopped.name} listening again as ${stopped.nodeId}`);
+    await this.waitBalanced(90_000);
+    this.deploy = { start, end: Date.now(), exitCode };
+    say(`DEPLOY done in ${((Date.now() - start) / 1000).toFixed(1)} s`);
+  }
+
   async runFaults(): Promise<void> {
+    await sleep(PHASE_MS);
+    await this.rollingDeploy();
     await sleep(PHASE_MS);
 
     const killed = this.nodes[0];
@@ -473,6 +514,14 @@ class ChaosRun {
     this.check('tool calls: each persisted call reached the tool under its own id, one result each',
       strangers === 0 && unsent === 0 && notOneResult === 0 && toolErrors === 0 && this.tool.keyless === 0 && callIds.size === calls.length,
       `${calls.length} TOOL_CALLED (${callIds.size} distinct ids), ${keys.length} distinct Idempotency-Keys at the tool, ${strangers} keys not a persisted call, ${unsent} calls never sent, ${notOneResult} calls without exactly one result, ${toolErrors} TOOL_ERROR, ${this.tool.keyless} requests without a key`);
+    const deploy = this.deploy;
+    const resentInDeploy = deploy ? resent.filter((requests) => requests.slice(1).some((request) => request.receivedAt >= deploy.start && request.receivedAt <= deploy.end + GRACE_MS)).length : 0;
+    const sentInDeploy = deploy ? this.tool.requests.filter((request) => request.receivedAt >= deploy.start && request.receivedAt <= deploy.end).length : 0;
+    this.check('rolling deploy (a node joins, a node SIGTERMed and restarted): no tool call received twice, the stopped node exited 0',
+      deploy !== undefined && deploy.exitCode === 0 && resentInDeploy === 0 && sentInDeploy > 0,
+      deploy
+        ? `${((deploy.end - deploy.start) / 1000).toFixed(1)} s, ${sentInDeploy} tool requests received meanwhile, ${resentInDeploy} keys received again during it (or within ${GRACE_MS / 1000} s after), exit code ${deploy.exitCode}`
+        : 'the deploy did not run');
     this.check('each tool effect once per tool call id (at-least-once sends, same key; re-sends only in fault windows)',
       resentOutside === 0 && strangers === 0,
       `${this.tool.requests.length} requests for ${keys.length} keys: effects applied ${keys.length} (once per key); ${resent.length} keys sent more than once, ${resentAfterAnswer} of them after the tool had answered (the answer lost with a node), ${resentOutside} re-sent outside a fault window`);

@@ -1,8 +1,9 @@
 // The HTTP tool of the chaos run: an idempotent service, as a tool with side
 // effects should be. The first request of an Idempotency-Key (the tool call
 // id) performs the effect and answers after a short delay (so a node killed
-// mid-call is likely); a later request with the same key performs nothing and
-// answers the same result. Every request is recorded with its time and
+// mid-call is likely), or after a long one on `/slow` (a call still running
+// when a node is stopped or hands shards off); a later request with the same
+// key performs nothing and answers the same result. Every request is recorded with its time and
 // whether an earlier one of its key had been answered already.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,7 +29,7 @@ export interface EffectTool {
   close(): Promise<void>;
 }
 
-export async function startEffectTool(answerDelayMs: number): Promise<EffectTool> {
+export async function startEffectTool(answerDelayMs: number, slowAnswerDelayMs: number): Promise<EffectTool> {
   const requests: ToolRequest[] = [];
   const byKey = new Map<string, ToolRequest[]>();
   const tool: EffectTool = {
@@ -73,7 +74,7 @@ export async function startEffectTool(answerDelayMs: number): Promise<EffectTool
         response.end(JSON.stringify({ ok: true, key, args }), () => {
           request.answeredAt = Date.now();
         });
-      }, answerDelayMs);
+      }, incoming.url?.startsWith('/slow') ? slowAnswerDelayMs : answerDelayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

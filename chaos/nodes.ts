@@ -48,6 +48,17 @@ export class ChaosNode {
     this.process = null;
   }
 
+  /** SIGTERM (a graceful stop, as a deploy does): no longer live for the load at once; waits for the exit. @returns the exit code */
+  async terminate(): Promise<number | null> {
+    const running = this.process;
+    this.state = 'down';
+    if (!running) return null;
+    const { code } = await running.stop('SIGTERM');
+    await this.saveLog();
+    this.process = null;
+    return code;
+  }
+
   pause(): void {
     this.process?.child.kill('SIGSTOP');
     this.state = 'stopped';
