@@ -102,6 +102,59 @@ export class ModelCallError extends ApiError {
   }
 }
 
+/** What a failed `model.call` effect tells of the provider's answer, read back from the EffectError. */
+export interface ModelCallFailure {
+  /** As modelCallErrorTypeOf. */
+  type: string;
+  message: string;
+  /** Whether the same call may succeed later (ModelCallErrorOptions.retryable). */
+  retryable: boolean;
+  /** The provider's Retry-After, in milliseconds. */
+  retryAfterMs?: number;
+  /** The provider's HTTP status. */
+  status?: number;
+}
+
+function modelCallErrorInfo(error: EffectError): { reason: string; metadata: Record<string, unknown> } | undefined {
+  for (const detail of error.details ?? []) {
+    const info = detail as { '@type'?: unknown; domain?: unknown; reason?: unknown; metadata?: unknown };
+    if (info['@type'] === ERROR_INFO_TYPE && info.domain === MODEL_CALL_ERROR_DOMAIN && typeof info.reason === 'string') {
+      return { reason: info.reason, metadata: typeof info.metadata === 'object' && info.metadata !== null ? info.metadata as Record<string, unknown> : {} };
+    }
+  }
+  return undefined;
+}
+
+const finiteNumber = (value: unknown): number | undefined => {
+  const number = typeof value === 'string' && value !== '' ? Number(value) : NaN;
+  return Number.isFinite(number) ? number : undefined;
+};
+
+/**
+ * The failure of a `model.call` effect as the objective decides on it: a
+ * ModelCallError's type, retryability, Retry-After and status (carried in its
+ * ErrorInfo detail, the part of an error that crosses the effect boundary). A
+ * time-out is retryable (the provider may answer next time), and so is the
+ * runtime's own deadline; any other error without a ModelCallError detail is
+ * retryable when its code says the service was unavailable.
+ */
+export function modelCallFailureOf(error: EffectError): ModelCallFailure {
+  const info = modelCallErrorInfo(error);
+  const type = info?.reason ?? (error.code === 'DEADLINE_EXCEEDED' ? ModelCallErrorType.TIMED_OUT : error.code);
+  const retryAfterMs = finiteNumber(info?.metadata.retryAfterMs);
+  const status = finiteNumber(info?.metadata.status);
+  const retryable = info
+    ? info.metadata.retryable === 'true' || type === ModelCallErrorType.TIMED_OUT
+    : error.code === 'DEADLINE_EXCEEDED' || error.code === 'UNAVAILABLE';
+  return {
+    type,
+    message: error.message,
+    retryable,
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    ...(status !== undefined ? { status } : {}),
+  };
+}
+
 /**
  * The objective ERROR event's `type` for a failed `model.call` effect: the
  * ModelCallError type carried in its details; the runtime's own deadline
