@@ -61,7 +61,9 @@ export function acceptModelCallFailure(turn: ObjectiveTurn, effectId: string, er
   const firstFailedAt = previous?.firstFailedAt ?? turn.now;
   const delayMs = modelRetryDelayMs(turn.config.objectiveId, failures, failure.retryAfterMs);
   const budgetMs = modelRetryBudgetMsOf(turn.state);
-  const spentMs = now - Date.parse(firstFailedAt);
+  // Waits and budget in the objective's time: real time, unless a test node runs it faster.
+  const scale = turn.config.limits.modelRetryTimeScale ?? 1;
+  const spentMs = (now - Date.parse(firstFailedAt)) / scale;
   // Waiting past the budget only to give up then would hold the objective for nothing: give up now.
   if (spentMs + delayMs > budgetMs) {
     const seconds = Math.round(spentMs / 1000);
@@ -70,7 +72,7 @@ export function acceptModelCallFailure(turn: ObjectiveTurn, effectId: string, er
       message: `${failure.message} (the model call failed ${failures} times in a row over ${seconds} s; its retry budget is ${Math.round(budgetMs / 1000)} s)`,
     });
   }
-  const dueAt = new Date(now + delayMs).toISOString();
+  const dueAt = new Date(now + Math.round(delayMs * scale)).toISOString();
   const retries: ModelCallRetries = { failures, firstFailedAt, dueAt, lastError };
   turn.apply({ type: 'model_retry_scheduled', effectId, retries });
   turn.record('ERROR', {

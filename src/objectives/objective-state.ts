@@ -98,6 +98,11 @@ export interface ObjectiveStart {
     maxCostCents?: number;
     /** How long consecutive retryable model call failures are retried (objective-retries.ts). @default DEFAULT_MODEL_RETRY_BUDGET_MS */
     modelRetryBudgetMs?: number;
+    /**
+     * Test nodes (AGENTRT_MODEL_RETRY_TIME_SCALE): the retries' waits and budget run at this fraction of real
+     * time, so a test sees a 45 s Retry-After honoured in 0.45 s. @default 1
+     */
+    modelRetryTimeScale?: number;
   };
   /** The first user message: `initialMessage`, else `data` rendered as JSON. */
   initialMessage: string;
