@@ -145,10 +145,11 @@ function abortRunning(turn: ObjectiveTurn, childReason: string | null): void {
   stopRunningCalls(turn, childReason);
 }
 
-export function failObjective(turn: ObjectiveTurn, error: ObjectiveError): void {
+/** FAILED with `error`; `extra`: more ERROR event fields (the usage a failed model call reported). */
+export function failObjective(turn: ObjectiveTurn, error: ObjectiveError, extra: Record<string, unknown> = {}): void {
   abortRunning(turn, PARENT_FAILED_REASON);
   turn.apply({ type: 'error_set', error });
-  turn.record('ERROR', { message: error.message, type: error.type });
+  turn.record('ERROR', { message: error.message, type: error.type, ...extra });
   finish(turn, ObjectiveStatus.FAILED);
 }
 

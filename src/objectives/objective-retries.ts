@@ -54,7 +54,10 @@ export function modelRetryDelayMs(objectiveId: string, failure: number, retryAft
 export function acceptModelCallFailure(turn: ObjectiveTurn, effectId: string, error: EffectError): void {
   const failure = modelCallFailureOf(error);
   const lastError = { message: failure.message, type: failure.type };
-  if (!failure.retryable) return failObjective(turn, lastError);
+  // A failed call the provider reported usage for was paid for: it counts, and its ERROR event shows it.
+  if (failure.usage) turn.apply({ type: 'usage_added', usage: failure.usage });
+  const usage = failure.usage ? { usage: failure.usage } : {};
+  if (!failure.retryable) return failObjective(turn, lastError, usage);
   const now = Date.parse(turn.now);
   const previous = turn.state.modelRetries;
   const failures = (previous?.failures ?? 0) + 1;
@@ -70,7 +73,7 @@ export function acceptModelCallFailure(turn: ObjectiveTurn, effectId: string, er
     return failObjective(turn, {
       ...lastError,
       message: `${failure.message} (the model call failed ${failures} times in a row over ${seconds} s; its retry budget is ${Math.round(budgetMs / 1000)} s)`,
-    });
+    }, usage);
   }
   const dueAt = new Date(now + Math.round(delayMs * scale)).toISOString();
   const retries: ModelCallRetries = { failures, firstFailedAt, dueAt, lastError };
@@ -79,6 +82,7 @@ export function acceptModelCallFailure(turn: ObjectiveTurn, effectId: string, er
     message: `${failure.message}; the model call is tried again at ${dueAt} (in ${Math.ceil(delayMs / 1000)} s, failure ${failures})`,
     type: failure.type,
     retryAt: dueAt,
+    ...usage,
   });
   turn.setReminder({ name: MODEL_RETRY_REMINDER, dueAt: new Date(dueAt), payload: { failures } });
 }

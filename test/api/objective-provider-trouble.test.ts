@@ -135,6 +135,27 @@ describe('objectives under provider trouble and runaway models', function () {
     lengths.slice(1).forEach((length, index) => assert.ok(length > lengths[index], `waits grow: ${lengths.join(', ')} ms`));
   });
 
+  it('counts the usage a failed model call reported in the objective\'s usage', async () => {
+    const agentId = await agentWith('billed-failure');
+    const failedMidStream = `data: ${JSON.stringify({
+      id: 'gen-broken', error: { code: 502, message: 'Provider returned error' }, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }],
+      usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
+    })}`;
+    openRouter.answer(fakeAnswers.rawStream([failedMidStream]), fakeAnswers.completion({ content: 'fine now' }));
+    const id = await startObjective(agentId);
+    const objective = await ended(id);
+    assert.equal(objective.info.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(objective.info));
+    const events = await eventsOf(id);
+    const [wait] = events.filter((event) => event.data.type === ERROR);
+    assert.deepEqual([wait.data.error.usage.promptTokens, wait.data.error.usage.completionTokens], [100, 20]);
+    const answered = events.find((event) => event.data.type === 'OBJECTIVE_EVENT_TYPE_ASSISTANT_MESSAGE').data.assistantMessage.usage;
+    assert.deepEqual(
+      [objective.info.usage.promptTokens, objective.info.usage.completionTokens],
+      [100 + answered.promptTokens, 20 + answered.completionTokens],
+      'the failed call and the answer',
+    );
+  });
+
   it('gives up FAILED with the provider\'s last error once the variation\'s retry budget is spent', async () => {
     const agentId = await agentWith('budget', { constraints: { modelRetryBudgetSeconds: 3 } });
     openRouter.fallback(fakeAnswers.error(503, 'No available providers'));

@@ -109,6 +109,22 @@ describe('objective model call retries', () => {
     assert.deepEqual(driver.lastDecision.reminders?.cancel, [MODEL_RETRY_REMINDER]);
   });
 
+  it('counts the usage a failed model call reported, on the ERROR event and in the objective\'s usage', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start();
+    const usage = { promptTokens: 100, completionTokens: 20, costCents: 0.5 };
+    await driver.fail('model_call_1', effectErrorOf(new ModelCallError('PROVIDER_UNAVAILABLE', 'the stream broke (HTTP 502)', { retryable: true, status: 502, usage })));
+    assert.deepEqual(lastError(driver).usage, usage);
+    assert.deepEqual(driver.state.usage, usage);
+    await driver.fireReminder(MODEL_RETRY_REMINDER);
+    await driver.fail(driver.runningModelCall().id, effectErrorOf(new ModelCallError('CONTENT_REFUSED', 'moderation (HTTP 403)', { status: 403, usage })));
+    assert.equal(statusOf(driver), 'FAILED');
+    assert.deepEqual(lastError(driver), { message: 'moderation (HTTP 403)', type: 'CONTENT_REFUSED', usage });
+    assert.deepEqual(driver.state.usage, { promptTokens: 200, completionTokens: 40, costCents: 1 });
+    const finalized = driver.published.at(-1)!.data as { finalized: { usage: unknown } };
+    assert.deepEqual(finalized.finalized.usage, { promptTokens: 200, completionTokens: 40, costCents: 1 });
+  });
+
   it('the turn timeout still ends an objective that waits for a retry', async () => {
     const driver = new ObjectiveDriver();
     await driver.start({ turnTimeoutMs: 30_000 });
