@@ -202,9 +202,5 @@ export function modelCallFailureOf(error: EffectError): ModelCallFailure {
  * well, and any other failure keeps its code.
  */
 export function modelCallErrorTypeOf(error: EffectError): string {
-  for (const detail of error.details ?? []) {
-    const info = detail as { '@type'?: unknown; domain?: unknown; reason?: unknown };
-    if (info['@type'] === ERROR_INFO_TYPE && info.domain === MODEL_CALL_ERROR_DOMAIN && typeof info.reason === 'string') return info.reason;
-  }
-  return error.code === 'DEADLINE_EXCEEDED' ? ModelCallErrorType.TIMED_OUT : error.code;
+  return modelCallFailureOf(error).type;
 }

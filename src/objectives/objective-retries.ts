@@ -8,7 +8,10 @@
 // failure's number, so it does not depend on a random source either. Once
 // the failures of one model turn would last longer than the retry budget,
 // the objective ends FAILED with the provider's last error. Errors that
-// trying again cannot cure (400, 401, 403 …) end it at once.
+// trying again cannot cure (400, 401, 403 …) end it at once. A test node may
+// run the waits and the budget faster than real time
+// (`limits.modelRetryTimeScale`, AGENTRT_MODEL_RETRY_TIME_SCALE); the events
+// still name the provider's waits.
 import { createHash } from 'node:crypto';
 import { modelCallFailureOf } from '../models/model-call-error';
 import type { EffectError, FiredReminder } from '../ports/actor-behavior';
