@@ -181,6 +181,17 @@ describe('objective budgets', () => {
     assert.deepEqual(driver.state.error, { type: 'LIMIT_REACHED', message: 'limit reached: maxTokens (120 tokens used; the limit is 100)' });
   });
 
+  it('the usage of failed model calls counts against maxTokens before a retry', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start({ limits: { maxToolCalls: 0, maxSubObjectives: 0, maxTokens: 100 } });
+    const usage = { promptTokens: 90, completionTokens: 20, costCents: 0 };
+    await driver.fail('model_call_1', effectErrorOf(new ModelCallError('PROVIDER_UNAVAILABLE', 'the stream broke (HTTP 502)', { retryable: true, status: 502, usage })));
+    await driver.fireReminder(MODEL_RETRY_REMINDER);
+    assert.equal(statusOf(driver), 'FAILED');
+    assert.deepEqual(driver.state.error, { type: 'LIMIT_REACHED', message: 'limit reached: maxTokens (110 tokens used; the limit is 100)' });
+    assert.equal(driver.running.size, 0);
+  });
+
   it('past maxToolCalls the next model call is offered no tools', async () => {
     const driver = new ObjectiveDriver();
     await driver.start({ limits: { maxToolCalls: 1, maxSubObjectives: 0 } });
