@@ -173,8 +173,10 @@ const finiteNumber = (value: unknown): number | undefined => {
  * ModelCallError's type, retryability, Retry-After and status (carried in its
  * ErrorInfo detail, the part of an error that crosses the effect boundary). A
  * time-out is retryable (the provider may answer next time), and so is the
- * runtime's own deadline; any other error without a ModelCallError detail is
- * retryable when its code says the service was unavailable.
+ * runtime's own deadline; so is a cancelled call, because an objective that
+ * cancels its call never sees the outcome: one that reports was aborted by a
+ * stopping node. Any other error without a ModelCallError detail is retryable
+ * when its code says the service was unavailable.
  */
 export function modelCallFailureOf(error: EffectError): ModelCallFailure {
   const info = modelCallErrorInfo(error);
@@ -183,8 +185,8 @@ export function modelCallFailureOf(error: EffectError): ModelCallFailure {
   const status = finiteNumber(info?.metadata.status);
   const usage = usageIn(info?.metadata.usage);
   const retryable = info
-    ? info.metadata.retryable === 'true' || type === ModelCallErrorType.TIMED_OUT
-    : error.code === 'DEADLINE_EXCEEDED' || error.code === 'UNAVAILABLE';
+    ? info.metadata.retryable === 'true' || type === ModelCallErrorType.TIMED_OUT || type === ModelCallErrorType.CANCELLED
+    : error.code === 'DEADLINE_EXCEEDED' || error.code === 'UNAVAILABLE' || error.code === 'CANCELLED';
   return {
     type,
     message: error.message,

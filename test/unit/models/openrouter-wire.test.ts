@@ -80,8 +80,10 @@ describe('OpenRouter wire helpers', () => {
       });
     });
 
-    it('a time-out is retryable, the client\'s or the runtime\'s; an unavailable service without details too; other codes not', () => {
+    it('a time-out is retryable, the client\'s or the runtime\'s; an unavailable service or an aborted call too; other codes not', () => {
       assert.equal(crossed(new ModelCallError(ModelCallErrorType.TIMED_OUT, 'no answer')).retryable, true);
+      assert.equal(crossed(new ModelCallError(ModelCallErrorType.CANCELLED, 'the node stopped')).retryable, true);
+      assert.equal(modelCallFailureOf({ code: 'CANCELLED', message: 'aborted' }).retryable, true);
       assert.equal(modelCallFailureOf({ code: 'DEADLINE_EXCEEDED', message: 'passed its deadline' }).retryable, true);
       assert.equal(modelCallFailureOf({ code: 'UNAVAILABLE', message: 'the keyring is down' }).retryable, true);
       assert.equal(modelCallFailureOf({ code: 'INTERNAL', message: 'a bug' }).retryable, false);
