@@ -3,8 +3,10 @@
 // Retry-After 45 s and a 50 s run of 503s both end COMPLETED, the objective
 // RUNNING meanwhile with ERROR events that show each wait; the retry budget
 // ends an objective FAILED with the provider's last error; a model that keeps
-// calling a failing tool ends FAILED naming maxModelTurns at the default cap;
-// past maxToolCalls the next request offers no tools.
+// calling a failing tool ends FAILED naming maxModelTurns at the default cap
+// (and the variation's maxModelTurns and maxTokens at theirs); past
+// maxToolCalls the next request offers no tools. Also: a Retry-After as an
+// HTTP date, a 401 failing at once, a failed call's reported usage counted.
 //
 // Time: the test node runs the objective's retry waits and budget at 1/100
 // of real time (AGENTRT_MODEL_RETRY_TIME_SCALE=0.01): a 45 s Retry-After is
@@ -106,6 +108,30 @@ describe('objectives under provider trouble and runaway models', function () {
     assert.equal(objective.info.error, undefined, 'a wait is no error of the objective');
   });
 
+  it('honours a Retry-After given as an HTTP date', async () => {
+    const agentId = await agentWith('rate-limited-until');
+    const until = new Date(Date.now() + 45_000).toUTCString();
+    openRouter.answer(fakeAnswers.error(429, 'Rate limit exceeded', { headers: { 'retry-after': until } }), fakeAnswers.completion({ content: 'done' }));
+    const id = await startObjective(agentId);
+    const objective = await ended(id);
+    assert.equal(objective.info.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(objective.info));
+    const [wait] = (await eventsOf(id)).filter((event) => event.data.type === ERROR);
+    const waitMs = objectiveMsOf(wait);
+    // The date has whole seconds, and the request took a moment.
+    assert.ok(waitMs >= 42_000 && waitMs <= 45_000, `waited ${waitMs} ms for ${until}`);
+  });
+
+  it('an error trying again cannot cure (HTTP 401) fails the objective at once', async () => {
+    const agentId = await agentWith('refused');
+    openRouter.answer(fakeAnswers.error(401, 'User not found.'));
+    const id = await startObjective(agentId);
+    const objective = await ended(id);
+    assert.equal(objective.info.status, 'OBJECTIVE_STATUS_FAILED');
+    assert.equal(objective.info.error.type, 'PROVIDER_KEY_REFUSED');
+    assert.equal(openRouter.requests.length, 1);
+    assert.equal((await eventsOf(id)).filter((event) => event.data.type === ERROR && event.data.error.retryAt).length, 0);
+  });
+
   it('a provider answering 503 for 50 s is retried with growing waits while RUNNING, and the objective COMPLETES', async () => {
     const agentId = await agentWith('unavailable');
     openRouter.fallback(fakeAnswers.error(503, 'No available providers'));
@@ -179,6 +205,20 @@ describe('objectives under provider trouble and runaway models', function () {
     assert.equal(objective.info.error.type, 'LIMIT_REACHED');
     assert.match(objective.info.error.message, /^limit reached: maxModelTurns \(the model answered 50 times in this run; the limit is 50\)$/u);
     assert.equal(openRouter.requests.length, 50);
+  });
+
+  it('the variation\'s maxModelTurns and maxTokens end it at their values', async () => {
+    openRouter.fallback(fakeAnswers.completion({ toolCalls: [{ id: 'call_again', name: 'capped-tool', arguments: '{}' }] }));
+    const capped = await agentWith('capped', { constraints: { maxModelTurns: 3 } }, '/fail');
+    const byTurns = await ended(await startObjective(capped, 'Try until it works'));
+    assert.equal(byTurns.info.error.message, 'limit reached: maxModelTurns (the model answered 3 times in this run; the limit is 3)');
+    assert.equal(openRouter.requests.length, 3);
+
+    // The fake reports 15 tokens per answer.
+    const thrifty = await agentWith('thrifty', { constraints: { maxTokens: 40 } }, '/fail');
+    const byTokens = await ended(await startObjective(thrifty, 'Try until it works'));
+    assert.equal(byTokens.info.error.message, 'limit reached: maxTokens (45 tokens used; the limit is 40)');
+    assert.equal(openRouter.requests.length, 3 + 3);
   });
 
   it('past maxToolCalls the next model call offers no tools, so the model answers', async () => {
