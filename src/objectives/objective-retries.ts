@@ -80,7 +80,7 @@ export function acceptModelCallFailure(turn: ObjectiveTurn, effectId: string, er
     }, usage);
   }
   const dueAt = new Date(now + Math.round(delayMs * scale)).toISOString();
-  const retries: ModelCallRetries = { failures, firstFailedAt, dueAt, lastError };
+  const retries: ModelCallRetries = { failures, firstFailedAt, dueAt };
   turn.apply({ type: 'model_retry_scheduled', effectId, retries });
   turn.record('ERROR', {
     message: `${failure.message}; the model call is tried again at ${dueAt} (in ${Math.ceil(delayMs / 1000)} s, failure ${failures})`,

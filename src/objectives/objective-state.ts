@@ -182,8 +182,6 @@ export interface ModelCallRetries {
   firstFailedAt: string;
   /** When the next attempt starts; null while an attempt runs. */
   dueAt: string | null;
-  /** The provider's last error, the one a budget run out ends the objective with. */
-  lastError: ObjectiveError;
 }
 
 /** Where one tool call of the current model turn stands. */
@@ -284,7 +282,10 @@ export type ObjectiveEvent =
   | { type: 'child_assigned'; toolCallId: string; childObjectiveId: string }
   /** The child's `start` was sent (in the same turn): it counts against maxSubObjectives. */
   | { type: 'child_started'; toolCallId: string; metadata: OperationMetadata }
-  /** The child reported its end: its usage joins this objective's (the TOOL_RESULT/TOOL_ERROR that follows settles the call). */
+  /**
+   * The child reported its end: its usage joins this objective's (the TOOL_RESULT/TOOL_ERROR that follows settles the call).
+   * `childObjectiveId` marks the child reported, so a late second report adds nothing (absent in older journals).
+   */
   | { type: 'child_finished'; toolCallId: string; usage: ObjectiveUsage; childObjectiveId?: string }
   /** This objective, a child, reported its end to its parent (it never reports again). */
   | { type: 'reported_to_parent' }
