@@ -220,7 +220,8 @@ export function createServices(
     },
   });
   const objectivesStore = createObjectivesStore(dataSource);
-  const openRouter = new OpenRouterClient({ urlPolicy, attribution: { url: config.publicUrl, title: 'agentrt' } });
+  // Short in-call retries for blips; longer trouble fails the call, and its objective waits on a durable reminder.
+  const openRouter = new OpenRouterClient({ urlPolicy, attribution: { url: config.publicUrl, title: 'agentrt' }, retry: { maxAttempts: config.objectives.modelCallAttempts } });
   const objectiveEffects = {
     models: new ModelRouter({ credentials: providerKeys, openRouter }),
     tools: new ToolExecutor({ secrets: new WorkspaceSecretResolver(secrets), mcp: mcpClient, urlPolicy, logger }),

@@ -34,8 +34,15 @@ export interface Config {
   uploadMaxBytes: number;
   /** S3-compatible object storage for uploads; undefined: the data folder. */
   s3?: S3Config;
-  /** Objective limits (AGENTRT_OBJECTIVE_MAX_DEPTH, AGENTRT_MODEL_CALL_TIMEOUT_MS, AGENTRT_OBJECTIVE_TURN_TIMEOUT_MS; 0: no turn limit). */
-  objectives: { maxDepth: number; modelCallTimeoutMs: number; turnTimeoutMs: number };
+  /**
+   * Objective limits (AGENTRT_OBJECTIVE_MAX_DEPTH, AGENTRT_MODEL_CALL_TIMEOUT_MS, AGENTRT_OBJECTIVE_TURN_TIMEOUT_MS, 0: no turn limit;
+   * AGENTRT_MODEL_RETRY_BUDGET_MS, how long a model call's retryable failures are retried on reminders;
+   * AGENTRT_MODEL_CALL_ATTEMPTS, attempts within one model call before it fails to the objective;
+   * AGENTRT_MODEL_RETRY_TIME_SCALE, test nodes only: the retries' waits and budget run at this fraction of real time).
+   */
+  objectives: {
+    maxDepth: number; modelCallTimeoutMs: number; turnTimeoutMs: number; modelRetryBudgetMs: number; modelCallAttempts: number; modelRetryTimeScale: number;
+  };
   /** Webhook delivery (docs/operations.md "Webhooks"). */
   webhooks: WebhookConfig;
 }
@@ -63,6 +70,15 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return value;
+}
+
+/** A fraction in (0, 1]. */
+function fraction(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || value > 1) throw new ConfigError(`${name} must be a number > 0 and <= 1, got "${raw}"`);
   return value;
 }
 
@@ -146,6 +162,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxDepth: integer(env, 'AGENTRT_OBJECTIVE_MAX_DEPTH', 5, 1),
       modelCallTimeoutMs: integer(env, 'AGENTRT_MODEL_CALL_TIMEOUT_MS', 120_000, 1000),
       turnTimeoutMs: integer(env, 'AGENTRT_OBJECTIVE_TURN_TIMEOUT_MS', 0, 0),
+      modelRetryBudgetMs: integer(env, 'AGENTRT_MODEL_RETRY_BUDGET_MS', 30 * 60_000, 0),
+      modelCallAttempts: integer(env, 'AGENTRT_MODEL_CALL_ATTEMPTS', 4, 1),
+      modelRetryTimeScale: fraction(env, 'AGENTRT_MODEL_RETRY_TIME_SCALE', 1),
     },
     webhooks: {
       retryScheduleMs: env[WEBHOOK_RETRY_SCHEDULE_VARIABLE] ? parseWebhookRetrySchedule(env[WEBHOOK_RETRY_SCHEDULE_VARIABLE]) : [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS],

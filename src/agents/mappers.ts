@@ -3,6 +3,7 @@
 import { toProfile } from '../accounts/mappers';
 import type { MetadataRecord, ProfileRecord } from '../accounts/records';
 import { toResourceMetadata } from '../resource/metadata';
+import { DEFAULT_MAX_MODEL_TURNS } from '../objectives/objective-budgets';
 import type { Agent, AgentVariation, Feedback, MemoryLayerAssignment, VariationAssignment } from '../schemas/agents.schema';
 import type { AgentRecord, AssignmentRecord, FeedbackRecord, FeedbackTally, MemoryLayerAssignmentRecord, VariationRecord } from './records';
 
@@ -81,7 +82,14 @@ export function toVariation(record: VariationRecord, info?: VariationInfo): Agen
       ...optional('description', record.description),
       ...optional('prompt', record.prompt),
       modelConfig: { ...optional('modelId', record.modelId), ...optional('temperature', record.temperature) },
-      constraints: { maxSubObjectives: record.maxSubObjectives ?? 0, maxToolCalls: record.maxToolCalls ?? 0 },
+      constraints: {
+        maxSubObjectives: record.maxSubObjectives ?? 0,
+        maxToolCalls: record.maxToolCalls ?? 0,
+        maxModelTurns: record.maxModelTurns ?? DEFAULT_MAX_MODEL_TURNS,
+        maxTokens: record.maxTokens ?? 0,
+        maxCostCents: record.maxCostCents ?? 0,
+        ...optional('modelRetryBudgetSeconds', record.modelRetryBudgetSeconds),
+      },
       compactionConfig: {
         triggerThreshold: record.triggerThreshold,
         summarization: { ...optional('instructions', record.summarizationInstructions) },

@@ -57,6 +57,12 @@ export interface VariationRecord extends WorkspaceResourceRecord {
   temperature: number | null;
   maxSubObjectives: number | null;
   maxToolCalls: number | null;
+  /** Null: DEFAULT_MAX_MODEL_TURNS. */
+  maxModelTurns: number | null;
+  maxTokens: number | null;
+  maxCostCents: number | null;
+  /** Null: the node's AGENTRT_MODEL_RETRY_BUDGET_MS. */
+  modelRetryBudgetSeconds: number | null;
   triggerThreshold: number;
   summarizationInstructions: string | null;
   preserveRecentResults: number;

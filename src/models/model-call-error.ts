@@ -71,6 +71,15 @@ export interface ModelCallErrorOptions {
   retryAfterMs?: number;
   /** The HTTP status the provider answered, when there was one. */
   status?: number;
+  /** What the failed call used, when the provider reported it (an error inside a 200 or a stream): it is still paid for. */
+  usage?: FailedCallUsage;
+}
+
+/** Usage a failed call reported, as the objective counts it. */
+export interface FailedCallUsage {
+  promptTokens: number;
+  completionTokens: number;
+  costCents: number;
 }
 
 /**
@@ -84,12 +93,17 @@ export class ModelCallError extends ApiError {
   readonly retryable: boolean;
   readonly retryAfterMs?: number;
   readonly status?: number;
+  readonly usage?: FailedCallUsage;
 
   constructor(type: ModelCallErrorType, message: string, options: ModelCallErrorOptions = {}) {
     const retryable = options.retryable ?? false;
     const metadata: Record<string, string> = { retryable: String(retryable) };
     if (options.retryAfterMs !== undefined) metadata.retryAfterMs = String(options.retryAfterMs);
     if (options.status !== undefined) metadata.status = String(options.status);
+    if (options.usage) {
+      const { promptTokens, completionTokens, costCents } = options.usage;
+      metadata.usage = JSON.stringify({ promptTokens, completionTokens, costCents });
+    }
     super(STATUS_CODE[type], message, {
       details: [{ '@type': ERROR_INFO_TYPE, reason: type, domain: MODEL_CALL_ERROR_DOMAIN, metadata }],
       ...(options.retryAfterMs !== undefined ? { retryAfterSeconds: Math.ceil(options.retryAfterMs / 1000) } : {}),
@@ -99,7 +113,88 @@ export class ModelCallError extends ApiError {
     this.retryable = retryable;
     this.retryAfterMs = options.retryAfterMs;
     this.status = options.status;
+    this.usage = options.usage;
   }
+
+  /** The same error, with the usage the failed call reported. */
+  withUsage(usage: FailedCallUsage | undefined): ModelCallError {
+    if (!usage) return this;
+    return new ModelCallError(this.type, this.message, {
+      retryable: this.retryable, usage,
+      ...(this.retryAfterMs !== undefined ? { retryAfterMs: this.retryAfterMs } : {}),
+      ...(this.status !== undefined ? { status: this.status } : {}),
+    });
+  }
+}
+
+/** What a failed `model.call` effect tells of the provider's answer, read back from the EffectError. */
+export interface ModelCallFailure {
+  /** As modelCallErrorTypeOf. */
+  type: string;
+  message: string;
+  /** Whether the same call may succeed later (ModelCallErrorOptions.retryable). */
+  retryable: boolean;
+  /** The provider's Retry-After, in milliseconds. */
+  retryAfterMs?: number;
+  /** The provider's HTTP status. */
+  status?: number;
+  /** What the failed call used, when the provider reported it. */
+  usage?: FailedCallUsage;
+}
+
+function modelCallErrorInfo(error: EffectError): { reason: string; metadata: Record<string, unknown> } | undefined {
+  for (const detail of error.details ?? []) {
+    const info = detail as { '@type'?: unknown; domain?: unknown; reason?: unknown; metadata?: unknown };
+    if (info['@type'] === ERROR_INFO_TYPE && info.domain === MODEL_CALL_ERROR_DOMAIN && typeof info.reason === 'string') {
+      return { reason: info.reason, metadata: typeof info.metadata === 'object' && info.metadata !== null ? info.metadata as Record<string, unknown> : {} };
+    }
+  }
+  return undefined;
+}
+
+function usageIn(text: unknown): FailedCallUsage | undefined {
+  if (typeof text !== 'string') return undefined;
+  try {
+    const usage = JSON.parse(text) as Partial<FailedCallUsage>;
+    const valid = [usage.promptTokens, usage.completionTokens, usage.costCents].every((value) => typeof value === 'number' && Number.isFinite(value) && value >= 0);
+    return valid ? { promptTokens: usage.promptTokens!, completionTokens: usage.completionTokens!, costCents: usage.costCents! } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const finiteNumber = (value: unknown): number | undefined => {
+  const number = typeof value === 'string' && value !== '' ? Number(value) : NaN;
+  return Number.isFinite(number) ? number : undefined;
+};
+
+/**
+ * The failure of a `model.call` effect as the objective decides on it: a
+ * ModelCallError's type, retryability, Retry-After and status (carried in its
+ * ErrorInfo detail, the part of an error that crosses the effect boundary). A
+ * time-out is retryable (the provider may answer next time), and so is the
+ * runtime's own deadline; so is a cancelled call, because an objective that
+ * cancels its call never sees the outcome: one that reports was aborted by a
+ * stopping node. Any other error without a ModelCallError detail is retryable
+ * when its code says the service was unavailable.
+ */
+export function modelCallFailureOf(error: EffectError): ModelCallFailure {
+  const info = modelCallErrorInfo(error);
+  const type = info?.reason ?? (error.code === 'DEADLINE_EXCEEDED' ? ModelCallErrorType.TIMED_OUT : error.code);
+  const retryAfterMs = finiteNumber(info?.metadata.retryAfterMs);
+  const status = finiteNumber(info?.metadata.status);
+  const usage = usageIn(info?.metadata.usage);
+  const retryable = info
+    ? info.metadata.retryable === 'true' || type === ModelCallErrorType.TIMED_OUT || type === ModelCallErrorType.CANCELLED
+    : error.code === 'DEADLINE_EXCEEDED' || error.code === 'UNAVAILABLE' || error.code === 'CANCELLED';
+  return {
+    type,
+    message: error.message,
+    retryable,
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    ...(status !== undefined ? { status } : {}),
+    ...(usage ? { usage } : {}),
+  };
 }
 
 /**
@@ -109,9 +204,5 @@ export class ModelCallError extends ApiError {
  * well, and any other failure keeps its code.
  */
 export function modelCallErrorTypeOf(error: EffectError): string {
-  for (const detail of error.details ?? []) {
-    const info = detail as { '@type'?: unknown; domain?: unknown; reason?: unknown };
-    if (info['@type'] === ERROR_INFO_TYPE && info.domain === MODEL_CALL_ERROR_DOMAIN && typeof info.reason === 'string') return info.reason;
-  }
-  return error.code === 'DEADLINE_EXCEEDED' ? ModelCallErrorType.TIMED_OUT : error.code;
+  return modelCallFailureOf(error).type;
 }

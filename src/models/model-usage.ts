@@ -35,6 +35,39 @@ export function usageFromPrices(promptTokens: number, completionTokens: number, 
   return { ...base, costCents: roundCents(cents), costSource: 'catalog' };
 }
 
+/** Usage of failed attempts (FailedCallUsage) summed; undefined while none reported any. */
+export function sumFailedUsage(
+  total: { promptTokens: number; completionTokens: number; costCents: number } | undefined,
+  usage: { promptTokens: number; completionTokens: number; costCents: number } | undefined,
+): { promptTokens: number; completionTokens: number; costCents: number } | undefined {
+  if (!usage) return total;
+  if (!total) return { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, costCents: usage.costCents };
+  return {
+    promptTokens: total.promptTokens + usage.promptTokens,
+    completionTokens: total.completionTokens + usage.completionTokens,
+    costCents: roundCents(total.costCents + usage.costCents),
+  };
+}
+
+/** A response's usage with that of the call's failed attempts added (they were paid for too). */
+export function withFailedAttemptsUsage<Response extends { usage?: ChatUsage }>(
+  response: Response,
+  failed: { promptTokens: number; completionTokens: number; costCents: number } | undefined,
+): Response {
+  if (!failed) return response;
+  const usage = response.usage ?? { promptTokens: 0, completionTokens: 0, totalTokens: 0, costCents: 0, costSource: 'none' as const };
+  return {
+    ...response,
+    usage: {
+      ...usage,
+      promptTokens: usage.promptTokens + failed.promptTokens,
+      completionTokens: usage.completionTokens + failed.completionTokens,
+      totalTokens: usage.totalTokens + failed.promptTokens + failed.completionTokens,
+      costCents: roundCents(usage.costCents + failed.costCents),
+    },
+  };
+}
+
 /** builtin/scripted's token count: one token per 4 characters, a started group counting whole. */
 export function tokensForCharacters(characters: number): number {
   return Math.ceil(characters / 4);

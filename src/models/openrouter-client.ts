@@ -9,7 +9,7 @@ import { errorCodeIn, refusalIn } from '../network/error-chain';
 import type { UrlPolicyOptions } from '../network/url-policy';
 import { DEFAULT_MODEL_CALL_DEADLINE_MS, type ChatCallOptions, type ChatRequest, type ChatResponse } from '../ports/model-provider';
 import { ModelCallError, ModelCallErrorType } from './model-call-error';
-import { catalogPrices, type PriceLookup } from './model-usage';
+import { catalogPrices, sumFailedUsage, withFailedAttemptsUsage, type PriceLookup } from './model-usage';
 import { parseProviderError, parseRetryAfter, providerFailure, redactKey } from './openrouter-errors';
 import { ChatStreamAssembler, fromWireCompletion, SseDataReader, toWireRequest, type WireContext } from './openrouter-wire';
 import { baseUrlRefused, ProviderPools, type CompletionTarget } from './provider-pools';
@@ -151,21 +151,24 @@ export class OpenRouterClient {
   private async attempts(target: CompletionTarget, apiKey: string, body: string, context: WireContext, watch: CallWatch): Promise<ChatResponse> {
     let waitedMs = 0;
     let empty: ChatResponse | undefined;
+    // What failed attempts reported using: billed, so it joins the answer's usage (or the final error's).
+    let failedUsage: ModelCallError['usage'];
     for (let attempt = 1; ; attempt++) {
       let failure: ModelCallError;
       try {
         const response = await this.send(target, apiKey, body, context, watch);
         // A success with nothing in it happens on a provider's cold start: worth one more try.
-        if (empty || !isEmptyAnswer(response)) return response;
+        if (empty || !isEmptyAnswer(response)) return withFailedAttemptsUsage(response, failedUsage);
         empty = response;
         failure = new ModelCallError(ModelCallErrorType.PROVIDER_ERROR, `model ${context.model} answered nothing`, { retryable: true });
       } catch (error) {
         failure = this.classify(error, target, context, watch);
+        failedUsage = sumFailedUsage(failedUsage, failure.usage);
       }
       const waitMs = this.nextWait(failure, attempt, waitedMs, watch.deadline);
       if (waitMs === undefined) {
-        if (empty) return empty;
-        throw failure;
+        if (empty) return withFailedAttemptsUsage(empty, failedUsage);
+        throw failure.withUsage(failedUsage);
       }
       this.options.onRetry?.({ model: context.model, attempt, waitMs, type: failure.type, ...(failure.status !== undefined ? { status: failure.status } : {}) });
       try {

@@ -134,10 +134,13 @@ export function fromWireCompletion(body: unknown, context: WireContext, response
   if (!answer) throw malformed(context, 'something that is not a chat completion');
   const choice = asObject(Array.isArray(answer.choices) ? answer.choices[0] : undefined);
   if (!choice) {
-    if (answer.error !== undefined) throw errorIn(answer.error, context);
+    if (answer.error !== undefined) throw errorIn(answer.error, context).withUsage(usageOf(answer.usage, context));
     throw malformed(context, 'a chat completion without a choice');
   }
-  if (choice.finish_reason === 'error') throw errorIn(choice.error ?? answer.error ?? 'the provider ended the answer with an error', context);
+  if (choice.finish_reason === 'error') {
+    // The tokens of an answer that failed half-way are still billed: the error carries them.
+    throw errorIn(choice.error ?? answer.error ?? 'the provider ended the answer with an error', context).withUsage(usageOf(answer.usage, context));
+  }
   const message = asObject(choice.message) ?? {};
   const id = typeof answer.id === 'string' ? answer.id : responseId;
   const toolCalls = (Array.isArray(message.tool_calls) ? message.tool_calls : []).map((raw, index): ChatToolCall => {
@@ -215,13 +218,16 @@ export class ChatStreamAssembler {
   push(raw: unknown): void {
     const chunk = asObject(raw);
     if (!chunk) throw malformed(this.context, 'a stream chunk that is not a JSON object');
-    if (chunk.error !== undefined) throw errorIn(chunk.error, this.context);
+    // Usage first: a chunk that reports an error may report what the call used too, and that is billed.
+    if (asObject(chunk.usage)) this.usage = chunk.usage;
+    if (chunk.error !== undefined) throw errorIn(chunk.error, this.context).withUsage(usageOf(this.usage, this.context));
     if (typeof chunk.id === 'string') this.id ??= chunk.id;
     if (typeof chunk.model === 'string') this.model ??= chunk.model;
-    if (asObject(chunk.usage)) this.usage = chunk.usage;
     const choice = asObject(Array.isArray(chunk.choices) ? chunk.choices[0] : undefined);
     if (!choice) return;
-    if (choice.finish_reason === 'error') throw errorIn(choice.error ?? 'the provider ended the stream with an error', this.context);
+    if (choice.finish_reason === 'error') {
+      throw errorIn(choice.error ?? 'the provider ended the stream with an error', this.context).withUsage(usageOf(this.usage, this.context));
+    }
     const delta = asObject(choice.delta) ?? {};
     const text = contentText(delta.content);
     // The first chunk's `content: ""` is no text: a turn of only tool calls has null content, as in a plain answer.

@@ -65,6 +65,16 @@ export interface ChildFinishedCommand {
   error: ObjectiveError | null;
 }
 
+/** A descendant's usage that reached a child after the child had reported (objective-sub-agents.ts acceptLateUsage). */
+export interface ChildUsageCommand {
+  type: 'child_usage';
+  /** The child forwarding it. */
+  childObjectiveId: string;
+  /** The descendant whose report it came with: each is counted once. */
+  sourceObjectiveId: string;
+  usage: ObjectiveUsage;
+}
+
 /** A sub-agent call's arguments as the child's data and first message, or why they cannot be. */
 export function subAgentArguments(tool: ObjectiveTool, raw: string): { data: Record<string, unknown>; initialMessage: string | null } | { problem: string } {
   let parsed: unknown;

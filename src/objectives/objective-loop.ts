@@ -16,6 +16,8 @@ import {
 import {
   depthLimitResult, maxDepthOf, SUB_OBJECTIVE_LIMIT_RESULT, TOOL_CALL_LIMIT_RESULT, withinDepthLimit, withinSubObjectiveLimit, withinToolCallLimit,
 } from './objective-limits';
+import { modelBudgetExceeded, offeredTools } from './objective-budgets';
+import { awaitsModelRetry, stopModelRetryWait } from './objective-retries';
 import { EMIT_OUTPUT_TOOL_NAME, emitOutputToolDefinition, outputFromArguments, type OutputValidator } from './objective-output';
 import {
   isTerminal, ObjectiveStatus, type ObjectiveError, type ObjectiveState, type TurnToolCall,
@@ -65,7 +67,7 @@ function placeholderResult(call: TurnToolCall): string {
 
 export function chatRequestOf(state: ObjectiveState): ChatRequest {
   const config = state.config!;
-  const tools = config.tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.inputSchema }));
+  const tools = offeredTools(state).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.inputSchema }));
   if (config.outputDefinition) tools.push(emitOutputToolDefinition(config.outputDefinition));
   return {
     model: config.modelId,
@@ -139,13 +141,15 @@ function abortRunning(turn: ObjectiveTurn, childReason: string | null): void {
     turn.abortEffect(modelCallEffectId);
     turn.apply({ type: 'model_call_ended', effectId: modelCallEffectId });
   }
+  stopModelRetryWait(turn);
   stopRunningCalls(turn, childReason);
 }
 
-export function failObjective(turn: ObjectiveTurn, error: ObjectiveError): void {
+/** FAILED with `error`; `extra`: more ERROR event fields (the usage a failed model call reported). */
+export function failObjective(turn: ObjectiveTurn, error: ObjectiveError, extra: Record<string, unknown> = {}): void {
   abortRunning(turn, PARENT_FAILED_REASON);
   turn.apply({ type: 'error_set', error });
-  turn.record('ERROR', { message: error.message, type: error.type });
+  turn.record('ERROR', { message: error.message, type: error.type, ...extra });
   finish(turn, ObjectiveStatus.FAILED);
 }
 
@@ -187,7 +191,8 @@ export function runToolCall(turn: ObjectiveTurn, call: TurnToolCall): void {
  */
 export function advance(turn: ObjectiveTurn): void {
   const { state } = turn;
-  if (isTerminal(state.status) || state.modelCallEffectId) return;
+  // A model call failed and waits for its retry: the reminder starts it again.
+  if (isTerminal(state.status) || state.modelCallEffectId || awaitsModelRetry(state)) return;
   const awaiting = !state.outputEmitted && state.turnCalls.some((call) => call.state === 'awaiting_approval');
   const running = state.turnCalls.some((call) => call.state === 'running' || call.state === 'approved');
   if (awaiting || running) {
@@ -197,6 +202,8 @@ export function advance(turn: ObjectiveTurn): void {
   if (state.outputEmitted) return finish(turn, ObjectiveStatus.COMPLETED);
   if (state.turnCalls.length > 0 || state.pendingUserMessages.length > 0) {
     setStatus(turn, ObjectiveStatus.RUNNING);
+    const exceeded = modelBudgetExceeded(turn.state);
+    if (exceeded) return failObjective(turn, exceeded);
     return startModelCall(turn);
   }
   finish(turn, ObjectiveStatus.COMPLETED);

@@ -86,7 +86,24 @@ export interface ObjectiveStart {
    * sub-objective may sit (a top-level objective is depth 0; 0 allows no
    * sub-agent calls). @default maxDepth DEFAULT_MAX_OBJECTIVE_DEPTH
    */
-  limits: { maxToolCalls: number; maxSubObjectives: number; maxDepth?: number };
+  limits: {
+    maxToolCalls: number;
+    maxSubObjectives: number;
+    maxDepth?: number;
+    /** Model turns per run (objective-budgets.ts); 0: no limit. @default DEFAULT_MAX_MODEL_TURNS */
+    maxModelTurns?: number;
+    /** Prompt + completion tokens over the objective and its sub-objectives; 0 or absent: no limit. */
+    maxTokens?: number;
+    /** Cents over the objective and its sub-objectives; 0 or absent: no limit. */
+    maxCostCents?: number;
+    /** How long consecutive retryable model call failures are retried (objective-retries.ts). @default DEFAULT_MODEL_RETRY_BUDGET_MS */
+    modelRetryBudgetMs?: number;
+    /**
+     * Test nodes (AGENTRT_MODEL_RETRY_TIME_SCALE): the retries' waits and budget run at this fraction of real
+     * time, so a test sees a 45 s Retry-After honoured in 0.45 s. @default 1
+     */
+    modelRetryTimeScale?: number;
+  };
   /** The first user message: `initialMessage`, else `data` rendered as JSON. */
   initialMessage: string;
   /** The agent's outputDefinition: when set, `emit_output` is offered and its valid arguments are the output. */
@@ -157,6 +174,16 @@ export interface ObjectiveError {
   type: string;
 }
 
+/** The model call failures since the last answer, while they are retried (objective-retries.ts). */
+export interface ModelCallRetries {
+  /** Consecutive failures of the current model turn. */
+  failures: number;
+  /** When the first of them was seen: the retry budget counts from here. */
+  firstFailedAt: string;
+  /** When the next attempt starts; null while an attempt runs. */
+  dueAt: string | null;
+}
+
 /** Where one tool call of the current model turn stands. */
 export type ToolCallState = 'awaiting_approval' | 'approved' | 'running' | 'done' | 'not_run';
 
@@ -196,6 +223,12 @@ export interface ObjectiveState {
   modelCallEffectId: string | null;
   /** The tool calls of the latest model turn, in the model's order. */
   turnCalls: TurnToolCall[];
+  /** Set from a retryable model call failure until the model answers again; with `dueAt` the objective waits for the retry. */
+  modelRetries?: ModelCallRetries | null;
+  /** Model answers in the current run (since it last started RUNNING from a start or a final state): maxModelTurns counts them. */
+  runModelTurns?: number;
+  /** Descendants whose report (and usage) was taken, so a report after the call stopped waiting is counted once. */
+  reportedChildIds?: string[];
   /** Every tool call id the model ever made, so an unknown id is NOT_FOUND and an old one FAILED_PRECONDITION. */
   knownToolCallIds: string[];
   toolCallCount: number;
@@ -231,6 +264,16 @@ export type ObjectiveEvent =
   /** A model call started: the open turn's results (placeholders included) and the waiting user messages join the conversation first. */
   | { type: 'model_call_started'; effectId: string; toolResults: Array<{ toolCallId: string; content: string }>; userMessages: number }
   | { type: 'model_call_ended'; effectId: string }
+  /** The running model call failed with a retryable error: the attempt ends and the objective waits until `retries.dueAt`. */
+  | { type: 'model_retry_scheduled'; effectId: string; retries: ModelCallRetries }
+  /** A model call's failure reported usage (the provider charged for it): it joins the objective's. */
+  | { type: 'usage_added'; usage: ObjectiveUsage }
+  /**
+   * Usage of a descendant that reported after the call stopped waiting for
+   * it (this objective ended, say): `sourceObjectiveId` is the descendant that
+   * reported, counted once.
+   */
+  | { type: 'late_usage_added'; sourceObjectiveId: string; usage: ObjectiveUsage }
   /** The assistant's tool calls of this turn (not run yet); `counted` ones count against maxToolCalls. */
   | { type: 'tool_calls_received'; calls: Array<ChatToolCall & { counted: boolean }> }
   | { type: 'output_emitted'; output: unknown }
@@ -239,8 +282,11 @@ export type ObjectiveEvent =
   | { type: 'child_assigned'; toolCallId: string; childObjectiveId: string }
   /** The child's `start` was sent (in the same turn): it counts against maxSubObjectives. */
   | { type: 'child_started'; toolCallId: string; metadata: OperationMetadata }
-  /** The child reported its end: its usage joins this objective's (the TOOL_RESULT/TOOL_ERROR that follows settles the call). */
-  | { type: 'child_finished'; toolCallId: string; usage: ObjectiveUsage }
+  /**
+   * The child reported its end: its usage joins this objective's (the TOOL_RESULT/TOOL_ERROR that follows settles the call).
+   * `childObjectiveId` marks the child reported, so a late second report adds nothing (absent in older journals).
+   */
+  | { type: 'child_finished'; toolCallId: string; usage: ObjectiveUsage; childObjectiveId?: string }
   /** This objective, a child, reported its end to its parent (it never reports again). */
   | { type: 'reported_to_parent' }
   /** Tenant or subject erasure: every piece of content in the state becomes `[erased]`. */
@@ -256,6 +302,9 @@ export function initialObjectiveState(objectiveId: string): ObjectiveState {
     pendingUserMessages: [],
     modelTurn: 0,
     modelCallEffectId: null,
+    modelRetries: null,
+    runModelTurns: 0,
+    reportedChildIds: [],
     turnCalls: [],
     knownToolCallIds: [],
     toolCallCount: 0,
@@ -306,6 +355,9 @@ function evolveRecord(state: ObjectiveState, event: Extract<ObjectiveEvent, { ty
         conversation: [...next.conversation, { role: 'assistant', content, ...(calls.length ? { toolCalls: calls } : {}) }],
         usage: addUsage(next.usage, usage),
         lastMessage: content || next.lastMessage,
+        // An answer ends a run of failures: the next failure starts a new retry budget.
+        modelRetries: null,
+        runModelTurns: (next.runModelTurns ?? 0) + 1,
       };
     }
     case 'TOOL_APPROVAL_REQUESTED':
@@ -344,6 +396,10 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
         finishedAt: finished ? event.at : null,
         // A run after COMPLETED (follow-up message) starts without the previous run's output flag.
         outputEmitted: event.status === ObjectiveStatus.RUNNING && isTerminal(state.status) ? false : state.outputEmitted,
+        // A run started from a final state (a follow-up) counts its model turns afresh.
+        runModelTurns: running && (state.status === null || isTerminal(state.status)) ? 0 : state.runModelTurns ?? 0,
+        // A wait for a retry ends with the objective (its reminder is cancelled or found stale).
+        modelRetries: finished ? null : state.modelRetries ?? null,
         // Calls waiting or running when the objective ends will never run or report (running ones are aborted).
         turnCalls: finished
           ? state.turnCalls.map((call) => (call.state === 'done' ? call : { ...call, state: 'not_run' }))
@@ -362,10 +418,17 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
         turnCalls: [],
         modelTurn: state.modelTurn + 1,
         modelCallEffectId: event.effectId,
+        modelRetries: state.modelRetries ? { ...state.modelRetries, dueAt: null } : null,
       };
     }
     case 'model_call_ended':
       return state.modelCallEffectId === event.effectId ? { ...state, modelCallEffectId: null } : state;
+    case 'model_retry_scheduled':
+      return { ...state, modelCallEffectId: state.modelCallEffectId === event.effectId ? null : state.modelCallEffectId, modelRetries: event.retries };
+    case 'usage_added':
+      return { ...state, usage: addUsage(state.usage, event.usage) };
+    case 'late_usage_added':
+      return { ...state, usage: addUsage(state.usage, event.usage), reportedChildIds: [...(state.reportedChildIds ?? []), event.sourceObjectiveId] };
     case 'tool_calls_received':
       return {
         ...state,
@@ -389,7 +452,11 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
       };
     }
     case 'child_finished':
-      return { ...state, usage: addUsage(state.usage, event.usage) };
+      return {
+        ...state,
+        usage: addUsage(state.usage, event.usage),
+        ...(event.childObjectiveId ? { reportedChildIds: [...(state.reportedChildIds ?? []), event.childObjectiveId] } : {}),
+      };
     case 'reported_to_parent':
       return { ...state, reportedToParent: true };
     case 'erased':

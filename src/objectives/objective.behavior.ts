@@ -14,18 +14,18 @@ import type { ActorBehavior, ActorContext, EffectOutcome, FiredReminder, Running
 import type { ChatResponse } from './chat-model-types';
 import { approveToolCall, denyToolCall } from './objective-approvals';
 import { OBJECTIVE_EVENTS_STREAM, objectiveCreatedRowOf, objectiveInfoOf, type ObjectiveChange, type ObjectiveInfoChange } from './objective-events';
-import { PREPARE_CHILD_EFFECT, type ChildFinishedCommand } from './objective-children';
+import { PREPARE_CHILD_EFFECT, type ChildFinishedCommand, type ChildUsageCommand } from './objective-children';
 import { eraseObjective } from './objective-erasure';
 import {
   acceptModelResponse, acceptToolOutcome, advance, cancelObjective, failObjective, MODEL_CALL_EFFECT, setStatus, startModelCall, TOOL_CALL_EFFECT,
   TURN_DEADLINE_REMINDER, TURN_TIMED_OUT_ERROR_TYPE, turnDeadlineOf,
 } from './objective-loop';
-import { modelCallErrorTypeOf } from '../models/model-call-error';
+import { acceptModelCallFailure, MODEL_RETRY_REMINDER, retryModelCall } from './objective-retries';
 import { ajvOutputValidator, type OutputValidator } from './objective-output';
 import {
   evolveObjective, initialObjectiveState, isTerminal, OBJECTIVE_KIND, ObjectiveStatus, type ObjectiveEvent, type ObjectiveStart, type ObjectiveState,
 } from './objective-state';
-import { acceptChildFinished, acceptPrepareOutcome, expectsPrepareChild } from './objective-sub-agents';
+import { acceptChildFinished, acceptChildUsage, acceptPrepareOutcome, expectsPrepareChild } from './objective-sub-agents';
 import { ObjectiveTurn } from './objective-turn';
 
 export { OBJECTIVE_KIND } from './objective-state';
@@ -44,6 +44,8 @@ export type ObjectiveCommand =
   | { type: 'deny'; toolCallId: string; memo?: string }
   /** From a child objective, the first time it ends (see ChildFinishedCommand). */
   | ChildFinishedCommand
+  /** From a child that had already reported: usage of its own descendants that ended after it. */
+  | ChildUsageCommand
   /** Tenant or subject erasure: stop if running, content becomes `[erased]`; idempotent. */
   | { type: 'erase' }
   | { type: 'get' };
@@ -140,6 +142,9 @@ export function createObjectiveBehavior(
         case 'child_finished':
           acceptChildFinished(turn, command);
           break;
+        case 'child_usage':
+          acceptChildUsage(turn, command);
+          break;
         case 'erase':
           eraseObjective(turn);
           break;
@@ -156,7 +161,7 @@ export function createObjectiveBehavior(
       if (outcome.name === MODEL_CALL_EFFECT) {
         if (outcome.id !== state.modelCallEffectId) return turn.decision();
         const response = outcome.ok ? asChatResponse(outcome.value) : null;
-        if (!outcome.ok) failObjective(turn, { message: outcome.error.message, type: modelCallErrorTypeOf(outcome.error) });
+        if (!outcome.ok) acceptModelCallFailure(turn, outcome.id, outcome.error);
         else if (!response) failObjective(turn, { message: 'the model call returned no chat response', type: 'INTERNAL' });
         else acceptModelResponse(turn, outcome.id, response, validateOutput);
       } else if (outcome.name === TOOL_CALL_EFFECT) {
@@ -167,9 +172,17 @@ export function createObjectiveBehavior(
       return turn.decision();
     },
 
-    /** The turn clock (`turnTimeoutMs`): FAILED with TIMED_OUT when it fires for the stretch of RUNNING that set it. */
+    /**
+     * A model call's retry (objective-retries.ts), or the turn clock
+     * (`turnTimeoutMs`): FAILED with TIMED_OUT when it fires for the stretch
+     * of RUNNING that set it, a wait for a retry included.
+     */
     onReminder(state: ObjectiveState, reminder: FiredReminder, context: ActorContext) {
       const turn = new ObjectiveTurn(state, context);
+      if (reminder.name === MODEL_RETRY_REMINDER) {
+        retryModelCall(turn, reminder);
+        return turn.decision();
+      }
       if (reminder.name !== TURN_DEADLINE_REMINDER) return turn.decision();
       const deadline = turnDeadlineOf(state);
       // Set for an earlier stretch (moved or cancelled since) or after the end: stale.

@@ -32,6 +32,7 @@ import { startedObjective, toObjective } from './objective-mappers';
 import type { ObjectiveCommand } from './objective.behavior';
 import type { PrepareChildInput } from './objective-children';
 import { DEFAULT_MAX_OBJECTIVE_DEPTH } from './objective-limits';
+import { DEFAULT_MODEL_RETRY_BUDGET_MS } from './objective-retries';
 import type { ObjectiveStart, ObjectiveTool } from './objective-state';
 
 
@@ -42,6 +43,10 @@ export interface ObjectiveServiceOptions {
   modelCallTimeoutMs?: number;
   /** Longest stretch an objective may run (RUNNING) without finishing or waiting for approval; 0 or absent: no limit. */
   turnTimeoutMs?: number;
+  /** How long a model call's retryable failures are retried when the variation sets no `modelRetryBudgetSeconds`. @default DEFAULT_MODEL_RETRY_BUDGET_MS */
+  modelRetryBudgetMs?: number;
+  /** Test nodes: the model call retries' waits and budget run at this fraction of real time. @default 1 */
+  modelRetryTimeScale?: number;
   /** @default Math.random */
   random?: RandomSource;
 }
@@ -191,7 +196,16 @@ export class ObjectiveService {
       modelId,
       ...(variation.temperature === null ? {} : { temperature: variation.temperature }),
       tools,
-      limits: { maxToolCalls: variation.maxToolCalls ?? 0, maxSubObjectives: variation.maxSubObjectives ?? 0, maxDepth: this.options.maxDepth ?? DEFAULT_MAX_OBJECTIVE_DEPTH },
+      limits: {
+        maxToolCalls: variation.maxToolCalls ?? 0,
+        maxSubObjectives: variation.maxSubObjectives ?? 0,
+        maxDepth: this.options.maxDepth ?? DEFAULT_MAX_OBJECTIVE_DEPTH,
+        ...(variation.maxModelTurns === null ? {} : { maxModelTurns: variation.maxModelTurns }),
+        ...(variation.maxTokens ? { maxTokens: variation.maxTokens } : {}),
+        ...(variation.maxCostCents ? { maxCostCents: variation.maxCostCents } : {}),
+        modelRetryBudgetMs: variation.modelRetryBudgetSeconds === null ? this.options.modelRetryBudgetMs ?? DEFAULT_MODEL_RETRY_BUDGET_MS : variation.modelRetryBudgetSeconds * 1000,
+        ...(this.options.modelRetryTimeScale && this.options.modelRetryTimeScale !== 1 ? { modelRetryTimeScale: this.options.modelRetryTimeScale } : {}),
+      },
       initialMessage: request.initialMessage ?? JSON.stringify(request.data ?? null),
       outputDefinition: agent.outputDefinition,
       ...(this.options.modelCallTimeoutMs ? { modelCallTimeoutMs: this.options.modelCallTimeoutMs } : {}),

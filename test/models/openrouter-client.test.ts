@@ -318,6 +318,23 @@ describe('OpenRouterClient', () => {
       assert.equal(server.requests.length, 2);
     });
 
+    it('counts the usage a failed attempt reported: in the retried answer, or in the final error', async () => {
+      const failedWithUsage = `data: ${JSON.stringify({
+        id: 'gen-raw', error: { code: 502, message: 'Provider returned error' }, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }],
+        usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120, cost: 0.0003 },
+      })}`;
+      server.answer(fakeAnswers.rawStream([chunk({ content: 'partial' }), failedWithUsage]), fakeAnswers.completion({ content: 'second try', usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, cost: 0.0001 } }));
+      const response = await client.complete(credentials(), chatRequest(), { deadline: inSeconds(10) });
+      assert.equal(response.content, 'second try');
+      assert.deepEqual([response.usage?.promptTokens, response.usage?.completionTokens, response.usage?.totalTokens, response.usage?.costCents], [110, 25, 135, 0.04]);
+
+      const attempts = 4; // the client's default
+      server.answer(...Array.from({ length: attempts }, () => fakeAnswers.rawStream([failedWithUsage])));
+      const error = await failureOf(client.complete(credentials(), chatRequest(), { deadline: inSeconds(10) }));
+      assert.equal(error.type, ModelCallErrorType.PROVIDER_UNAVAILABLE);
+      assert.deepEqual(error.usage, { promptTokens: 100 * attempts, completionTokens: 20 * attempts, costCents: 0.12 });
+    });
+
     it('maps a mid-stream context error to CONTEXT_TOO_LONG without retrying', async () => {
       server.answer(fakeAnswers.rawStream([`data: ${JSON.stringify({ error: { code: 'context_length_exceeded', message: 'prompt is too long' } })}`]));
       const error = await failureOf(client.complete(credentials(), chatRequest(), { deadline: inSeconds(10) }));

@@ -1,5 +1,6 @@
 // A fake OpenRouter for tests: a real node:http server answering
-// `POST <base>/chat/completions` with answers each test queues, in the form
+// `POST <base>/chat/completions` with answers each test queues (or one fallback
+// answer for every request), in the form
 // the request asked for (plain JSON, or SSE chunks with keep-alive comments,
 // tool call deltas split by index and usage in a last chunk), plus error
 // statuses, raw streams and an answer that never comes. It records every
@@ -59,8 +60,10 @@ export interface FakeOpenRouter {
   requests: ReceivedCompletionRequest[];
   /** TCP connections accepted so far. */
   connections(): number;
-  /** Queues answers for the next requests; with none queued a request gets the completion "ok". */
+  /** Queues answers for the next requests; with none queued a request gets the fallback. */
   answer(...answers: FakeAnswer[]): void;
+  /** The answer to every request with none queued (a provider that is down, a model that never stops); null: the completion "ok". */
+  fallback(answer: FakeAnswer | null): void;
   /** Resolves once `count` requests have arrived. */
   arrived(count: number): Promise<void>;
   /** Forgets requests and queued answers. */
@@ -136,6 +139,7 @@ async function writeStream(response: http.ServerResponse, lines: string[]): Prom
 export async function startFakeOpenRouter(): Promise<FakeOpenRouter> {
   const requests: ReceivedCompletionRequest[] = [];
   const queue: FakeAnswer[] = [];
+  let fallback: FakeAnswer | null = null;
   const events = new EventEmitter();
   let connections = 0;
   const server = http.createServer(async (request, response) => {
@@ -149,7 +153,7 @@ export async function startFakeOpenRouter(): Promise<FakeOpenRouter> {
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
     requests.push({ path, headers: request.headers, body });
     events.emit('request');
-    const answer = queue.shift() ?? fakeAnswers.completion({ content: 'ok' });
+    const answer = queue.shift() ?? fallback ?? fakeAnswers.completion({ content: 'ok' });
     switch (answer.kind) {
       case 'completion':
         if (body.stream === true) return writeStream(response, streamedCompletion(body, answer.completion));
@@ -172,12 +176,16 @@ export async function startFakeOpenRouter(): Promise<FakeOpenRouter> {
     requests,
     connections: () => connections,
     answer: (...answers) => queue.push(...answers),
+    fallback: (answer) => {
+      fallback = answer;
+    },
     async arrived(count) {
       while (requests.length < count) await once(events, 'request');
     },
     reset() {
       requests.length = 0;
       queue.length = 0;
+      fallback = null;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -2,7 +2,7 @@
 // bodies, the SSE reader and the ErrorInfo that carries a model error's type
 // through an effect failure.
 import assert from 'node:assert/strict';
-import { ModelCallError, ModelCallErrorType, modelCallErrorTypeOf } from '../../../src/models/model-call-error';
+import { ModelCallError, ModelCallErrorType, modelCallErrorTypeOf, modelCallFailureOf } from '../../../src/models/model-call-error';
 import { parseProviderError, parseRetryAfter, redactKey } from '../../../src/models/openrouter-errors';
 import { SseDataReader } from '../../../src/models/openrouter-wire';
 
@@ -64,6 +64,29 @@ describe('OpenRouter wire helpers', () => {
       }]);
       assert.equal(modelCallErrorTypeOf({ code: 'DEADLINE_EXCEEDED', message: 'effect model.call passed its 120000 ms deadline' }), 'TIMED_OUT');
       assert.equal(modelCallErrorTypeOf({ code: 'INTERNAL', message: 'the keyring is down' }), 'INTERNAL');
+    });
+  });
+
+  describe('modelCallFailureOf', () => {
+    const crossed = (error: ModelCallError) => modelCallFailureOf({ code: error.code, message: error.message, details: error.details });
+
+    it('reads back what the provider said across the effect boundary: retryable, Retry-After, status, usage', () => {
+      const usage = { promptTokens: 12, completionTokens: 3, costCents: 0.25 };
+      assert.deepEqual(crossed(new ModelCallError(ModelCallErrorType.RATE_LIMITED, 'slow down', { retryable: true, retryAfterMs: 45_000, status: 429, usage })), {
+        type: 'RATE_LIMITED', message: 'slow down', retryable: true, retryAfterMs: 45_000, status: 429, usage,
+      });
+      assert.deepEqual(crossed(new ModelCallError(ModelCallErrorType.PROVIDER_KEY_REFUSED, 'refused', { status: 401 })), {
+        type: 'PROVIDER_KEY_REFUSED', message: 'refused', retryable: false, status: 401,
+      });
+    });
+
+    it('a time-out is retryable, the client\'s or the runtime\'s; an unavailable service or an aborted call too; other codes not', () => {
+      assert.equal(crossed(new ModelCallError(ModelCallErrorType.TIMED_OUT, 'no answer')).retryable, true);
+      assert.equal(crossed(new ModelCallError(ModelCallErrorType.CANCELLED, 'the node stopped')).retryable, true);
+      assert.equal(modelCallFailureOf({ code: 'CANCELLED', message: 'aborted' }).retryable, true);
+      assert.equal(modelCallFailureOf({ code: 'DEADLINE_EXCEEDED', message: 'passed its deadline' }).retryable, true);
+      assert.equal(modelCallFailureOf({ code: 'UNAVAILABLE', message: 'the keyring is down' }).retryable, true);
+      assert.equal(modelCallFailureOf({ code: 'INTERNAL', message: 'a bug' }).retryable, false);
     });
   });
 });

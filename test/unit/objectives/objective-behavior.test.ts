@@ -246,14 +246,14 @@ describe('objective behaviour', () => {
     });
   });
 
-  it('a model error ends FAILED with an ERROR event carrying the error type', async () => {
+  it('a model error that trying again cannot cure ends FAILED with an ERROR event carrying the error type', async () => {
     const driver = new ObjectiveDriver();
     await driver.start();
-    await driver.fail('model_call_1', { code: 'UNAVAILABLE', message: 'provider down' });
+    await driver.fail('model_call_1', { code: 'FAILED_PRECONDITION', message: 'provider down' });
     assert.equal(statusOf(driver), 'FAILED');
     assert.deepEqual(driver.kinds(), ['user_message', 'error', 'finalized']);
-    assert.deepEqual(driver.published[1].data, { error: { message: 'provider down', type: 'UNAVAILABLE' } });
-    assert.deepEqual(driver.state.error, { message: 'provider down', type: 'UNAVAILABLE' });
+    assert.deepEqual(driver.published[1].data, { error: { message: 'provider down', type: 'FAILED_PRECONDITION' } });
+    assert.deepEqual(driver.state.error, { message: 'provider down', type: 'FAILED_PRECONDITION' });
     await rejectsWith(driver.send({ type: 'message', content: 'retry' }), 'FAILED_PRECONDITION');
   });
 

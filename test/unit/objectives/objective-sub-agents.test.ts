@@ -207,7 +207,7 @@ describe('objective sub-agents', () => {
 
   it('a failed child is a TOOL_ERROR with its error, and the parent goes on', async () => {
     const { parent, child, childId, actors } = await family();
-    await child.fail('model_call_1', { code: 'UNAVAILABLE', message: 'provider down' });
+    await child.fail('model_call_1', { code: 'FAILED_PRECONDITION', message: 'provider down' });
     assert.equal(statusOf(child), 'FAILED');
     await deliver(child, actors);
     assert.deepEqual(parent.kinds().slice(-2), ['sub_agent_updated', 'tool_error']);
@@ -378,7 +378,7 @@ describe('objective sub-agents', () => {
   });
 
   describe('cancel cascade', () => {
-    it('cancelling a parent cancels its waiting children; their late reports are ignored', async () => {
+    it('cancelling a parent cancels its waiting children; their late reports add only their usage', async () => {
       const { parent, child, childId, actors } = await family();
       const reply = await parent.send({ type: 'cancel', reason: 'user left' });
       assert.equal(reply?.info.status, 'OBJECTIVE_STATUS_CANCELLED');
@@ -390,9 +390,38 @@ describe('objective sub-agents', () => {
       assert.equal(statusOf(child), 'CANCELLED');
       assert.deepEqual(child.aborted, ['model_call_1']);
       assert.deepEqual(child.published.find((event) => event.type === 'objective_event.cancelled')?.data, { cancelled: { reason: 'parent cancelled' } });
-      const events = parent.journal.length;
+      const events = parent.published.length;
       await deliver(child, actors);
-      assert.equal(parent.journal.length, events, 'the parent ended: the child\'s report changes nothing');
+      assert.equal(parent.published.length, events, 'the parent ended: the child\'s report records no event');
+      assert.equal(statusOf(parent), 'CANCELLED');
+    });
+
+    it('a child that ends after its parent still adds its usage to the parent (once), and the parent passes it on up', async () => {
+      const spec = { ...startOf().spec, parentObjectiveId: 'obj_grandparent' };
+      const { parent, child, childId } = await family({ spec, parentToolCallId: 'call_up' });
+      await child.modelAnswers({
+        content: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }], usage: { promptTokens: 7, completionTokens: 3, costCents: 2 },
+      });
+      await parent.send({ type: 'cancel', reason: 'user left' });
+      const reported = parent.takeSent().find((send) => send.id === 'obj_grandparent')!.command as ChildFinishedCommand;
+      assert.deepEqual(reported.usage, { promptTokens: 10, completionTokens: 2, costCents: 1 }, 'the parent reported what it knew');
+
+      await child.send({ type: 'cancel', reason: 'parent cancelled', fromParent: true });
+      const [report] = child.takeSent();
+      const events = parent.published.length;
+      await parent.send(report.command as ObjectiveCommand);
+      assert.deepEqual(parent.state.usage, { promptTokens: 17, completionTokens: 5, costCents: 3 }, 'the child\'s usage reached its ended parent');
+      assert.deepEqual(parent.projected.at(-1), { ...parent.projected.at(-1), type: 'objective' });
+      assert.deepEqual((parent.projected.at(-1) as { info: { usage: unknown } }).info.usage, { promptTokens: 17, completionTokens: 5, costCents: 3 }, 'and its row');
+      assert.equal(parent.published.length, events, 'no event after FINALIZED');
+      assert.deepEqual(parent.takeSent(), [{
+        kind: 'objective', id: 'obj_grandparent',
+        command: { type: 'child_usage', childObjectiveId: parent.objectiveId, sourceObjectiveId: childId, usage: { promptTokens: 7, completionTokens: 3, costCents: 2 } },
+      }], 'passed on to the grandparent, which had its report already');
+
+      await parent.send(report.command as ObjectiveCommand);
+      assert.deepEqual(parent.state.usage, { promptTokens: 17, completionTokens: 5, costCents: 3 }, 'a report delivered twice counts once');
+      assert.deepEqual(parent.takeSent(), []);
     });
 
     it('a cancel while the child is being prepared aborts the preparation and sends nothing', async () => {
