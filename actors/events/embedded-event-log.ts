@@ -7,7 +7,7 @@
 // at once, and a consumer whose next message is due later sleeps until then.
 import { resolveConsumerSpec, type ResolvedConsumerSpec } from '../../src/events/consumer-spec';
 import { mergeStreamDeclarations } from '../../src/events/stream-declarations';
-import { subjectMatches } from '../../src/events/subject-pattern';
+import { subjectMatches, subjectPatternRegex } from '../../src/events/subject-pattern';
 import type { ConsumedEvent, ConsumerHandle, DurableConsumerSpec, EventConsumers } from '../../src/ports/event-consumer';
 import { NoStreamForSubjectError, type EventPublisher, type OutboxPublication, type PublishedEvent, type StreamDeclaration } from '../../src/ports/event-publisher';
 import { EmbeddedEventLogRepository, type ClaimedMessage } from '../../persistence/runtime/embedded-event-log.repository';
@@ -106,6 +106,10 @@ export class EmbeddedEventLog implements EventPublisher, EventConsumers {
     for (const event of events) rows.push({ id: event.id, stream: await this.streamFor(event.subject) });
     const stored = await this.repository.appendFromOutbox(rows);
     this.heard(events, stored);
+  }
+
+  async purgeSubjects(stream: string, filters: readonly string[]): Promise<void> {
+    await this.repository.purge(stream, filters.map(subjectPatternRegex));
   }
 
   /** Calls `listener` for every event stored from now on (duplicates left out); returns the unsubscribe function. */

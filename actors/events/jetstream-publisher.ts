@@ -1,6 +1,8 @@
 // The EventPublisher port over JetStream. `prepare` creates the declared
 // streams (the runtime's and the ones actor kinds declare) or adds the
-// subjects they lack, with a duplicate window of at least 10 minutes; each
+// subjects they lack, with a duplicate window of at least 10 minutes and the
+// declared maximum age (set on an existing stream too: a retention added or
+// changed in the configuration holds from the next start); each
 // event is published with its id as message id, so a retry after a crash
 // within the window is stored once, and with its headers.
 import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream';
@@ -41,21 +43,32 @@ export class JetStreamPublisher implements EventPublisher {
     await this.client.publish(event.subject, event.data, { msgID: event.id, timeout: this.timeoutMs, headers });
   }
 
+  async purgeSubjects(stream: string, filters: readonly string[]): Promise<void> {
+    this.manager ??= await jetstreamManager(this.connection, { timeout: this.timeoutMs });
+    for (const filter of filters) await this.manager.streams.purge(stream, { filter });
+  }
+
   async close(): Promise<void> {
     this.manager = undefined;
   }
 
   private async prepareStream(manager: JetStreamManager, stream: StreamDeclaration): Promise<void> {
     const existing = await this.streamInfo(manager, stream.name);
+    // JetStream counts in nanoseconds; 0 is "no limit". The duplicate window may not exceed the age limit.
+    const maxAge = stream.maxAgeMs === undefined ? 0 : stream.maxAgeMs * 1_000_000;
+    const window = (duplicateWindow: number) => (maxAge > 0 ? Math.min(duplicateWindow, maxAge) : duplicateWindow);
     if (!existing) {
-      await manager.streams.add({ name: stream.name, subjects: stream.subjects, duplicate_window: TEN_MINUTES_NS });
+      await manager.streams.add({ name: stream.name, subjects: stream.subjects, duplicate_window: window(TEN_MINUTES_NS), max_age: maxAge });
       return;
     }
     const missing = stream.subjects.filter((subject) => !existing.config.subjects?.includes(subject));
-    if (missing.length === 0 && existing.config.duplicate_window >= TEN_MINUTES_NS) return;
+    const duplicateWindow = window(Math.max(existing.config.duplicate_window, TEN_MINUTES_NS));
+    const ageKept = stream.maxAgeMs === undefined || existing.config.max_age === maxAge;
+    if (missing.length === 0 && existing.config.duplicate_window === duplicateWindow && ageKept) return;
     await manager.streams.update(stream.name, {
       subjects: [...(existing.config.subjects ?? []), ...missing],
-      duplicate_window: Math.max(existing.config.duplicate_window, TEN_MINUTES_NS),
+      duplicate_window: duplicateWindow,
+      ...(stream.maxAgeMs === undefined ? {} : { max_age: maxAge }),
     });
   }
 

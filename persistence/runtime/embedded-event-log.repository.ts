@@ -97,6 +97,16 @@ export class EmbeddedEventLogRepository {
     }
   }
 
+  /**
+   * Deletes the stream's messages whose subject matches one of the regular
+   * expressions (subjectPatternRegex), with their pending deliveries (the
+   * foreign key cascades): a purge by subject, as JetStream's.
+   */
+  async purge(stream: string, subjectRegexes: readonly string[]): Promise<void> {
+    if (!subjectRegexes.length) return;
+    await this.database.query('DELETE FROM embedded_stream_messages WHERE stream = $1 AND subject ~ ANY($2::text[])', [stream, subjectRegexes]);
+  }
+
   /** Every stream with its subjects. */
   async listStreams(): Promise<StreamDeclaration[]> {
     const rows = await this.database.query<{ name: string; subjects: string[] }>('SELECT name, subjects FROM embedded_streams ORDER BY name');

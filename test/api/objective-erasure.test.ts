@@ -29,6 +29,15 @@ describe('objective erasure with its tenant or subject', function () {
     return response.body as any;
   };
   const statusOf = async (id: string) => (await get(`${base()}/${id}`)).info.status as string;
+  /** DELETE answers the stored job; the erasure is done once the job reads COMPLETED. */
+  const erase = async (path: string) => {
+    const deleted = await api.request('DELETE', `/v1/workspaces/${ws.workspaceId}/${path}`, { token: ws.token });
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    assert.match(deleted.body.metadata.id, /^erasure_/);
+    const follow = `/v1/workspaces/${ws.workspaceId}/erasures/${deleted.body.metadata.id}`;
+    await eventually(async () => (await get(follow)).info.status === 'ERASURE_STATUS_COMPLETED', 'the erasure job completed');
+    return get(follow);
+  };
 
   before(async () => {
     api = await startTestApi({ runtime: true });
@@ -51,8 +60,11 @@ describe('objective erasure with its tenant or subject', function () {
     await eventually(async () => (await statusOf(other.metadata.id)) === 'OBJECTIVE_STATUS_COMPLETED', 'other tenant\'s objective completed');
     assert.equal(await statusOf(running.metadata.id), 'OBJECTIVE_STATUS_RUNNING');
 
-    const deleted = await api.request('DELETE', `/v1/workspaces/${ws.workspaceId}/tenants/${finished.spec.tenantId}`, { token: ws.token });
-    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    const job = await erase(`tenants/${finished.spec.tenantId}`);
+    assert.equal(job.info.objectiveCount, 2, 'both objectives of the tenant');
+    assert.equal(job.spec.tenantId, finished.spec.tenantId);
+    const gone = await api.request('GET', `/v1/workspaces/${ws.workspaceId}/tenants/${finished.spec.tenantId}`, { token: ws.token });
+    assert.equal(gone.status, 404, 'the tenant record is gone');
 
     const erased = await get(`${base()}/${finished.metadata.id}`);
     assert.equal(erased.metadata.externalId, 'ticket-1', 'metadata stays');
@@ -85,8 +97,7 @@ describe('objective erasure with its tenant or subject', function () {
     const theirs = await create({ initialMessage: 'SAY secret of bob', subject: { externalId: 'bob' } });
     await eventually(async () => (await statusOf(mine.metadata.id)) === 'OBJECTIVE_STATUS_COMPLETED', 'alice\'s objective completed');
     await eventually(async () => (await statusOf(theirs.metadata.id)) === 'OBJECTIVE_STATUS_COMPLETED', 'bob\'s objective completed');
-    const deleted = await api.request('DELETE', `/v1/workspaces/${ws.workspaceId}/subjects/${mine.spec.subjectId}`, { token: ws.token });
-    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    await erase(`subjects/${mine.spec.subjectId}`);
     assert.equal((await get(`${base()}/${mine.metadata.id}`)).info.lastMessage, '[erased]');
     assert.equal((await get(`${base()}/${theirs.metadata.id}`)).info.lastMessage, 'secret of bob');
   });
