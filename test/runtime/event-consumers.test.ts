@@ -498,6 +498,25 @@ describe('embedded event log', function () {
     await database?.drop();
   });
 
+  it('expires the messages older than the stream\'s maximum age, their pending deliveries with them, and keeps the others', async () => {
+    await log.prepare([{ name: 'AGED', subjects: ['aged.>'], maxAgeMs: 60_000 }]);
+    const consumed: string[] = [];
+    await (await log.consume({ stream: 'AGED', durableName: 'aged' }, async () => assert.fail('stopped before anything is published'))).stop();
+    for (const id of ['old-1', 'old-2', 'new-1']) await log.publish({ id, subject: `aged.${id}`, data: '{}' });
+    await runtimeDatabase.query(`UPDATE embedded_stream_messages SET created_at = now() - interval '2 minutes' WHERE stream = 'AGED' AND message_id LIKE 'old-%'`);
+    await log.expireNow();
+    const left = await runtimeDatabase.query<{ message_id: string }>(`SELECT message_id FROM embedded_stream_messages WHERE stream = 'AGED' ORDER BY seq`);
+    assert.deepEqual(left.map((row) => row.message_id), ['new-1']);
+    const handle = await log.consume({ stream: 'AGED', durableName: 'aged' }, async (event) => {
+      consumed.push(event.id);
+      await event.ack();
+    });
+    await eventually(() => consumed.length === 1, 'the kept message consumed');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await handle.stop();
+    assert.deepEqual(consumed, ['new-1']);
+  });
+
   it('tells listeners of every event stored, duplicates left out', async () => {
     const heard: string[] = [];
     const unsubscribe = log.subscribe((event) => heard.push(event.id));
