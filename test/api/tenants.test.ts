@@ -279,6 +279,10 @@ describe('tenants and subjects API', () => {
       const job = await api.request('GET', `/v1/workspaces/${account.workspaceId}/erasures/${response.body.metadata.id}`, { token: readOnlyToken });
       assert.equal(job.status, 200, 'followed with workspaces:read');
       assert.equal((await api.request('GET', `/v1/workspaces/${otherWorkspaceId}/erasures/${response.body.metadata.id}`, { token })).status, 404, 'not from another workspace');
+      const unknown = await api.request('GET', `/v1/workspaces/${account.workspaceId}/erasures/erasure_01ARZ3NDEKTSV4RRFFQ69G5FAV`, { token });
+      assert.equal(unknown.status, 404);
+      assert.equal(unknown.body.message, 'erasure erasure_01ARZ3NDEKTSV4RRFFQ69G5FAV not found');
+      assert.equal((await api.request('GET', `/v1/workspaces/${account.workspaceId}/erasures/subject_1`, { token })).status, 400, 'a malformed id');
       assert.equal((await api.request('GET', `/v1/workspaces/${account.workspaceId}/subjects/${subject.id}`, { token })).status, 404);
       assert.equal((await api.request('GET', `/v1/workspaces/${account.workspaceId}/tenants/${record.id}`, { token })).body.info.subjectCount, 0);
     });
