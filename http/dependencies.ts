@@ -20,7 +20,7 @@ import { usePreparedReads } from '../persistence/repositories/record-table';
 import { loadServiceKey } from '../persistence/repositories/service-key.store';
 import { createIdempotencyStore } from '../persistence/repositories/idempotency.store';
 import { TenantService } from '../src/tenants/tenant.service';
-import type { ObjectiveErasure } from '../src/ports/objective-erasure';
+import type { ErasureRuntimePort } from '../src/ports/erasure-runtime';
 import type { ObjectiveCommandPort } from '../src/ports/objective-commands';
 import { ObjectiveService } from '../src/objectives/objective.service';
 import { createObjectivesStore } from '../persistence/repositories/objectives.store';
@@ -124,6 +124,10 @@ export interface Services {
   /** What the webhook endpoint kind and its intake use: the sender, the signing secrets, the agents' URLs, the delivery rules. */
   webhookEffects: WebhookEffects;
   clusterStatus: ClusterStatusSource;
+  /** What the erasure kind's runs reach of the runtime (bound once it runs). */
+  erasureRuntime: ErasureRuntimePort;
+  /** How long OBJECTIVE_EVENTS keeps an event (the objective kind declares it on its stream). */
+  eventRetentionMs: number;
   /** Closes the outbound connection pools (model provider, tools). */
   close(): Promise<void>;
 }
@@ -155,6 +159,8 @@ export interface CreateDependenciesOptions {
   webhookEndpointCommands?: WebhookEndpointCommandPort;
   /** Reaches schedule actors; without it schedule writes and triggers answer UNAVAILABLE. */
   scheduleCommands?: ScheduleCommandPort;
+  /** Reaches erasure jobs and what their runs need of the runtime; without it a tenant or subject erasure answers UNAVAILABLE. */
+  erasureRuntime?: ErasureRuntimePort;
 }
 
 /** The service key that seals account-level secrets (webhook signing secrets). */
@@ -167,11 +173,14 @@ async function noRuntime(): Promise<never> {
 const noObjectiveRuntime: ObjectiveCommandPort = { send: noRuntime };
 const noWebhookRuntime: WebhookEndpointCommandPort = { retry: noRuntime };
 const noScheduleRuntime: ScheduleCommandPort = { configure: noRuntime, trigger: noRuntime };
+const noErasureRuntime: ErasureRuntimePort = {
+  start: noRuntime, get: noRuntime, pendingObjectiveEvents: noRuntime, purgeObjectiveEvents: noRuntime, eraseOnWebhookEndpoint: noRuntime,
+};
 
 /** Builds the services of every area over one data source. */
 export function createServices(
-  { dataSource, masterKey, config, clusterStatus, objectiveCommands, webhookEndpointCommands, scheduleCommands, logger }:
-    Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands' | 'webhookEndpointCommands' | 'scheduleCommands'>
+  { dataSource, masterKey, config, clusterStatus, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime, logger }:
+    Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands' | 'webhookEndpointCommands' | 'scheduleCommands' | 'erasureRuntime'>
       & { logger?: Logger },
 ): Services {
   // A Postgres server of the node's own: reads by id may be prepared once per
@@ -186,9 +195,8 @@ export function createServices(
   const apiKeys = new ApiKeyService(store, tokens, credentialChanges);
   const accountSecrets = new ServiceSealer(() => loadServiceKey(dataSource, masterKey, ACCOUNT_SECRETS_KEY_PURPOSE));
   const accounts = new AccountService(store, tokens, workspaces, apiKeys, accountSecrets);
-  // Tenant erasure reaches the objectives service, built further down (it needs the tenants).
-  const erasure: ObjectiveErasure = { eraseObjectivesOf: (target) => objectives.eraseObjectivesOf(target) };
-  const tenants = new TenantService(createTenantStore(dataSource), erasure);
+  const erasures = erasureRuntime ?? noErasureRuntime;
+  const tenants = new TenantService(createTenantStore(dataSource), erasures);
   const memoryStore = createMemoryStore(dataSource);
   const uploadSigner = new UploadUrlSigner(masterKey);
   const uploads = new UploadService(memoryStore.uploads, createObjectStorage(config, uploadSigner), uploadSigner, { maxBytes: config.uploadMaxBytes });
@@ -253,6 +261,8 @@ export function createServices(
     agents, variations, assignments, feedback, tools, toolSets, bundles, objectives, objectivesStore, objectiveEffects,
     webhookDeliveries, webhookDeliveriesStore, webhookEffects, schedules, schedulesStore,
     clusterStatus: clusterStatus ?? noRuntime,
+    erasureRuntime: erasures,
+    eventRetentionMs: config.eventRetentionMs,
     async close() {
       await Promise.allSettled([openRouter.close(), objectiveEffects.tools.close(), mcpClient.close(), webhookEffects.sender.close()]);
     },

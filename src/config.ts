@@ -1,6 +1,7 @@
 // Node configuration, read once from the environment. docs/operations.md lists
 // every variable; a bad value fails start-up with a message naming it.
 import path from 'node:path';
+import { readDuration } from './resource/duration';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, parseWebhookRetrySchedule, WEBHOOK_RETRY_SCHEDULE_VARIABLE } from './webhooks/webhook-retry-schedule';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS } from './webhooks/webhook-sender';
 
@@ -45,6 +46,8 @@ export interface Config {
   };
   /** Webhook delivery (docs/operations.md "Webhooks"). */
   webhooks: WebhookConfig;
+  /** How long OBJECTIVE_EVENTS keeps an event (AGENTRT_EVENT_RETENTION, a duration: `7d`, `36h`). */
+  eventRetentionMs: number;
 }
 
 export interface WebhookConfig {
@@ -79,6 +82,17 @@ function fraction(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0 || value > 1) throw new ConfigError(`${name} must be a number > 0 and <= 1, got "${raw}"`);
+  return value;
+}
+
+const DEFAULT_EVENT_RETENTION_MS = 7 * 86_400_000;
+
+/** A duration in the service's grammar (src/resource/duration.ts), at least `min` ms. */
+function duration(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = readDuration(raw);
+  if (typeof value !== 'number' || value < min) throw new ConfigError(`${name} must be a duration such as 7d, 36h or 90m, at least ${min / 1000} s, got "${raw}"`);
   return value;
 }
 
@@ -172,5 +186,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       disableAfterMs: integer(env, 'AGENTRT_WEBHOOK_DISABLE_AFTER_MS', 5 * 24 * 3600 * 1000, 1000),
       maxInFlight: integer(env, 'AGENTRT_WEBHOOK_MAX_IN_FLIGHT', 64, 1),
     },
+    eventRetentionMs: duration(env, 'AGENTRT_EVENT_RETENTION', DEFAULT_EVENT_RETENTION_MS, 60_000),
   };
 }

@@ -24,6 +24,7 @@ export const IdPrefix = {
   feedback: 'feedback',
   tenant: 'tenant',
   subject: 'subject',
+  erasure: 'erasure',
   schedule: 'sched',
   objective: 'obj',
   objectiveEvent: 'objevt',

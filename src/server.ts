@@ -10,6 +10,7 @@ import { nodeKinds, startNodeConsumers } from '../actors/kinds/node-kinds';
 import { RuntimeObjectiveCommands } from '../actors/kinds/runtime-objective-commands';
 import { RuntimeWebhookEndpointCommands } from '../actors/kinds/runtime-webhook-endpoint-commands';
 import { RuntimeScheduleCommands } from '../actors/kinds/runtime-schedule-commands';
+import { RuntimeErasure } from '../actors/kinds/runtime-erasure';
 import { createApp } from '../http/app';
 import { handleClientErrors } from '../http/client-errors';
 import { createAppDependencies, type ApplicationParts, type Services } from '../http/dependencies';
@@ -153,9 +154,10 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     const objectiveCommands = new RuntimeObjectiveCommands();
     const webhookEndpointCommands = new RuntimeWebhookEndpointCommands();
     const scheduleCommands = new RuntimeScheduleCommands();
+    const erasureRuntime = new RuntimeErasure();
     let draining = false;
     const deps = createAppDependencies({
-      config, dataSource: database.dataSource, masterKey, logger, objectiveCommands, webhookEndpointCommands, scheduleCommands,
+      config, dataSource: database.dataSource, masterKey, logger, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime,
       // Called only once the node serves requests, after the runtime below has started.
       clusterStatus: () => runtime.clusterStatus(),
       isDraining: () => draining,
@@ -173,6 +175,7 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     objectiveCommands.bind(runtime);
     webhookEndpointCommands.bind(runtime);
     scheduleCommands.bind(runtime);
+    erasureRuntime.bind(runtime);
     await startNodeConsumers(runtime, deps.services, logger.child({ component: 'actors' }));
     await checkMasterKeyOpensStoredKeys(deps.services);
     await bootstrapFirstAccount(deps.services, database.dataSource, config.dataDir, logger);

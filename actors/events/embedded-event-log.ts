@@ -7,7 +7,7 @@
 // at once, and a consumer whose next message is due later sleeps until then.
 import { resolveConsumerSpec, type ResolvedConsumerSpec } from '../../src/events/consumer-spec';
 import { mergeStreamDeclarations } from '../../src/events/stream-declarations';
-import { subjectMatches } from '../../src/events/subject-pattern';
+import { subjectMatches, subjectPatternRegex } from '../../src/events/subject-pattern';
 import type { ConsumedEvent, ConsumerHandle, DurableConsumerSpec, EventConsumers } from '../../src/ports/event-consumer';
 import { NoStreamForSubjectError, type EventPublisher, type OutboxPublication, type PublishedEvent, type StreamDeclaration } from '../../src/ports/event-publisher';
 import { EmbeddedEventLogRepository, type ClaimedMessage } from '../../persistence/runtime/embedded-event-log.repository';
@@ -18,11 +18,15 @@ export interface EmbeddedEventLogOptions {
   logger: RuntimeLogger;
   /** Longest sleep of an idle consumer: bounds how late it sees messages stored by another process. @default 1000 */
   pollIntervalMs?: number;
+  /** Period of the expiry of messages past their stream's maximum age. @default 60000 */
+  expiryIntervalMs?: number;
 }
 
 /** Messages a consumer claims at once: each starts its ack wait when claimed, so a batch stays small. */
 const MAX_CLAIM = 16;
 const FAILURE_PAUSE_MIN_MS = 100;
+/** Messages expired per statement: each its own short statement, so appends and claims go on between them. */
+const EXPIRY_BATCH = 1000;
 const FAILURE_PAUSE_MAX_MS = 5000;
 
 type MessageHandler = (event: ConsumedEvent) => Promise<void>;
@@ -34,6 +38,10 @@ export class EmbeddedEventLog implements EventPublisher, EventConsumers {
   private readonly listeners = new Set<(event: PublishedEvent) => void>();
   private readonly runs = new Set<EmbeddedConsumerRun>();
   private streams: StreamDeclaration[] | undefined;
+  /** The maximum age of each declared stream that has one (JetStream's max_age, kept by expireNow). */
+  private readonly maxAges = new Map<string, number>();
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private expiring: Promise<void> | undefined;
 
   constructor(
     database: RuntimeDatabase,
@@ -44,8 +52,31 @@ export class EmbeddedEventLog implements EventPublisher, EventConsumers {
   }
 
   async prepare(streams: StreamDeclaration[]): Promise<void> {
-    await this.repository.declareStreams(mergeStreamDeclarations(streams));
+    const merged = mergeStreamDeclarations(streams);
+    await this.repository.declareStreams(merged);
     this.streams = await this.repository.listStreams();
+    for (const stream of merged) if (stream.maxAgeMs !== undefined) this.maxAges.set(stream.name, stream.maxAgeMs);
+    if (this.maxAges.size > 0 && !this.expiryTimer) {
+      this.expiryTimer = setInterval(() => {
+        this.expireNow().catch((error: unknown) => this.options.logger.warn({ err: error }, 'event log expiry failed; retrying at the next interval'));
+      }, this.options.expiryIntervalMs ?? 60_000);
+      this.expiryTimer.unref();
+    }
+  }
+
+  /** Deletes the messages past their stream's maximum age now (the timer does it every expiryIntervalMs). */
+  expireNow(): Promise<void> {
+    this.expiring ??= (async () => {
+      try {
+        for (const [stream, maxAgeMs] of this.maxAges) {
+          const cutoff = new Date(Date.now() - maxAgeMs);
+          while ((await this.repository.expire(stream, cutoff, EXPIRY_BATCH)) > 0) { /* next batch */ }
+        }
+      } finally {
+        this.expiring = undefined;
+      }
+    })();
+    return this.expiring;
   }
 
   /** @throws NoStreamForSubjectError when no declared stream captures the subject. */
@@ -108,6 +139,10 @@ export class EmbeddedEventLog implements EventPublisher, EventConsumers {
     this.heard(events, stored);
   }
 
+  async purgeSubjects(stream: string, filters: readonly string[]): Promise<void> {
+    await this.repository.purge(stream, filters.map(subjectPatternRegex));
+  }
+
   /** Calls `listener` for every event stored from now on (duplicates left out); returns the unsubscribe function. */
   subscribe(listener: (event: PublishedEvent) => void): () => void {
     this.listeners.add(listener);
@@ -134,6 +169,9 @@ export class EmbeddedEventLog implements EventPublisher, EventConsumers {
   /** Stops every consumer and forgets the listeners; the database stays open (the caller owns it). */
   async close(): Promise<void> {
     this.listeners.clear();
+    clearInterval(this.expiryTimer);
+    this.expiryTimer = undefined;
+    await this.expiring?.catch(() => undefined);
     await Promise.all([...this.runs].map((run) => run.stop()));
   }
 

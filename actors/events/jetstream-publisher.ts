@@ -1,9 +1,11 @@
 // The EventPublisher port over JetStream. `prepare` creates the declared
 // streams (the runtime's and the ones actor kinds declare) or adds the
-// subjects they lack, with a duplicate window of at least 10 minutes; each
+// subjects they lack, with a duplicate window of at least 10 minutes and the
+// declared maximum age (set on an existing stream too: a retention added or
+// changed in the configuration holds from the next start); each
 // event is published with its id as message id, so a retry after a crash
 // within the window is stored once, and with its headers.
-import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
 import { mergeStreamDeclarations } from '../../src/events/stream-declarations';
 import type { EventPublisher, PublishedEvent, StreamDeclaration } from '../../src/ports/event-publisher';
@@ -41,22 +43,73 @@ export class JetStreamPublisher implements EventPublisher {
     await this.client.publish(event.subject, event.data, { msgID: event.id, timeout: this.timeoutMs, headers });
   }
 
+  /**
+   * Deletes the filters' messages one by one, their bytes overwritten
+   * (`erase`). Not a purge by filter: on the 2.9 server a filtered purge moves
+   * every consumer of the stream past the last purged message, so a durable
+   * (the webhook intake, a user's) skipped the other subjects' messages it had
+   * not read yet in that range.
+   */
+  async purgeSubjects(stream: string, filters: readonly string[]): Promise<void> {
+    this.manager ??= await jetstreamManager(this.connection, { timeout: this.timeoutMs });
+    for (const filter of filters) {
+      for (const sequence of await this.sequencesOf(this.manager, stream, filter)) {
+        try {
+          await this.manager.streams.deleteMessage(stream, sequence, true);
+        } catch (error) {
+          // Gone already (a run before this one, or the stream's age limit): what a purge wants.
+          if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.NoMessageFound)) throw error;
+        }
+      }
+    }
+  }
+
   async close(): Promise<void> {
     this.manager = undefined;
   }
 
   private async prepareStream(manager: JetStreamManager, stream: StreamDeclaration): Promise<void> {
     const existing = await this.streamInfo(manager, stream.name);
+    // JetStream counts in nanoseconds; 0 is "no limit". The duplicate window may not exceed the age limit.
+    const maxAge = stream.maxAgeMs === undefined ? 0 : stream.maxAgeMs * 1_000_000;
+    const window = (duplicateWindow: number) => (maxAge > 0 ? Math.min(duplicateWindow, maxAge) : duplicateWindow);
     if (!existing) {
-      await manager.streams.add({ name: stream.name, subjects: stream.subjects, duplicate_window: TEN_MINUTES_NS });
+      await manager.streams.add({ name: stream.name, subjects: stream.subjects, duplicate_window: window(TEN_MINUTES_NS), max_age: maxAge });
       return;
     }
     const missing = stream.subjects.filter((subject) => !existing.config.subjects?.includes(subject));
-    if (missing.length === 0 && existing.config.duplicate_window >= TEN_MINUTES_NS) return;
+    const duplicateWindow = window(Math.max(existing.config.duplicate_window, TEN_MINUTES_NS));
+    const ageKept = stream.maxAgeMs === undefined || existing.config.max_age === maxAge;
+    if (missing.length === 0 && existing.config.duplicate_window === duplicateWindow && ageKept) return;
     await manager.streams.update(stream.name, {
       subjects: [...(existing.config.subjects ?? []), ...missing],
-      duplicate_window: Math.max(existing.config.duplicate_window, TEN_MINUTES_NS),
+      duplicate_window: duplicateWindow,
+      ...(stream.maxAgeMs === undefined ? {} : { max_age: maxAge }),
     });
+  }
+
+  /** The stream sequences of the messages the filter takes now: read through an ephemeral consumer of their headers only. */
+  private async sequencesOf(manager: JetStreamManager, stream: string, filter: string): Promise<number[]> {
+    const info = await manager.consumers.add(stream, {
+      filter_subject: filter, ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.All, headers_only: true, inactive_threshold: 60_000_000_000,
+    });
+    const sequences: number[] = [];
+    try {
+      const consumer = await this.client.consumers.get(stream, info.name);
+      let remaining = info.num_pending;
+      while (remaining > 0) {
+        let received = 0;
+        for await (const message of await consumer.fetch({ max_messages: Math.min(remaining, 256), expires: 2000 })) {
+          received += 1;
+          sequences.push(message.info.streamSequence);
+          remaining = message.info.pending;
+        }
+        if (received === 0) remaining = (await consumer.info()).num_pending;
+      }
+    } finally {
+      await manager.consumers.delete(stream, info.name).catch(() => undefined);
+    }
+    return sequences;
   }
 
   private async streamInfo(manager: JetStreamManager, name: string): Promise<StreamInfo | null> {

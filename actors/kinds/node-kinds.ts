@@ -1,23 +1,31 @@
 // What every node hosts on its actor runtime, in one place for the server and
-// the tests: the actor kinds (objectives, webhook endpoints, schedules) bound to the
+// the tests: the actor kinds (objectives, webhook endpoints, schedules, erasures) bound to the
 // node's services, and the consumers that feed them (the webhook intake).
 import type { Services } from '../../http/dependencies';
 import type { ActorKind } from '../../src/ports/actor-behavior';
 import type { ConsumerHandle } from '../../src/ports/event-consumer';
 import type { ActorRuntime } from '../runtime/actor-runtime';
 import type { RuntimeLogger } from '../runtime/runtime-logger';
+import { createErasureKind } from './erasure.kind';
 import { createObjectiveKind } from './objective.kind';
 import { createScheduleKind } from './schedule.kind';
 import { createWebhookEndpointKind } from './webhook-endpoint.kind';
 import { startWebhookIntake } from './webhook-intake';
 
-type KindServices = Pick<Services, 'objectiveEffects' | 'objectivesStore' | 'objectives' | 'webhookEffects' | 'webhookDeliveriesStore' | 'schedulesStore'>;
+type KindServices = Pick<
+  Services, 'objectiveEffects' | 'objectivesStore' | 'objectives' | 'webhookEffects' | 'webhookDeliveriesStore' | 'schedulesStore' | 'erasureRuntime' | 'eventRetentionMs'
+>;
 
 export function nodeKinds(services: KindServices): ActorKind[] {
   return [
-    createObjectiveKind({ ...services.objectiveEffects, store: services.objectivesStore, prepareChild: (input) => services.objectives.prepareChild(input) }),
+    createObjectiveKind({
+      ...services.objectiveEffects, store: services.objectivesStore, prepareChild: (input) => services.objectives.prepareChild(input), eventRetentionMs: services.eventRetentionMs,
+    }),
     createWebhookEndpointKind({ ...services.webhookEffects, store: services.webhookDeliveriesStore }),
     createScheduleKind({ objectives: services.objectives, store: services.schedulesStore }),
+    createErasureKind({
+      objectives: services.objectives, deliveries: services.webhookDeliveriesStore, webhookUrlOf: services.webhookEffects.webhookUrlOf, runtime: services.erasureRuntime,
+    }),
   ];
 }
 

@@ -20,12 +20,15 @@ export interface ObjectiveKindDependencies {
   store: Pick<ObjectivesStore, 'project' | 'projection'>;
   /** Resolves a sub-agent's child objective (ObjectiveService.prepareChild). */
   prepareChild(input: PrepareChildInput): Promise<ObjectiveStart>;
+  /** How long OBJECTIVE_EVENTS keeps an event (its max_age). @default for ever */
+  eventRetentionMs?: number;
 }
 
 export function createObjectiveKind(dependencies: ObjectiveKindDependencies): ActorKind {
-  const { models, tools, store, prepareChild } = dependencies;
+  const { models, tools, store, prepareChild, eventRetentionMs } = dependencies;
   return {
     ...objectiveKindDeclaration,
+    ...(eventRetentionMs === undefined ? {} : { streams: objectiveKindDeclaration.streams.map((stream) => ({ ...stream, maxAgeMs: eventRetentionMs })) }),
     effects: {
       [MODEL_CALL_EFFECT]: (input: ModelCallEffectInput, context: EffectContext) =>
         // The call id is stable across re-runs of the effect: a provider that de-duplicates by it sees one call.

@@ -4,7 +4,7 @@
 // clusterStatus and stop.
 import { ConfigError } from '../../src/config';
 import { FailedPreconditionError } from '../../src/errors';
-import { actorAddress } from '../../src/sharding/addressing';
+import { actorAddress, persistenceKey } from '../../src/sharding/addressing';
 import type { ActorKind } from '../../src/ports/actor-behavior';
 import type { Bus } from '../../src/ports/bus';
 import type { ConsumedEvent, ConsumerHandle, DurableConsumerSpec, EventConsumers } from '../../src/ports/event-consumer';
@@ -61,6 +61,7 @@ export class ActorRuntime {
   private readonly host: ShardHost;
   private readonly balancer: ShardBalancer;
   private readonly relay: OutboxRelay;
+  private readonly outbox: ActorOutboxRepository;
   private readonly poller: ReminderPoller;
   private readonly sweeper: RetentionSweeper;
   private readonly client: ActorClient;
@@ -82,7 +83,8 @@ export class ActorRuntime {
     this.cluster = new ActorClusterRepository(database);
     this.system = startSystem();
     const streams = [{ name: options.eventStream, subjects: [`${options.subjectPrefix}.events.>`] }, ...deps.kinds.flatMap((kind) => kind.streams ?? [])];
-    this.relay = new OutboxRelay({ outbox: new ActorOutboxRepository(database), publisher: deps.publisher, streams, shards: () => this.host.owned(), pollMs: options.outboxPollMs, lingerMs: options.outboxLingerMs, logger });
+    this.outbox = new ActorOutboxRepository(database);
+    this.relay = new OutboxRelay({ outbox: this.outbox, publisher: deps.publisher, streams, shards: () => this.host.owned(), pollMs: options.outboxPollMs, lingerMs: options.outboxLingerMs, logger });
     this.client = new ActorClient({
       bus: deps.bus, commands, options, logger, insideTransaction: deps.insideTransaction,
       local: (shard, request, timeoutMs) => this.host.requestLocally(shard, request, timeoutMs),
@@ -236,6 +238,24 @@ export class ActorRuntime {
   /** Publishes what the outbox holds for this node's shards now. */
   flushOutbox(): Promise<void> {
     return this.relay.flush();
+  }
+
+  /**
+   * How many events of these actors still wait in the outbox: an erasure
+   * purges a stream only once none does, or the relay would publish the
+   * content again after the purge.
+   */
+  unpublishedEventCount(kind: string, ids: readonly string[]): Promise<number> {
+    return this.outbox.countUnpublishedOf(ids.map((id) => persistenceKey(kind, id)));
+  }
+
+  /**
+   * Removes the stream's messages whose subject one of the filters takes (an erasure).
+   * @throws FailedPreconditionError when this runtime's publisher cannot purge.
+   */
+  async purgeEvents(stream: string, filters: readonly string[]): Promise<void> {
+    if (!this.deps.publisher.purgeSubjects) throw new FailedPreconditionError('this runtime\'s event publisher cannot purge');
+    await this.deps.publisher.purgeSubjects(stream, filters);
   }
 
   /** The live members and their shards (the operator view). */

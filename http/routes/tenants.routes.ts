@@ -1,11 +1,12 @@
 // Tenants and subjects (api-decisions.md "Tenants, subjects, uploads"): read and
 // erase only; they are created by assertion on objectives and widget sessions.
+// An erasure answers its durable job, which GET …/erasures/{id} follows.
 import { Type } from '@sinclair/typebox';
 import type { TenantService } from '../../src/tenants/tenant.service';
 import { parseLabelSelector } from '../../src/resource/labels';
 import { pageRequest } from '../../src/resource/pagination';
-import { Empty, ExternalId, ListOf, PathIds, Strict, listParamProperties } from '../../src/schemas/common.schema';
-import { Subject, Tenant } from '../../src/schemas/tenants.schema';
+import { ExternalId, ListOf, PathIds, Strict, listParamProperties } from '../../src/schemas/common.schema';
+import { Erasure, Subject, Tenant } from '../../src/schemas/tenants.schema';
 import { defineRoute, type RouteDefinition } from '../route';
 
 const ListQuery = Strict({ ...listParamProperties, externalId: Type.Optional(ExternalId) });
@@ -34,8 +35,8 @@ export function tenantRoutes({ tenants }: { tenants: TenantService }): RouteDefi
     defineRoute({
       method: 'DELETE', path: '/v1/workspaces/{workspaceId}/tenants/{id}', operationId: 'deleteTenant',
       summary: 'Erase a tenant, its subjects and the content of their objectives', ...manage,
-      params: TenantPath, response: Empty,
-      handler: async ({ workspace, params }) => (await tenants.deleteTenant(workspace, params.id), {}),
+      params: TenantPath, response: Erasure,
+      handler: ({ workspace, params }) => tenants.deleteTenant(workspace, params.id),
     }),
     defineRoute({
       method: 'GET', path: '/v1/workspaces/{workspaceId}/tenants/{tenantId}/subjects', operationId: 'listTenantSubjects', summary: 'List a tenant\'s subjects', ...read,
@@ -50,8 +51,13 @@ export function tenantRoutes({ tenants }: { tenants: TenantService }): RouteDefi
     defineRoute({
       method: 'DELETE', path: '/v1/workspaces/{workspaceId}/subjects/{id}', operationId: 'deleteSubject',
       summary: 'Erase a subject and the content of its objectives', ...manage,
-      params: SubjectPath, response: Empty,
-      handler: async ({ workspace, params }) => (await tenants.deleteSubject(workspace, params.id), {}),
+      params: SubjectPath, response: Erasure,
+      handler: ({ workspace, params }) => tenants.deleteSubject(workspace, params.id),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/workspaces/{workspaceId}/erasures/{id}', operationId: 'getErasure', summary: 'Follow a tenant or subject erasure', ...read,
+      params: PathIds({ workspaceId: 'workspace', id: 'erasure' }), response: Erasure,
+      handler: ({ workspace, params }) => tenants.getErasure(workspace, params.id),
     }),
   ];
 }

@@ -122,6 +122,15 @@ export function createWebhookDeliveriesStore(dataSource: DataSource): WebhookDel
       return rows.map(recordOf);
     },
 
+    async endpointIdsOf(objectiveIds) {
+      if (!objectiveIds.length) return [];
+      const rows: Array<{ endpoint_id: string }> = await manager.query(
+        'SELECT DISTINCT endpoint_id FROM webhook_deliveries WHERE objective_id = ANY($1::text[]) ORDER BY endpoint_id',
+        [objectiveIds],
+      );
+      return rows.map((row) => row.endpoint_id);
+    },
+
     async eventBody(objectiveEventId) {
       const row = (await readRows(manager, EVENT_ENVELOPE, [objectiveEventId]))[0];
       return row ? envelopeJson(row.envelope as Record<string, unknown>) : null;

@@ -32,6 +32,16 @@ export interface OutboxEvent {
 export class ActorOutboxRepository {
   constructor(private readonly database: RuntimeDatabase) {}
 
+  /** How many events of these actors (persistence keys) wait for publication: few rows, read through the index of unpublished ones. */
+  async countUnpublishedOf(actorKeys: readonly string[]): Promise<number> {
+    if (actorKeys.length === 0) return 0;
+    const [row] = await this.database.query<{ count: string }>(
+      'SELECT count(*) AS count FROM actor_outbox WHERE published_at IS NULL AND persistence_key = ANY($1::text[])',
+      [actorKeys],
+    );
+    return Number(row?.count ?? 0);
+  }
+
   /** Unpublished events of the given shards in write order, skipping the actors in `excludedKeys`. */
   async listUnpublished(shards: number[], limit: number, excludedKeys: string[] = []): Promise<OutboxEvent[]> {
     if (shards.length === 0) return [];

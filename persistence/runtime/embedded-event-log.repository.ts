@@ -97,6 +97,36 @@ export class EmbeddedEventLogRepository {
     }
   }
 
+  /**
+   * Deletes the stream's messages whose subject matches one of the regular
+   * expressions (subjectPatternRegex), with their pending deliveries (the
+   * foreign key cascades): a purge by subject, as JetStream's.
+   */
+  async purge(stream: string, subjectRegexes: readonly string[]): Promise<void> {
+    if (!subjectRegexes.length) return;
+    await this.database.query('DELETE FROM embedded_stream_messages WHERE stream = $1 AND subject ~ ANY($2::text[])', [stream, subjectRegexes]);
+  }
+
+  /**
+   * Deletes up to `limit` of the stream's oldest messages stored before
+   * `cutoff` (a stream's maximum age), their pending deliveries with them.
+   * Reads the first `limit` messages by sequence only (stored in time order),
+   * so a stream with nothing to expire costs one short index read.
+   * @returns how many were deleted
+   */
+  async expire(stream: string, cutoff: Date, limit: number): Promise<number> {
+    const [row] = await this.database.query<{ count: number }>(
+      `WITH expired AS (
+         DELETE FROM embedded_stream_messages WHERE stream = $1 AND seq <= (
+           SELECT max(seq) FROM (SELECT seq, created_at FROM embedded_stream_messages WHERE stream = $1 ORDER BY seq LIMIT $3) oldest
+           WHERE created_at < $2)
+         RETURNING 1)
+       SELECT count(*)::int AS count FROM expired`,
+      [stream, cutoff, limit],
+    );
+    return row?.count ?? 0;
+  }
+
   /** Every stream with its subjects. */
   async listStreams(): Promise<StreamDeclaration[]> {
     const rows = await this.database.query<{ name: string; subjects: string[] }>('SELECT name, subjects FROM embedded_streams ORDER BY name');

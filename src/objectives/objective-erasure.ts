@@ -47,3 +47,8 @@ export function eraseEventContent<T>(value: T): T {
     ]),
   ) as T;
 }
+
+/** A webhook envelope as sent (JSON text) with its content fields `[erased]`, keys in their order. */
+export function eraseEnvelopeText(body: string): string {
+  return JSON.stringify(eraseEventContent(JSON.parse(body) as unknown));
+}

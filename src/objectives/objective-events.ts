@@ -28,6 +28,19 @@ export function objectiveEventSubject(config: ObjectiveStart, type: ObjectiveEve
   return `objective_events.${config.accountId}.${config.workspaceId}.${config.agentId}.${config.objectiveId}.${kindNameOf(type)}`;
 }
 
+/** Where an objective's events are published: the tokens of its subjects. */
+export interface ObjectiveEventsAddress {
+  accountId: string;
+  workspaceId: string;
+  agentId: string;
+  objectiveId: string;
+}
+
+/** The subject filter that takes every event of one objective (a purge by subject). */
+export function objectiveEventsFilter(address: ObjectiveEventsAddress): string {
+  return `objective_events.${address.accountId}.${address.workspaceId}.${address.agentId}.${address.objectiveId}.>`;
+}
+
 /** The `objectiveEvent` of an envelope: OperationMetadata, data `{type, <key>}`, info, and the top-level `sequence`. */
 export function objectiveEventBody(objective: OperationMetadata, record: ObjectiveEventRecord): Record<string, unknown> {
   return {

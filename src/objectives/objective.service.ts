@@ -27,7 +27,7 @@ import { executableTool } from '../tools/tool-call-outcome';
 import { effectTimeoutMsFor } from '../tools/tool-executor';
 import type { ToolRecord } from '../tools/records';
 import { modelToolName } from '../tools/tool-name';
-import { objectiveEventBody } from './objective-events';
+import { objectiveEventBody, type ObjectiveEventsAddress } from './objective-events';
 import { startedObjective, toObjective } from './objective-mappers';
 import type { ObjectiveCommand } from './objective.behavior';
 import type { PrepareChildInput } from './objective-children';
@@ -316,11 +316,14 @@ export class ObjectiveService {
   /**
    * Tenant and subject erasure (ObjectiveErasure): each objective naming them
    * erases its own content through its actor (stopping it when it runs), so
-   * the actor's state, the rows and the events all say `[erased]`.
+   * the actor's state, the rows and the events all say `[erased]`. Run by
+   * an erasure job (src/tenants/erasure-run.ts), which goes on with what
+   * this answers: where the objectives' events were published.
    */
-  async eraseObjectivesOf(target: { workspaceId: string; tenantId?: string; subjectIds: readonly string[] }): Promise<void> {
-    const ids = await this.objectives.idsNaming(target);
-    for (const id of ids) await this.commands.send(id, { type: 'erase' }, { commandId: `erase:${id}` });
+  async eraseObjectivesOf(target: { workspaceId: string; tenantId?: string; subjectIds: readonly string[] }): Promise<ObjectiveEventsAddress[]> {
+    const objectives = await this.objectives.namedBy(target);
+    for (const { objectiveId } of objectives) await this.commands.send(objectiveId, { type: 'erase' }, { commandId: `erase:${objectiveId}` });
+    return objectives;
   }
 
   /** The objective when it belongs to the workspace. @throws NotFoundError otherwise */

@@ -8,6 +8,8 @@
 export interface StreamDeclaration {
   name: string;
   subjects: string[];
+  /** How long the stream keeps a message (JetStream `max_age`); absent: for ever. */
+  maxAgeMs?: number;
 }
 
 /** One event leaving the runtime. */
@@ -35,7 +37,8 @@ export interface EventPublisher {
    * Creates every declared stream, or adds the declared subjects an existing
    * one lacks (subjects are never removed: nodes of an older version may still
    * publish on them during a rolling deploy), with a duplicate window of at
-   * least 10 minutes. Declarations with the same name are merged. Idempotent.
+   * least 10 minutes and the declared maximum age (an existing stream takes
+   * the declared one). Declarations with the same name are merged. Idempotent.
    */
   prepare(streams: StreamDeclaration[]): Promise<void>;
   /**
@@ -61,6 +64,13 @@ export interface EventPublisher {
    * needs no separate mark. All or none, in array order, like publishMany.
    */
   publishFromOutbox?(events: OutboxPublication[]): Promise<void>;
+  /**
+   * Removes every message of the stream whose subject one of the filters
+   * (`*` one token, `>` the rest) takes: an erasure's content must not stay
+   * readable by a consumer that starts from the beginning. Idempotent.
+   * Optional only for stand-ins in tests; both real publishers offer it.
+   */
+  purgeSubjects?(stream: string, filters: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -5,7 +5,7 @@
 // erasure, which goes through the actor too (its `erase` command) so the
 // actor's state and the rows agree.
 import type { ProjectionStatement } from './actor-behavior';
-import type { ObjectiveChange } from '../objectives/objective-events';
+import type { ObjectiveChange, ObjectiveEventsAddress } from '../objectives/objective-events';
 import type { ObjectiveEventRecord, ObjectiveSpec, ObjectiveStatus } from '../objectives/objective-state';
 import type { ObjectiveInfoChange } from '../objectives/objective-events';
 import type { PageRequest } from '../resource/pagination';
@@ -61,6 +61,6 @@ export interface ObjectivesStore {
   listEvents(objectiveId: string, afterSequence: number, limit: number): Promise<ObjectiveEventRecord[]>;
   /** Objectives of the agent not in a terminal state. */
   countRunningByAgent(agentId: string): Promise<number>;
-  /** Ids of the workspace's objectives naming the tenant or one of the subjects (for erasure). */
-  idsNaming(target: { workspaceId: string; tenantId?: string; subjectIds: readonly string[] }): Promise<string[]>;
+  /** The workspace's objectives naming the tenant or one of the subjects, in id order, with where their events go (for erasure). */
+  namedBy(target: { workspaceId: string; tenantId?: string; subjectIds: readonly string[] }): Promise<ObjectiveEventsAddress[]>;
 }

@@ -27,6 +27,8 @@ export interface WebhookDeliveriesStore {
   get(workspaceId: string, agentId: string, id: string): Promise<WebhookDeliveryRecord | null>;
   /** Rows of `limit + 1` in page order (see toPage). */
   list(workspaceId: string, agentId: string, filter: WebhookDeliveryListFilter, page: PageRequest): Promise<WebhookDeliveryRecord[]>;
+  /** The endpoint actors that took deliveries of these objectives (an erasure erases what they hold). */
+  endpointIdsOf(objectiveIds: readonly string[]): Promise<string[]>;
   /** The event's webhook envelope as JSON (what a delivery of it sends), or null when the event is gone. */
   eventBody(objectiveEventId: string): Promise<string | null>;
 }

@@ -37,3 +37,26 @@ export const Subject = Type.Object({
   }),
 });
 export type Subject = Static<typeof Subject>;
+
+/** A tenant or subject erasure job (DELETE's answer, and GET …/erasures/{id}). */
+export const Erasure = Type.Object({
+  metadata: Type.Object({
+    id: Type.String(),
+    accountId: Type.String(),
+    workspaceId: Type.String(),
+    createdAt: Type.String({ format: 'date-time' }),
+  }),
+  spec: Type.Object({
+    tenantId: Type.Optional(Type.String()),
+    subjectIds: Type.Array(Type.String()),
+  }),
+  info: Type.Object({
+    status: Type.Union([Type.Literal('ERASURE_STATUS_RUNNING'), Type.Literal('ERASURE_STATUS_COMPLETED')]),
+    attempts: Type.Integer(),
+    lastError: Type.Optional(Type.String()),
+    nextAttemptAt: Type.Optional(Type.String({ format: 'date-time' })),
+    objectiveCount: Type.Optional(Type.Integer()),
+    completedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  }),
+});
+export type Erasure = Static<typeof Erasure>;

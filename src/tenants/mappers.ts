@@ -1,6 +1,7 @@
 // Record → wire mappings of tenants and subjects.
 import { toResourceMetadata } from '../resource/metadata';
-import type { Subject, Tenant } from '../schemas/tenants.schema';
+import type { Erasure, Subject, Tenant } from '../schemas/tenants.schema';
+import type { ErasureJob } from './erasure.behavior';
 import type { SubjectRecord, TenantRecord } from './records';
 
 export function toTenant(record: TenantRecord, info?: { subjectCount: number }): Tenant {
@@ -13,6 +14,21 @@ export function toSubject(record: SubjectRecord): Subject {
     spec: {
       ...(record.tenantId !== null ? { tenantId: record.tenantId } : {}),
       ...(record.email !== null ? { email: record.email } : {}),
+    },
+  };
+}
+
+export function toErasure(job: ErasureJob): Erasure {
+  return {
+    metadata: { id: job.id, accountId: job.target.accountId, workspaceId: job.target.workspaceId, createdAt: job.createdAt },
+    spec: { ...(job.target.tenantId !== undefined ? { tenantId: job.target.tenantId } : {}), subjectIds: job.target.subjectIds },
+    info: {
+      status: job.status,
+      attempts: job.attempts,
+      ...(job.lastError !== null ? { lastError: job.lastError } : {}),
+      ...(job.nextAttemptAt !== null ? { nextAttemptAt: job.nextAttemptAt } : {}),
+      ...(job.objectiveCount !== null ? { objectiveCount: job.objectiveCount } : {}),
+      ...(job.completedAt !== null ? { completedAt: job.completedAt } : {}),
     },
   };
 }

@@ -1,17 +1,20 @@
 // Tenants and subjects (api-decisions.md "Tenants, subjects, uploads"): upserted
 // by externalId when objectives or widget sessions assert them, read and erased
-// through the API. Erasure removes the records and the content of their
-// objectives (through the ObjectiveErasure port).
+// through the API. Erasure removes the records at once and hands the content
+// of their objectives to a durable erasure job (src/tenants/erasure.behavior.ts,
+// through the ErasureRuntimePort), which the caller can follow.
 import { InvalidArgumentError, NotFoundError } from '../errors';
 import { newId } from '../ids';
 import type { WorkspaceRef } from '../auth/workspace-access';
-import type { ObjectiveErasure } from '../ports/objective-erasure';
+import type { ErasureRuntimePort } from '../ports/erasure-runtime';
 import type { TenantListFilter, TenantStore } from '../ports/tenant-store';
 import { validateLabels } from '../resource/labels';
 import { toPage, type Page, type PageRequest } from '../resource/pagination';
 import { EXTERNAL_ID_MAX, NAME_MAX } from '../schemas/common.schema';
 import { EMAIL_MAX, type Subject, type SubjectAssertion, type Tenant, type TenantAssertion } from '../schemas/tenants.schema';
-import { toSubject, toTenant } from './mappers';
+import type { Erasure } from '../schemas/tenants.schema';
+import type { ErasureTarget } from './erasure.behavior';
+import { toErasure, toSubject, toTenant } from './mappers';
 import type { SubjectRecord, TenantRecord } from './records';
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
@@ -53,7 +56,7 @@ function checkAssertion(field: string, assertion: { externalId: string; name?: s
 export class TenantService {
   constructor(
     private readonly store: TenantStore,
-    private readonly erasure: ObjectiveErasure,
+    private readonly erasures: ErasureRuntimePort,
   ) {}
 
   /**
@@ -140,12 +143,15 @@ export class TenantService {
     return toTenant(record, { subjectCount: counts.get(record.id) ?? 0 });
   }
 
-  /** Erases the tenant: its objectives' content, its subjects, the record. */
-  async deleteTenant(workspace: WorkspaceRef, id: string): Promise<void> {
+  /**
+   * Erases the tenant: stores the erasure job of its objectives' content (and
+   * its subjects'), then deletes the record and its subjects. The job runs on.
+   * @throws UnavailableError from the port when this node runs no actor runtime (nothing deleted)
+   */
+  async deleteTenant(workspace: WorkspaceRef, id: string): Promise<Erasure> {
     const record = await this.findTenant(workspace, id);
     const subjectIds = await this.store.subjects.idsByTenant(record.id);
-    await this.erasure.eraseObjectivesOf({ workspaceId: workspace.id, tenantId: record.id, subjectIds });
-    await this.store.tenants.delete(record.id);
+    return this.erase({ accountId: workspace.accountId, workspaceId: workspace.id, tenantId: record.id, subjectIds: [...subjectIds] }, () => this.store.tenants.delete(record.id));
   }
 
   async listSubjects(workspace: WorkspaceRef, tenantId: string, page: PageRequest, filter: TenantListFilter): Promise<Page<Subject>> {
@@ -157,11 +163,31 @@ export class TenantService {
     return toSubject(await this.findSubject(workspace, id));
   }
 
-  /** Erases the subject: its objectives' content, then the record. */
-  async deleteSubject(workspace: WorkspaceRef, id: string): Promise<void> {
+  /** Erases the subject: stores the erasure job of its objectives' content, then deletes the record. */
+  async deleteSubject(workspace: WorkspaceRef, id: string): Promise<Erasure> {
     const record = await this.findSubject(workspace, id);
-    await this.erasure.eraseObjectivesOf({ workspaceId: workspace.id, subjectIds: [record.id] });
-    await this.store.subjects.delete(record.id);
+    return this.erase({ accountId: workspace.accountId, workspaceId: workspace.id, subjectIds: [record.id] }, () => this.store.subjects.delete(record.id));
+  }
+
+  /**
+   * An erasure job of the workspace, as its actor holds it.
+   * @throws NotFoundError for an id that is not an erasure of the workspace
+   */
+  async getErasure(workspace: WorkspaceRef, id: string): Promise<Erasure> {
+    const job = await this.erasures.get(id);
+    if (!job || job.target.workspaceId !== workspace.id || job.target.accountId !== workspace.accountId) throw NotFoundError.resource('erasure', id);
+    return toErasure(job);
+  }
+
+  /**
+   * The job first: once it is stored, the content goes whatever happens to
+   * this request. A request that dies before deleting the record leaves it
+   * for a retried DELETE (a second job erases nothing twice).
+   */
+  private async erase(target: ErasureTarget, deleteRecord: () => Promise<void>): Promise<Erasure> {
+    const job = await this.erasures.start(newId('erasure'), target);
+    await deleteRecord();
+    return toErasure(job);
   }
 
   private async findTenant(workspace: WorkspaceRef, id: string, store = this.store): Promise<TenantRecord> {

@@ -12,6 +12,7 @@
 // snapshot stores the maps as plain objects (their toJSON, keys in order),
 // which webhookEndpointStateFromSnapshot makes maps again.
 import { OrderedMap as PersistentMap } from 'immutable';
+import { eraseEnvelopeText } from '../objectives/objective-erasure';
 import type { WebhookDeliveryRecord } from './webhook-delivery';
 
 export const FINALIZED_EVENT_TYPE = 'OBJECTIVE_EVENT_TYPE_FINALIZED';
@@ -52,6 +53,12 @@ export interface WebhookEndpointState {
    * run for days), and no turn walks them.
    */
   idleLanes: PersistentMap<string, number>;
+  /**
+   * Objectives erased with their tenant or subject: an event of theirs that
+   * still arrives (a consumer held it while the stream was purged) is queued
+   * with its content erased. Absent in snapshots from before erasure.
+   */
+  erasedObjectiveIds?: string[];
 }
 
 export type Lanes = PersistentMap<string, ObjectiveLane>;
@@ -72,7 +79,9 @@ export type WebhookEndpointEvent =
   /** An attempt's outcome: the delivery row as it is now (PENDING with nextAttemptAt, or final). */
   | { type: 'attempt_finished'; delivery: WebhookDeliveryRecord; ok: boolean; at: string }
   /** A 410 or the failure rule: every queued delivery is DISABLED, and so is every later one. */
-  | { type: 'endpoint_disabled'; at: string; reason: string };
+  | { type: 'endpoint_disabled'; at: string; reason: string }
+  /** Tenant or subject erasure: the queued bodies of these objectives lose their content, and so will later ones. */
+  | { type: 'objectives_erased'; objectiveIds: string[]; at: string };
 
 export function initialWebhookEndpointState(endpointId: string): WebhookEndpointState {
   return { endpointId, disabled: null, failingSince: null, lanes: PersistentMap(), idleLanes: PersistentMap() };
@@ -174,6 +183,16 @@ export function applyToWebhookEndpointDraft(draft: WebhookEndpointState, event: 
       draft.lanes = PersistentMap();
       draft.idleLanes = PersistentMap();
       return;
+    case 'objectives_erased': {
+      const known = new Set(draft.erasedObjectiveIds ?? []);
+      for (const objectiveId of event.objectiveIds) {
+        known.add(objectiveId);
+        if (!draft.lanes.has(objectiveId)) continue;
+        changeLane(draft, objectiveId, (lane) => ({ ...lane, queue: lane.queue.map((queued) => ({ ...queued, body: eraseEnvelopeText(queued.body) })) }));
+      }
+      draft.erasedObjectiveIds = [...known];
+      return;
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 // Pure: the HTTP POST, the signing secrets and the clock's randomness come
 // from outside (the kind in actors/kinds binds them).
 import { FailedPreconditionError, InvalidArgumentError } from '../errors';
+import { eraseEnvelopeText } from '../objectives/objective-erasure';
 import type { ActorBehavior, ActorContext, ActorDecision, EffectOutcome, EffectRequest, FiredReminder, RunningEffect } from '../ports/actor-behavior';
 import { newDeliveryOf, type WebhookDeliveryChange, type WebhookDeliveryRecord, type WebhookDeliveryStatus } from './webhook-delivery';
 import {
@@ -22,9 +23,14 @@ export type WebhookEndpointCommand =
   /** An objective event for this endpoint (from the OBJECTIVE_EVENTS consumer): `body` is the envelope as published. */
   | { type: 'event'; body: string; webhookUrl: string }
   /** A manual retry of a FAILED or DISABLED delivery (the API's retry endpoint). */
-  | { type: 'retry'; delivery: WebhookDeliveryRecord; webhookUrl: string; body: string };
+  | { type: 'retry'; delivery: WebhookDeliveryRecord; webhookUrl: string; body: string }
+  /** Tenant or subject erasure (an erasure job): the bodies this endpoint holds for these objectives lose their content. */
+  | { type: 'erase'; objectiveIds: string[] };
 
-export type WebhookEndpointReply = { deliveryId: string; status: WebhookDeliveryStatus; duplicate?: boolean } | WebhookDeliveryRecord;
+export type WebhookEndpointReply =
+  | { deliveryId: string; status: WebhookDeliveryStatus; duplicate?: boolean }
+  | WebhookDeliveryRecord
+  | { erasedObjectiveIds: string[] };
 
 /**
  * What the effect posts, but the body and the secrets: the body goes as the
@@ -226,10 +232,22 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
     const queued = turn.state.disabled
       ? { ...delivery, status: 'WEBHOOK_DELIVERY_STATUS_DISABLED' as const, errorMessage: disabledMessage(turn.state.disabled.reason) }
       : delivery;
-    turn.apply({ type: 'delivery_queued', delivery: queued, body: command.body, at: turn.now.toISOString() });
+    // An event of an erased objective that was on its way while the erasure ran goes out with its content erased.
+    const body = turn.state.erasedObjectiveIds?.includes(delivery.objectiveId) ? eraseEnvelopeText(command.body) : command.body;
+    turn.apply({ type: 'delivery_queued', delivery: queued, body, at: turn.now.toISOString() });
     turn.project(queued);
     dispatch(turn);
     return turn.decision({ deliveryId: queued.id, status: queued.status });
+  }
+
+  /**
+   * Erases the bodies of the objectives' queued deliveries (an attempt already
+   * under way sends what it holds), and of later events of theirs; the
+   * snapshot lets retention purge the journal entries that still hold them.
+   */
+  function erase(turn: EndpointTurn, command: Extract<WebhookEndpointCommand, { type: 'erase' }>): Decision {
+    turn.apply({ type: 'objectives_erased', objectiveIds: command.objectiveIds, at: turn.now.toISOString() });
+    return { ...turn.decision({ erasedObjectiveIds: command.objectiveIds }), snapshot: true };
   }
 
   function acceptRetry(turn: EndpointTurn, command: Extract<WebhookEndpointCommand, { type: 'retry' }>): Decision {
@@ -303,6 +321,8 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
           return acceptEvent(turn, command);
         case 'retry':
           return acceptRetry(turn, command);
+        case 'erase':
+          return erase(turn, command);
       }
     },
 

@@ -149,6 +149,7 @@ describe('isolation matrix: every route x every principal', function () {
       ids: (ws) => ({ id: ws.subjectId }),
       fresh: async (u) => ({ id: (await api.services.tenants.upsertSubject(w.ref, w.tenantId, { externalId: `fresh-subject-${u}` })).id }),
     },
+    'GET /v1/workspaces/{workspaceId}/erasures/{id}': { ids: (ws) => ({ id: ws.erasureId! }) },
     'GET /v1/workspaces/{workspaceId}/search': { query: 'query=agent' },
     // memory
     'GET /v1/memory_layers': {},

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { startTestApi, type TestApi } from '../support/api';
 import type { WorkspaceRef } from '../../src/auth/workspace-access';
 import { InvalidArgumentError, NotFoundError } from '../../src/errors';
-import type { ObjectiveErasure } from '../../src/ports/objective-erasure';
+import type { ErasureRuntimePort } from '../../src/ports/erasure-runtime';
+import type { ErasureJob, ErasureTarget } from '../../src/tenants/erasure.behavior';
 import { TenantService } from '../../src/tenants/tenant.service';
 import { createTenantStore } from '../../persistence/repositories/tenant.store';
 
@@ -11,7 +12,7 @@ describe('TenantService upserts', () => {
   let workspace: WorkspaceRef;
   let otherWorkspace: WorkspaceRef;
   let sut: TenantService;
-  let erased: Array<Parameters<ObjectiveErasure['eraseObjectivesOf']>[0]>;
+  let erased: ErasureTarget[];
 
   before(async () => {
     api = await startTestApi();
@@ -19,7 +20,23 @@ describe('TenantService upserts', () => {
     workspace = (await api.services.store.workspaces.findById(account.workspaceId))!;
     const other = await api.bootstrap();
     otherWorkspace = (await api.services.store.workspaces.findById(other.workspaceId))!;
-    sut = new TenantService(createTenantStore(api.dataSource), { eraseObjectivesOf: async (target) => void erased.push(target) });
+    // Records the jobs handed over; running them is the erasure actor's part (test/api/objective-erasure.test.ts).
+    const jobs = new Map<string, ErasureJob>();
+    const erasures: ErasureRuntimePort = {
+      async start(id, target) {
+        erased.push(target);
+        const job: ErasureJob = {
+          id, target, status: 'ERASURE_STATUS_RUNNING', createdAt: new Date().toISOString(), attempts: 1, lastError: null, nextAttemptAt: null, objectiveCount: null, completedAt: null,
+        };
+        jobs.set(id, job);
+        return job;
+      },
+      get: async (id) => jobs.get(id) ?? null,
+      pendingObjectiveEvents: async () => 0,
+      purgeObjectiveEvents: async () => undefined,
+      eraseOnWebhookEndpoint: async () => undefined,
+    };
+    sut = new TenantService(createTenantStore(api.dataSource), erasures);
   });
   beforeEach(() => (erased = []));
   after(async () => api.close());
@@ -179,11 +196,16 @@ describe('TenantService upserts', () => {
   });
 
   describe('erasure', () => {
-    it('erases the objectives of the tenant and all its subjects before deleting', async () => {
+    it('hands the erasure of the tenant and all its subjects to a job before deleting, and answers the job', async () => {
       const tenant = await sut.upsertTenant(workspace, { externalId: unique('erase') });
       const a = await sut.upsertSubject(workspace, tenant.id, { externalId: 'a' });
       const b = await sut.upsertSubject(workspace, tenant.id, { externalId: 'b' });
-      await sut.deleteTenant(workspace, tenant.id);
+      const erasure = await sut.deleteTenant(workspace, tenant.id);
+      assert.match(erasure.metadata.id, /^erasure_/);
+      assert.equal(erasure.spec.tenantId, tenant.id);
+      assert.equal(erasure.info.status, 'ERASURE_STATUS_RUNNING');
+      assert.deepEqual(await sut.getErasure(workspace, erasure.metadata.id), erasure);
+      await assert.rejects(sut.getErasure(otherWorkspace, erasure.metadata.id), NotFoundError, 'another workspace does not see it');
       assert.equal(erased.length, 1);
       assert.equal(erased[0].workspaceId, workspace.id);
       assert.equal(erased[0].tenantId, tenant.id);
@@ -195,7 +217,7 @@ describe('TenantService upserts', () => {
     it('erases the objectives of a deleted subject', async () => {
       const subject = await sut.upsertSubject(workspace, undefined, { externalId: unique('s') });
       await sut.deleteSubject(workspace, subject.id);
-      assert.deepEqual(erased, [{ workspaceId: workspace.id, subjectIds: [subject.id] }]);
+      assert.deepEqual(erased, [{ accountId: workspace.accountId, workspaceId: workspace.id, subjectIds: [subject.id] }]);
     });
   });
 });

@@ -29,7 +29,8 @@ describe('tenants and subjects API', () => {
   }
 
   before(async () => {
-    api = await startTestApi();
+    // Erasures are jobs of the actor runtime.
+    api = await startTestApi({ runtime: true });
     account = await api.bootstrap();
     token = account.globalApiKey.token;
     workspace = (await api.services.store.workspaces.findById(account.workspaceId))!;
@@ -168,7 +169,10 @@ describe('tenants and subjects API', () => {
       const subject = await api.services.tenants.upsertSubject(workspace, record.id, { externalId: 'gone' });
       const response = await api.request('DELETE', `/v1/workspaces/${account.workspaceId}/tenants/${record.id}`, { token });
       assert.equal(response.status, 200, JSON.stringify(response.body));
-      assert.deepEqual(response.body, {});
+      assert.match(response.body.metadata.id, /^erasure_/, 'the answer is the erasure job');
+      assert.equal(response.body.spec.tenantId, record.id);
+      assert.deepEqual(response.body.spec.subjectIds, [subject.id]);
+      assert.equal(response.body.metadata.workspaceId, account.workspaceId);
       assert.equal((await api.request('GET', `/v1/workspaces/${account.workspaceId}/tenants/${record.id}`, { token })).status, 404);
       const gone = await api.request('GET', `/v1/workspaces/${account.workspaceId}/subjects/${subject.id}`, { token });
       assert.equal(gone.status, 404);
@@ -271,7 +275,14 @@ describe('tenants and subjects API', () => {
       const subject = await api.services.tenants.upsertSubject(workspace, record.id, { externalId: 'bye' });
       const response = await api.request('DELETE', `/v1/workspaces/${account.workspaceId}/subjects/${subject.id}`, { token });
       assert.equal(response.status, 200);
-      assert.deepEqual(response.body, {});
+      assert.deepEqual(response.body.spec, { subjectIds: [subject.id] });
+      const job = await api.request('GET', `/v1/workspaces/${account.workspaceId}/erasures/${response.body.metadata.id}`, { token: readOnlyToken });
+      assert.equal(job.status, 200, 'followed with workspaces:read');
+      assert.equal((await api.request('GET', `/v1/workspaces/${otherWorkspaceId}/erasures/${response.body.metadata.id}`, { token })).status, 404, 'not from another workspace');
+      const unknown = await api.request('GET', `/v1/workspaces/${account.workspaceId}/erasures/erasure_01ARZ3NDEKTSV4RRFFQ69G5FAV`, { token });
+      assert.equal(unknown.status, 404);
+      assert.equal(unknown.body.message, 'erasure erasure_01ARZ3NDEKTSV4RRFFQ69G5FAV not found');
+      assert.equal((await api.request('GET', `/v1/workspaces/${account.workspaceId}/erasures/subject_1`, { token })).status, 400, 'a malformed id');
       assert.equal((await api.request('GET', `/v1/workspaces/${account.workspaceId}/subjects/${subject.id}`, { token })).status, 404);
       assert.equal((await api.request('GET', `/v1/workspaces/${account.workspaceId}/tenants/${record.id}`, { token })).body.info.subjectCount, 0);
     });

@@ -308,6 +308,23 @@ function eventsContract(backend: () => EventLogBackend): void {
     await assert.rejects(node.publisher.publish({ id: ulid(), subject: `${root}_elsewhere.event`, data: '{}' }));
   });
 
+  it('purges the messages a subject filter takes and keeps the others, from a durable that had them pending too', async () => {
+    // The durable exists before the events (as the webhook intake does): they are pending for it when purged.
+    await (await consume(node, { maxAckPending: 1 }, async () => assert.fail('nothing is published yet'))).stop();
+    await publishAll([event('erased.one.a'), event('erased.one.b'), event('kept.one.a'), event('erased.two.a')]);
+    await node.publisher.purgeSubjects!(stream, [`${root}.erased.one.>`, `${root}.erased.two.>`]);
+    await node.publisher.purgeSubjects!(stream, [`${root}.erased.one.>`]);
+    await node.publisher.publish(event('after.purge'));
+    const received: Seen[] = [];
+    await consume(node, { maxAckPending: 1 }, async (consumed) => {
+      received.push(seen(consumed));
+      await consumed.ack();
+    });
+    await eventually(() => received.length === 2, 'the kept events consumed');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.deepEqual(received.map((entry) => entry.subject), [`${root}.kept.one.a`, `${root}.after.purge`]);
+  });
+
   it('adds declared subjects to an existing stream', async () => {
     await node.publisher.prepare([{ name: stream, subjects: [`${root}_extra.*`] }]);
     await node.publisher.publish({ id: 'extra', subject: `${root}_extra.event`, data: '{}' });
@@ -404,6 +421,34 @@ function embeddedBackend(url: string): EventLogBackend {
   };
 }
 
+describe('JetStreamPublisher retention', function () {
+  this.timeout(30_000);
+  const DAY_MS = 86_400_000;
+
+  it('creates a stream with the declared maximum age, and sets it on an existing stream at the next prepare', async () => {
+    const names = uniqueBusNames();
+    const connection = await connect({ servers: TEST_NATS_URL });
+    try {
+      const publisher = new JetStreamPublisher(connection);
+      const manager = await jetstreamManager(connection);
+      await publisher.prepare([{ name: names.eventStream, subjects: [`${names.subjectPrefix}.>`] }]);
+      assert.equal((await manager.streams.info(names.eventStream)).config.max_age, 0, 'no age declared: kept for ever, as before');
+      await publisher.prepare([{ name: names.eventStream, subjects: [`${names.subjectPrefix}.>`], maxAgeMs: 7 * DAY_MS }]);
+      assert.equal((await manager.streams.info(names.eventStream)).config.max_age, 7 * DAY_MS * 1_000_000, 'an existing stream takes the age');
+      await publisher.prepare([{ name: names.eventStream, subjects: [`${names.subjectPrefix}.>`], maxAgeMs: 2 * DAY_MS }]);
+      assert.equal((await manager.streams.info(names.eventStream)).config.max_age, 2 * DAY_MS * 1_000_000, 'a changed age is applied');
+      await deleteStream(names.eventStream);
+      await publisher.prepare([{ name: names.eventStream, subjects: [`${names.subjectPrefix}.>`], maxAgeMs: 5 * 60_000 }]);
+      const created = (await manager.streams.info(names.eventStream)).config;
+      assert.equal(created.max_age, 5 * 60_000 * 1_000_000, 'a new stream is created with it');
+      assert.equal(created.duplicate_window, 5 * 60_000 * 1_000_000, 'the duplicate window fits in the age');
+    } finally {
+      await deleteStream(names.eventStream);
+      await connection.close();
+    }
+  });
+});
+
 describe('JetStreamConsumers', function () {
   this.timeout(30_000);
 
@@ -451,6 +496,25 @@ describe('embedded event log', function () {
     await log?.close();
     await runtimeDatabase?.close();
     await database?.drop();
+  });
+
+  it('expires the messages older than the stream\'s maximum age, their pending deliveries with them, and keeps the others', async () => {
+    await log.prepare([{ name: 'AGED', subjects: ['aged.>'], maxAgeMs: 60_000 }]);
+    const consumed: string[] = [];
+    await (await log.consume({ stream: 'AGED', durableName: 'aged' }, async () => assert.fail('stopped before anything is published'))).stop();
+    for (const id of ['old-1', 'old-2', 'new-1']) await log.publish({ id, subject: `aged.${id}`, data: '{}' });
+    await runtimeDatabase.query(`UPDATE embedded_stream_messages SET created_at = now() - interval '2 minutes' WHERE stream = 'AGED' AND message_id LIKE 'old-%'`);
+    await log.expireNow();
+    const left = await runtimeDatabase.query<{ message_id: string }>(`SELECT message_id FROM embedded_stream_messages WHERE stream = 'AGED' ORDER BY seq`);
+    assert.deepEqual(left.map((row) => row.message_id), ['new-1']);
+    const handle = await log.consume({ stream: 'AGED', durableName: 'aged' }, async (event) => {
+      consumed.push(event.id);
+      await event.ack();
+    });
+    await eventually(() => consumed.length === 1, 'the kept message consumed');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await handle.stop();
+    assert.deepEqual(consumed, ['new-1']);
   });
 
   it('tells listeners of every event stored, duplicates left out', async () => {

@@ -354,13 +354,16 @@ describe('objectives store (read model)', () => {
       assert.equal(await store.countRunningByAgent('agt_b'), 1);
     });
 
-    it('names the ids of the objectives of a tenant or subjects, within the workspace', async () => {
+    it('names the objectives of a tenant or subjects, within the workspace, with where their events go', async () => {
       const sorted = (values: string[]) => [...values].sort();
-      assert.deepEqual(await store.idsNaming({ workspaceId: listWorkspace, tenantId: 'tnt_1', subjectIds: [] }), [made.tenant.id]);
-      assert.deepEqual(await store.idsNaming({ workspaceId: listWorkspace, subjectIds: ['sbj_1', 'sbj_2'] }), sorted([made.subject.id, made.otherSubject.id]));
-      assert.deepEqual(await store.idsNaming({ workspaceId: listWorkspace, tenantId: 'tnt_2', subjectIds: ['sbj_2'] }), sorted([made.subject.id, made.otherSubject.id]));
-      assert.deepEqual(await store.idsNaming({ workspaceId: workspaceId, tenantId: 'tnt_1', subjectIds: ['sbj_1'] }), []);
-      assert.deepEqual(await store.idsNaming({ workspaceId: listWorkspace, subjectIds: [] }), []);
+      const ids = async (target: { workspaceId: string; tenantId?: string; subjectIds: string[] }) => (await store.namedBy(target)).map((named) => named.objectiveId);
+      assert.deepEqual(await ids({ workspaceId: listWorkspace, tenantId: 'tnt_1', subjectIds: [] }), [made.tenant.id]);
+      assert.deepEqual(await ids({ workspaceId: listWorkspace, subjectIds: ['sbj_1', 'sbj_2'] }), sorted([made.subject.id, made.otherSubject.id]));
+      assert.deepEqual(await ids({ workspaceId: listWorkspace, tenantId: 'tnt_2', subjectIds: ['sbj_2'] }), sorted([made.subject.id, made.otherSubject.id]));
+      assert.deepEqual(await ids({ workspaceId: workspaceId, tenantId: 'tnt_1', subjectIds: ['sbj_1'] }), []);
+      assert.deepEqual(await ids({ workspaceId: listWorkspace, subjectIds: [] }), []);
+      const [named] = await store.namedBy({ workspaceId: listWorkspace, tenantId: 'tnt_1', subjectIds: [] });
+      assert.deepEqual(named, { objectiveId: made.tenant.id, accountId, workspaceId: listWorkspace, agentId: 'agt_default' });
     });
 
     it('is found by search: external id, label values and the first message', async () => {

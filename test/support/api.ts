@@ -15,6 +15,7 @@ import { readClusterStatus, startActorRuntime, type ActorRuntime, type RuntimeOp
 import { nodeKinds, startNodeConsumers } from '../../actors/kinds/node-kinds';
 import { RuntimeWebhookEndpointCommands } from '../../actors/kinds/runtime-webhook-endpoint-commands';
 import { RuntimeScheduleCommands } from '../../actors/kinds/runtime-schedule-commands';
+import { RuntimeErasure } from '../../actors/kinds/runtime-erasure';
 import type { ScheduleCommandPort } from '../../src/ports/schedule-commands';
 import { RuntimeObjectiveCommands } from '../../actors/kinds/runtime-objective-commands';
 import { loadConfig, type Config } from '../../src/config';
@@ -89,11 +90,12 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const objectiveCommands = new RuntimeObjectiveCommands();
   const webhookEndpointCommands = new RuntimeWebhookEndpointCommands();
   const scheduleCommands = new RuntimeScheduleCommands();
+  const erasureRuntime = new RuntimeErasure();
   const parts = createAppDependencies({
     config, dataSource, masterKey: config.masterKey ?? RUN_MASTER_KEY, logger,
     clusterStatus: () => readClusterStatus(dataSource, { shardCount: 256, leaseTimeoutMs: 15_000 }),
     isDraining: options.isDraining,
-    ...(options.runtime ? { objectiveCommands, webhookEndpointCommands, scheduleCommands } : {}),
+    ...(options.runtime ? { objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime } : {}),
     ...(options.scheduleCommands ? { scheduleCommands: options.scheduleCommands } : {}),
   });
   let runtime: ActorRuntime | undefined;
@@ -109,6 +111,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     objectiveCommands.bind(runtime);
     webhookEndpointCommands.bind(runtime);
     scheduleCommands.bind(runtime);
+    erasureRuntime.bind(runtime);
     await startNodeConsumers(runtime, parts.services, logger.child({ component: 'actors' }));
   }
   const app = createApp(parts.app);

@@ -73,6 +73,8 @@ export interface SeededWorkspace {
   hooksAgentId: string;
   /** A PENDING delivery to the hooks agent's endpoint (with `objectives`). */
   deliveryId?: string;
+  /** The erasure job of a throwaway subject (with `objectives`: it needs the runtime). */
+  erasureId?: string;
   /** Objectives (with `runtime`): one COMPLETED after a tool call, one sleeping (RUNNING). */
   completedObjectiveId?: string;
   toolCallId?: string;
@@ -175,6 +177,8 @@ export async function seedWorkspace(api: TestApi, account: SeededAccount, worksp
     const delivery = deliveryRecord(owner, completed.metadata.id, events.items[0].metadata.id);
     await api.services.webhookDeliveriesStore.project({ query: (text, parameters) => api.dataSource.query(text, parameters) }, deliveryChanges([delivery]));
     seeded.deliveryId = delivery.id;
+    const erased = await api.services.tenants.upsertSubject(ref, tenant.id, { externalId: named('erasedsubject') });
+    seeded.erasureId = (await call('DELETE', `${ws}/subjects/${erased.id}`)).metadata.id;
     names.push(...events.items.map((event: Json) => event.metadata.id as string));
     Object.assign(seeded, { completedObjectiveId: completed.metadata.id, sleepingObjectiveId: sleeping.metadata.id, toolCallId: called.data.toolCalled.toolCallId });
     names.push(`done-${t}`);
@@ -182,7 +186,7 @@ export async function seedWorkspace(api: TestApi, account: SeededAccount, worksp
   const ids = [
     seeded.workspaceId, seeded.agentId, seeded.variationId, seeded.toolId, seeded.toolSetId, seeded.layerId, seeded.entryId, seeded.layerAssignmentId,
     seeded.toolAssignmentId, seeded.secretId, seeded.providerKeyId, seeded.uploadId, seeded.tenantId, seeded.subjectId, seeded.modelId, seeded.scheduleId,
-    seeded.targetKeyId, seeded.runnerAgentId, runnerVariation.metadata.id, seeded.hooksAgentId, seeded.deliveryId,
+    seeded.targetKeyId, seeded.runnerAgentId, runnerVariation.metadata.id, seeded.hooksAgentId, seeded.deliveryId, seeded.erasureId,
     seeded.completedObjectiveId, seeded.sleepingObjectiveId, seeded.toolCallId,
   ];
   for (const value of [...ids, ...names, seeded.workspaceName]) if (value) seeded.secrets.add(value);

@@ -50,6 +50,21 @@ describe('isValidSubjectPattern(pattern)', () => {
 });
 
 describe('mergeStreamDeclarations(streams)', () => {
+  it('keeps the shortest maximum age declared for a stream, and none when none is declared', () => {
+    assert.deepEqual(
+      mergeStreamDeclarations([
+        { name: 'OBJECTIVE_EVENTS', subjects: ['objective_events.>'], maxAgeMs: 7_000 },
+        { name: 'OBJECTIVE_EVENTS', subjects: ['objective_events.>'] },
+        { name: 'OBJECTIVE_EVENTS', subjects: ['objective_events.>'], maxAgeMs: 5_000 },
+        { name: 'AGENTRT_EVENTS', subjects: ['agentrt.events.>'] },
+      ]),
+      [
+        { name: 'OBJECTIVE_EVENTS', subjects: ['objective_events.>'], maxAgeMs: 5_000 },
+        { name: 'AGENTRT_EVENTS', subjects: ['agentrt.events.>'] },
+      ],
+    );
+  });
+
   it('unites the subjects of declarations with the same name, in first-seen order', () => {
     assert.deepEqual(
       mergeStreamDeclarations([

@@ -387,6 +387,37 @@ describe('webhook endpoint behaviour', () => {
     assert.equal(gone.effects, undefined);
   });
 
+  it('erases the queued bodies of erased objectives, and of their later events, and asks for a snapshot', async () => {
+    const driver = new EndpointDriver();
+    const said = (objectiveId: string, sequence: number, content: string) => {
+      const body = JSON.parse(envelope(objectiveId, sequence));
+      body.data.objectiveEvent.data.userMessage = { content };
+      return driver.command({ type: 'event', body: JSON.stringify(body), webhookUrl: URL_A });
+    };
+    const bodies = (objectiveId: string) => (driver.state.lanes.get(objectiveId)?.queue ?? []).map((queued) => queued.body).join('\n');
+    await said('obj_1', 1, 'card 4111');
+    await said('obj_1', 2, 'card 4111 again');
+    await said('obj_2', 1, 'keep me');
+    await driver.finish('whdel_obj_1_1.1', serverError);
+    assert.match(bodies('obj_1'), /4111/);
+
+    const reply = await driver.command({ type: 'erase', objectiveIds: ['obj_1'] });
+    assert.deepEqual(reply, { erasedObjectiveIds: ['obj_1'] });
+    assert.equal(driver.last.snapshot, true, 'a snapshot lets retention purge the journal entries holding the bodies');
+    assert.doesNotMatch(bodies('obj_1'), /4111/);
+    assert.equal(driver.state.lanes.get('obj_1')!.queue.length, 2, 'the deliveries stay queued');
+    assert.equal(JSON.parse(driver.state.lanes.get('obj_1')!.queue[0].body).data.objectiveEvent.data.userMessage.content, '[erased]');
+    assert.match(bodies('obj_2'), /keep me/, 'other objectives keep theirs');
+
+    await driver.advance(1000);
+    assert.doesNotMatch(JSON.stringify(driver.running.get('whdel_obj_1_1.2')!.transientInput), /4111/, 'the next attempt sends the erased body');
+    await said('obj_1', 3, 'card 4111 late');
+    assert.doesNotMatch(bodies('obj_1'), /4111/, 'an event arriving after the erasure is queued erased');
+    const restored = driver.behavior.fromSnapshot!(asStored(driver.state));
+    assert.deepEqual(restored.erasedObjectiveIds, ['obj_1'], 'the snapshot remembers the erased objectives');
+    assert.doesNotMatch(JSON.stringify(asStored(driver.state)), /4111/, 'the state holds no content of theirs');
+  });
+
   it('forgets an objective once its FINALIZED event has left', async () => {
     const driver = new EndpointDriver();
     await driver.event('obj_1', 1);
