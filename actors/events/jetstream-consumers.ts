@@ -75,7 +75,8 @@ export class JetStreamConsumers implements EventConsumers {
   }
 
   /**
-   * Creates the durable consumer, or brings an existing one's ack wait and
+   * Creates the durable consumer (after its predecessor's acknowledged
+   * messages when it takes one over), or brings an existing one's ack wait and
    * maximum pending to the spec (the filter subject cannot change on 2.9).
    */
   private async ensureConsumer(spec: ResolvedConsumerSpec): Promise<void> {
@@ -83,10 +84,14 @@ export class JetStreamConsumers implements EventConsumers {
     const wanted = { ack_wait: spec.ackWaitMs * NANOS_PER_MS, max_ack_pending: spec.maxAckPending };
     const existing = await this.consumerInfo(this.manager, spec);
     if (!existing) {
+      const predecessor = spec.takeOverFrom ? await this.consumerInfo(this.manager, { ...spec, durableName: spec.takeOverFrom }) : null;
+      const start: Partial<ConsumerConfig> = predecessor
+        ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: predecessor.ack_floor.stream_seq + 1 }
+        : { deliver_policy: DeliverPolicy.All };
       const config: Partial<ConsumerConfig> = {
         durable_name: spec.durableName,
         ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
+        ...start,
         ...wanted,
         ...(spec.filterSubject ? { filter_subject: spec.filterSubject } : {}),
       };

@@ -45,6 +45,13 @@ export interface DurableConsumerSpec {
   maxAckPending?: number;
   /** The nak delay applied when the handler throws. @default 1000 */
   errorRedeliveryDelayMs?: number;
+  /**
+   * The durable this one replaces (a name an earlier version used): a new
+   * durable starts after that one's acknowledged messages, not at the
+   * beginning of the stream, when it exists. The old durable is left as it
+   * is. JetStream only: the embedded log never renamed a durable.
+   */
+  takeOverFrom?: string;
 }
 
 /** One delivery of one stored message. */

@@ -74,6 +74,7 @@ describe('resolveConsumerSpec(spec)', () => {
       ackWaitMs: 30_000,
       maxAckPending: 1000,
       errorRedeliveryDelayMs: 1000,
+      takeOverFrom: undefined,
     });
   });
 
@@ -89,6 +90,7 @@ describe('resolveConsumerSpec(spec)', () => {
       [{ ackWaitMs: 0 }, 'ackWaitMs'],
       [{ maxAckPending: 1.5 }, 'maxAckPending'],
       [{ errorRedeliveryDelayMs: -1 }, 'errorRedeliveryDelayMs'],
+      [{ takeOverFrom: 'agentrt.webhooks' }, 'takeOverFrom'],
     ];
     for (const [fault, field] of faults) {
       assert.throws(
