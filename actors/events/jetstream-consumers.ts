@@ -86,7 +86,7 @@ export class JetStreamConsumers implements EventConsumers {
     if (!existing) {
       const predecessor = spec.takeOverFrom ? await this.consumerInfo(this.manager, { ...spec, durableName: spec.takeOverFrom }) : null;
       const start: Partial<ConsumerConfig> = predecessor
-        ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: predecessor.ack_floor.stream_seq + 1 }
+        ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: acknowledgedThrough(predecessor) + 1 }
         : { deliver_policy: DeliverPolicy.All };
       const config: Partial<ConsumerConfig> = {
         durable_name: spec.durableName,
@@ -122,6 +122,15 @@ export class JetStreamConsumers implements EventConsumers {
       throw error;
     }
   }
+}
+
+/**
+ * The stream sequence up to which a durable has every message acknowledged.
+ * With nothing pending that is all it was delivered: its ack floor alone says
+ * 0 for a durable that started past the beginning and has acknowledged nothing since.
+ */
+function acknowledgedThrough(consumer: ConsumerInfo): number {
+  return consumer.num_ack_pending === 0 ? Math.max(consumer.ack_floor.stream_seq, consumer.delivered.stream_seq) : consumer.ack_floor.stream_seq;
 }
 
 /** One consumption: pulls, hands messages to the handler one at a time, restarts after a failure, stops on request. */

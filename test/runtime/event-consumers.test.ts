@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { ulid } from 'ulid';
 import { EmbeddedEventLog } from '../../actors/events/embedded-event-log';
@@ -462,6 +462,10 @@ describe('JetStreamConsumers', function () {
       assert.deepEqual(fresh, ['e1', 'e2', 'e3', 'e4', 'e5'], 'without a predecessor, from the beginning');
       const manager = await jetstreamManager(connection);
       assert.equal((await manager.consumers.info(names.eventStream, 'old-name')).num_pending, 2, 'the old durable is left as it was');
+      // A durable that started at the end and was never handed a message since has acknowledged everything before it.
+      await manager.consumers.add(names.eventStream, { durable_name: 'idle-old', ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.New });
+      await publish(['e6']);
+      assert.deepEqual(await consumeAll({ stream: names.eventStream, durableName: 'after-idle', takeOverFrom: 'idle-old', maxAckPending: 1 }, 1), ['e6']);
     } finally {
       await deleteStream(names.eventStream);
       await connection.close();
