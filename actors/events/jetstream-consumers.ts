@@ -76,7 +76,8 @@ export class JetStreamConsumers implements EventConsumers {
 
   /**
    * Creates the durable consumer (after its predecessor's acknowledged
-   * messages when it takes one over), or brings an existing one's ack wait and
+   * messages when it takes one over, else from `notBefore` or the beginning),
+   * or brings an existing one's ack wait and
    * maximum pending to the spec (the filter subject cannot change on 2.9).
    */
   private async ensureConsumer(spec: ResolvedConsumerSpec): Promise<void> {
@@ -87,7 +88,9 @@ export class JetStreamConsumers implements EventConsumers {
       const predecessor = spec.takeOverFrom ? await this.consumerInfo(this.manager, { ...spec, durableName: spec.takeOverFrom }) : null;
       const start: Partial<ConsumerConfig> = predecessor
         ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: acknowledgedThrough(predecessor) + 1 }
-        : { deliver_policy: DeliverPolicy.All };
+        : spec.notBefore
+          ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: spec.notBefore.toISOString() }
+          : { deliver_policy: DeliverPolicy.All };
       const config: Partial<ConsumerConfig> = {
         durable_name: spec.durableName,
         ack_policy: AckPolicy.Explicit,

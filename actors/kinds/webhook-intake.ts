@@ -35,11 +35,18 @@ export function legacyWebhookIntakeDurableName(configuredSubjectPrefix: string):
   return `${configuredSubjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_')}${DURABLE_SUFFIX}`.slice(0, DURABLE_NAME_LENGTH);
 }
 
+/**
+ * How far before the cluster's first start a new durable begins reading the
+ * shared stream: the database's clock (which dated that start) and the NATS
+ * server's (which dates the messages) may disagree.
+ */
+const CLOCK_DISAGREEMENT_MARGIN_MS = 3_600_000;
+
 /** How long a message handed to a node may stay unacknowledged before another node gets it (below DEFAULT_GAP_HOLD_MS). */
 export const WEBHOOK_INTAKE_ACK_WAIT_MS = 10_000;
 
 export interface WebhookIntakeDependencies {
-  runtime: Pick<ActorRuntime, 'consume' | 'ask' | 'subjectPrefix' | 'configuredSubjectPrefix'>;
+  runtime: Pick<ActorRuntime, 'consume' | 'ask' | 'subjectPrefix' | 'configuredSubjectPrefix' | 'clusterCreatedAt'>;
   /** The agent's webhookEventsUrl now, or null (no URL, or no such agent): its events are not delivered. */
   webhookUrlOf(agentId: string): Promise<string | null>;
   logger: RuntimeLogger;
@@ -87,8 +94,11 @@ export async function startWebhookIntake(dependencies: WebhookIntakeDependencies
     {
       stream: OBJECTIVE_EVENTS_STREAM.name,
       durableName,
-      // A cluster upgraded from a version that named the durable from the prefix alone goes on where it stood.
-      ...(legacyDurableName === durableName ? {} : { takeOverFrom: legacyDurableName }),
+      // A cluster upgraded from a version that named the durable from the prefix alone goes on where it stood;
+      // a new cluster skips the other clusters' events of before its first start (none can be its own).
+      ...(legacyDurableName === durableName
+        ? {}
+        : { takeOverFrom: legacyDurableName, notBefore: new Date(runtime.clusterCreatedAt.getTime() - CLOCK_DISAGREEMENT_MARGIN_MS) }),
       filterSubject: 'objective_events.>',
       maxAckPending: maxConcurrent * 4,
       // Messages a stopped node pulled come back after this; the endpoint holds an objective's later events longer.

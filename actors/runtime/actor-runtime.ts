@@ -11,7 +11,7 @@ import type { Bus } from '../../src/ports/bus';
 import type { ConsumedEvent, ConsumerHandle, DurableConsumerSpec, EventConsumers } from '../../src/ports/event-consumer';
 import type { EventPublisher } from '../../src/ports/event-publisher';
 import type { LeaseProvider } from '../../src/ports/leases';
-import { ActorClusterRepository } from '../../persistence/runtime/actor-cluster.repository';
+import { ActorClusterRepository, type ClusterIdentity } from '../../persistence/runtime/actor-cluster.repository';
 import { ActorCommandRepository } from '../../persistence/runtime/actor-command.repository';
 import { ActorJournalRepository } from '../../persistence/runtime/actor-journal.repository';
 import { ActorOutboxRepository } from '../../persistence/runtime/actor-outbox.repository';
@@ -81,12 +81,12 @@ export class ActorRuntime {
 
   private constructor(
     private readonly deps: ActorRuntimeDeps,
-    /** The cluster's id, from its database (ActorClusterRepository.ensureClusterId). */
-    readonly clusterId: string,
+    /** The cluster's id and first start, from its database (ActorClusterRepository.ensureClusterId). */
+    private readonly identity: ClusterIdentity,
   ) {
     const logger = deps.logger ?? defaultRuntimeLogger();
     this.logger = logger;
-    this.options = deps.clusterScopedNames ? { ...deps.options, ...clusterBusNames(deps.options, clusterId) } : deps.options;
+    this.options = deps.clusterScopedNames ? { ...deps.options, ...clusterBusNames(deps.options, identity.id) } : deps.options;
     const { database } = deps;
     const options = this.options;
     const idleTimeoutMs = deps.journalIdleTimeoutMs ?? options.leaseTimeoutMs;
@@ -169,6 +169,16 @@ export class ActorRuntime {
     runtime.poller.start();
     runtime.sweeper.start();
     return runtime;
+  }
+
+  /** The cluster's id (a ULID kept in its database). */
+  get clusterId(): string {
+    return this.identity.id;
+  }
+
+  /** When the cluster's first node started: no event of the cluster is older. */
+  get clusterCreatedAt(): Date {
+    return this.identity.createdAt;
   }
 
   /** This node's id. */

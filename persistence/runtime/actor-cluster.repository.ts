@@ -14,6 +14,12 @@ export interface ClusterNode {
   activeActors: number;
 }
 
+/** Who the cluster is: its id and when its first node started. */
+export interface ClusterIdentity {
+  id: string;
+  createdAt: Date;
+}
+
 /** One shard's recorded owner. */
 export interface ShardOwner {
   shard: number;
@@ -58,16 +64,17 @@ export class ActorClusterRepository {
   }
 
   /**
-   * The cluster's id: `candidate` when this node is the first to ask (the
-   * first start, or the first after the upgrade that added it), else the
-   * stored one. Call after ensureShardCount (it creates the row).
+   * The cluster's id (`candidate` when this node is the first to ask: the
+   * first start, or the first after the upgrade that added it; else the
+   * stored one) and the time of its first start. Call after ensureShardCount
+   * (it creates the row).
    */
-  async ensureClusterId(candidate: string): Promise<string> {
-    const rows = returnedRows<{ cluster_id: string }>(
-      await this.dataSource.query('UPDATE actor_cluster SET cluster_id = COALESCE(cluster_id, $1) WHERE id = 1 RETURNING cluster_id', [candidate]),
+  async ensureClusterId(candidate: string): Promise<ClusterIdentity> {
+    const rows = returnedRows<{ cluster_id: string; created_at: Date }>(
+      await this.dataSource.query('UPDATE actor_cluster SET cluster_id = COALESCE(cluster_id, $1) WHERE id = 1 RETURNING cluster_id, created_at', [candidate]),
     );
     if (!rows.length) throw new FailedPreconditionError('the cluster row is missing: record the shard count first');
-    return rows[0].cluster_id;
+    return { id: rows[0].cluster_id, createdAt: new Date(rows[0].created_at) };
   }
 
   /** The shard count the cluster was created with, or null before any node started. */

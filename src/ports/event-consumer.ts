@@ -52,6 +52,13 @@ export interface DurableConsumerSpec {
    * is. JetStream only: the embedded log never renamed a durable.
    */
   takeOverFrom?: string;
+  /**
+   * A new durable without a predecessor to take over starts at the first
+   * message stored at or after this time, not at the beginning of the stream
+   * (older messages cannot concern it: a cluster's durable on a stream shared
+   * with other clusters). JetStream only: the embedded log is the cluster's own.
+   */
+  notBefore?: Date;
 }
 
 /** One delivery of one stored message. */

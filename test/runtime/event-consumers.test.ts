@@ -433,7 +433,7 @@ describe('JetStreamConsumers', function () {
     }
   });
 
-  it('starts a durable that takes over a renamed one after what that one acknowledged, and at the beginning when there is none', async () => {
+  it('starts a durable that takes over a renamed one after what that one acknowledged, else from notBefore or the beginning', async () => {
     const names = uniqueBusNames();
     const connection = await connect({ servers: TEST_NATS_URL });
     const publisher = new JetStreamPublisher(connection);
@@ -466,6 +466,11 @@ describe('JetStreamConsumers', function () {
       await manager.consumers.add(names.eventStream, { durable_name: 'idle-old', ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.New });
       await publish(['e6']);
       assert.deepEqual(await consumeAll({ stream: names.eventStream, durableName: 'after-idle', takeOverFrom: 'idle-old', maxAckPending: 1 }, 1), ['e6']);
+      // Without a predecessor, notBefore skips what the stream stored earlier.
+      await new Promise((resolve) => setTimeout(resolve, 20)); // e6's timestamp strictly before the mark
+      const mark = new Date();
+      await publish(['e7']);
+      assert.deepEqual(await consumeAll({ stream: names.eventStream, durableName: 'from-mark', takeOverFrom: 'never-existed', notBefore: mark, maxAckPending: 1 }, 1), ['e7']);
     } finally {
       await deleteStream(names.eventStream);
       await connection.close();

@@ -75,6 +75,7 @@ describe('resolveConsumerSpec(spec)', () => {
       maxAckPending: 1000,
       errorRedeliveryDelayMs: 1000,
       takeOverFrom: undefined,
+      notBefore: undefined,
     });
   });
 
@@ -91,6 +92,7 @@ describe('resolveConsumerSpec(spec)', () => {
       [{ maxAckPending: 1.5 }, 'maxAckPending'],
       [{ errorRedeliveryDelayMs: -1 }, 'errorRedeliveryDelayMs'],
       [{ takeOverFrom: 'agentrt.webhooks' }, 'takeOverFrom'],
+      [{ notBefore: new Date('not a date') }, 'notBefore'],
     ];
     for (const [fault, field] of faults) {
       assert.throws(
