@@ -41,9 +41,12 @@ export interface RuntimeOptions {
   drainTimeoutMs: number;
   /** Time a handoff then waits for mailboxes to drain before it gives up on them. @default 10000 */
   handoffTimeoutMs: number;
-  /** First token of every bus subject (`<prefix>.shard.<n>.<kind>.<id>`, `<prefix>.events.…`). @default agentrt */
+  /**
+   * First token of every bus subject (`<prefix>.shard.<n>.<kind>.<id>`, `<prefix>.events.…`); in cluster mode
+   * the cluster id follows it (`<prefix>.<clusterId>.shard.…`, see cluster-bus-names.ts). @default agentrt
+   */
   subjectPrefix: string;
-  /** JetStream stream receiving the outbox events. @default AGENTRT_EVENTS */
+  /** JetStream stream receiving the outbox events (`<eventStream>_<clusterId>` in cluster mode). @default AGENTRT_EVENTS */
   eventStream: string;
   /** Actors with unfinished work activated at once after shards are acquired. @default 32 */
   recoveryConcurrency: number;

@@ -531,9 +531,11 @@ async function main(): Promise<void> {
     drive.child.disconnect();
     // OBJECTIVE_EVENTS has a fixed name: deleted only when this run created it, else this run's durable consumer goes and
     // its messages are purged (its account's subjects): kept, a gigabyte of them piled up over a day of runs and slowed NATS.
+    // The runtime's stream and durable carry the cluster id (cluster-bus-names.ts).
+    const runtimeStream = runtime?.eventStream ?? eventStream;
     await cleanUpNats(
-      objectiveStreamExisted ? [eventStream] : [eventStream, STREAM],
-      objectiveStreamExisted ? { stream: STREAM, name: webhookIntakeDurableName(subjectPrefix) } : null,
+      objectiveStreamExisted ? [runtimeStream] : [runtimeStream, STREAM],
+      objectiveStreamExisted && runtime ? { stream: STREAM, name: webhookIntakeDurableName(runtime.subjectPrefix) } : null,
       objectiveStreamExisted && benchAccountId ? { stream: STREAM, filter: `objective_events.${benchAccountId}.>` } : null,
     );
     await database.drop();

@@ -188,7 +188,8 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     });
     const port = (server.address() as AddressInfo).port;
     const url = `http://${formatHost(config.host)}:${port}`;
-    logger.info({ url, embedded: database.embedded, bus: config.natsUrl ? 'nats' : 'in-process', nodeId: runtime.nodeId }, 'listening');
+    // The cluster id names what this cluster owns on a shared NATS server (docs/operations.md, "Several clusters on one NATS").
+    logger.info({ url, embedded: database.embedded, bus: config.natsUrl ? 'nats' : 'in-process', nodeId: runtime.nodeId, clusterId: runtime.clusterId, subjectPrefix: runtime.subjectPrefix, eventStream: runtime.eventStream }, 'listening');
     return { url, port, embedded: database.embedded, stop: once(() => closeAll(closers, logger)) };
   } catch (error) {
     await closeAll(closers, logger);

@@ -75,7 +75,9 @@ export class JetStreamConsumers implements EventConsumers {
   }
 
   /**
-   * Creates the durable consumer, or brings an existing one's ack wait and
+   * Creates the durable consumer (after its predecessor's acknowledged
+   * messages when it takes one over, else from `notBefore` or the beginning),
+   * or brings an existing one's ack wait and
    * maximum pending to the spec (the filter subject cannot change on 2.9).
    */
   private async ensureConsumer(spec: ResolvedConsumerSpec): Promise<void> {
@@ -83,10 +85,16 @@ export class JetStreamConsumers implements EventConsumers {
     const wanted = { ack_wait: spec.ackWaitMs * NANOS_PER_MS, max_ack_pending: spec.maxAckPending };
     const existing = await this.consumerInfo(this.manager, spec);
     if (!existing) {
+      const predecessor = spec.takeOverFrom ? await this.consumerInfo(this.manager, { ...spec, durableName: spec.takeOverFrom }) : null;
+      const start: Partial<ConsumerConfig> = predecessor
+        ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: acknowledgedThrough(predecessor) + 1 }
+        : spec.notBefore
+          ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: spec.notBefore.toISOString() }
+          : { deliver_policy: DeliverPolicy.All };
       const config: Partial<ConsumerConfig> = {
         durable_name: spec.durableName,
         ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
+        ...start,
         ...wanted,
         ...(spec.filterSubject ? { filter_subject: spec.filterSubject } : {}),
       };
@@ -117,6 +125,15 @@ export class JetStreamConsumers implements EventConsumers {
       throw error;
     }
   }
+}
+
+/**
+ * The stream sequence up to which a durable has every message acknowledged.
+ * With nothing pending that is all it was delivered: its ack floor alone says
+ * 0 for a durable that started past the beginning and has acknowledged nothing since.
+ */
+function acknowledgedThrough(consumer: ConsumerInfo): number {
+  return consumer.num_ack_pending === 0 ? Math.max(consumer.ack_floor.stream_seq, consumer.delivered.stream_seq) : consumer.ack_floor.stream_seq;
 }
 
 /** One consumption: pulls, hands messages to the handler one at a time, restarts after a failure, stops on request. */

@@ -1,5 +1,6 @@
 // Feeds the webhook endpoint actors from the OBJECTIVE_EVENTS stream: one
-// durable consumer shared by every node (JetStream, or the embedded event log),
+// durable consumer shared by every node of the cluster, and by no other
+// cluster (JetStream, or the embedded event log),
 // each message handed as an `event` command to the endpoint of its agent's
 // webhook URL and acknowledged once that actor has created the delivery in its
 // fenced turn. The ask carries the event id as its command id, so a message
@@ -14,20 +15,38 @@ import { WEBHOOK_ENDPOINT_KIND, webhookEndpointIdOf } from '../../src/webhooks/w
 import type { ActorRuntime } from '../runtime/actor-runtime';
 import type { RuntimeLogger } from '../runtime/runtime-logger';
 
+const DURABLE_SUFFIX = '-webhooks';
+const DURABLE_NAME_LENGTH = 64;
+
 /**
- * The durable consumer's name: one per cluster (its subject prefix), so two
- * clusters on one NATS server never take each other's events (a cluster
- * acknowledges an event of an agent it does not know without delivering it).
+ * The durable consumer's name: one per cluster (from the runtime's subject
+ * prefix, which carries the cluster id in cluster mode), so two clusters on
+ * one NATS server each see every event (a cluster acknowledges an event of an
+ * agent it does not know without delivering it) and never take each other's.
+ * A long prefix loses its head, not its cluster id.
  */
 export function webhookIntakeDurableName(subjectPrefix: string): string {
-  return `${subjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_')}-webhooks`.slice(0, 64);
+  const stem = subjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_');
+  return `${stem.slice(-(DURABLE_NAME_LENGTH - DURABLE_SUFFIX.length))}${DURABLE_SUFFIX}`;
 }
+
+/** The name earlier versions gave the durable: from AGENTRT_SUBJECT_PREFIX alone, shared by every cluster configured alike. */
+export function legacyWebhookIntakeDurableName(configuredSubjectPrefix: string): string {
+  return `${configuredSubjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_')}${DURABLE_SUFFIX}`.slice(0, DURABLE_NAME_LENGTH);
+}
+
+/**
+ * How far before the cluster's first start a new durable begins reading the
+ * shared stream: the database's clock (which dated that start) and the NATS
+ * server's (which dates the messages) may disagree.
+ */
+const CLOCK_DISAGREEMENT_MARGIN_MS = 3_600_000;
 
 /** How long a message handed to a node may stay unacknowledged before another node gets it (below DEFAULT_GAP_HOLD_MS). */
 export const WEBHOOK_INTAKE_ACK_WAIT_MS = 10_000;
 
 export interface WebhookIntakeDependencies {
-  runtime: Pick<ActorRuntime, 'consume' | 'ask' | 'subjectPrefix'>;
+  runtime: Pick<ActorRuntime, 'consume' | 'ask' | 'subjectPrefix' | 'configuredSubjectPrefix' | 'clusterCreatedAt'>;
   /** The agent's webhookEventsUrl now, or null (no URL, or no such agent): its events are not delivered. */
   webhookUrlOf(agentId: string): Promise<string | null>;
   logger: RuntimeLogger;
@@ -68,10 +87,18 @@ export async function startWebhookIntake(dependencies: WebhookIntakeDependencies
     await event.ack();
   }
 
+  const legacyDurableName = legacyWebhookIntakeDurableName(runtime.configuredSubjectPrefix);
+  // Embedded mode (names not scoped to the cluster) keeps the name it always had.
+  const durableName = runtime.subjectPrefix === runtime.configuredSubjectPrefix ? legacyDurableName : webhookIntakeDurableName(runtime.subjectPrefix);
   const handle = await runtime.consume(
     {
       stream: OBJECTIVE_EVENTS_STREAM.name,
-      durableName: webhookIntakeDurableName(runtime.subjectPrefix),
+      durableName,
+      // A cluster upgraded from a version that named the durable from the prefix alone goes on where it stood;
+      // a new cluster skips the other clusters' events of before its first start (none can be its own).
+      ...(legacyDurableName === durableName
+        ? {}
+        : { takeOverFrom: legacyDurableName, notBefore: new Date(runtime.clusterCreatedAt.getTime() - CLOCK_DISAGREEMENT_MARGIN_MS) }),
       filterSubject: 'objective_events.>',
       maxAckPending: maxConcurrent * 4,
       // Messages a stopped node pulled come back after this; the endpoint holds an objective's later events longer.

@@ -4,13 +4,14 @@
 // clusterStatus and stop.
 import { ConfigError } from '../../src/config';
 import { FailedPreconditionError } from '../../src/errors';
+import { newUlid } from '../../src/ids';
 import { actorAddress, persistenceKey } from '../../src/sharding/addressing';
 import type { ActorKind } from '../../src/ports/actor-behavior';
 import type { Bus } from '../../src/ports/bus';
 import type { ConsumedEvent, ConsumerHandle, DurableConsumerSpec, EventConsumers } from '../../src/ports/event-consumer';
 import type { EventPublisher } from '../../src/ports/event-publisher';
 import type { LeaseProvider } from '../../src/ports/leases';
-import { ActorClusterRepository } from '../../persistence/runtime/actor-cluster.repository';
+import { ActorClusterRepository, type ClusterIdentity } from '../../persistence/runtime/actor-cluster.repository';
 import { ActorCommandRepository } from '../../persistence/runtime/actor-command.repository';
 import { ActorJournalRepository } from '../../persistence/runtime/actor-journal.repository';
 import { ActorOutboxRepository } from '../../persistence/runtime/actor-outbox.repository';
@@ -23,6 +24,7 @@ import { OutboxRelay } from '../events/outbox-relay';
 import { startSystem, stopActor, type SystemRef } from '../nact/nact';
 import type { RuntimeOptions } from '../runtime-options';
 import { ActorClient, type CallOptions } from './actor-client';
+import { clusterBusNames } from './cluster-bus-names';
 import { readClusterStatus, type ClusterStatus } from './cluster-status';
 import { ReminderPoller } from './reminder-poller';
 import { RetentionSweeper } from './retention-sweeper';
@@ -41,6 +43,12 @@ export interface ActorRuntimeDeps {
   consumers?: EventConsumers;
   kinds: ActorKind[];
   options: RuntimeOptions;
+  /**
+   * Cluster mode: the subjects and the runtime's event stream carry the
+   * cluster id (cluster-bus-names.ts), so clusters sharing a NATS server with
+   * the same configured names never take each other's messages. @default false
+   */
+  clusterScopedNames?: boolean;
   logger?: RuntimeLogger;
   /** True while the calling flow holds a request transaction (actor calls are refused there). */
   insideTransaction?: () => boolean;
@@ -69,11 +77,19 @@ export class ActorRuntime {
   private readonly logger: RuntimeLogger;
   private stopping: Promise<void> | undefined;
   private readonly consumerHandles = new Set<ConsumerHandle>();
+  /** The options in force: the configured ones, with the bus names scoped to the cluster in cluster mode. */
+  private readonly options: RuntimeOptions;
 
-  private constructor(private readonly deps: ActorRuntimeDeps) {
+  private constructor(
+    private readonly deps: ActorRuntimeDeps,
+    /** The cluster's id and first start, from its database (ActorClusterRepository.ensureClusterId). */
+    private readonly identity: ClusterIdentity,
+  ) {
     const logger = deps.logger ?? defaultRuntimeLogger();
     this.logger = logger;
-    const { database, options } = deps;
+    this.options = deps.clusterScopedNames ? { ...deps.options, ...clusterBusNames(deps.options, identity.id) } : deps.options;
+    const { database } = deps;
+    const options = this.options;
     const idleTimeoutMs = deps.journalIdleTimeoutMs ?? options.leaseTimeoutMs;
     const kinds = new Map(deps.kinds.map((kind) => [kind.behavior.kind, kind]));
     const projectors = new Map(deps.kinds.filter((kind) => kind.projector).map((kind) => [kind.behavior.kind, kind.projector!]));
@@ -135,7 +151,7 @@ export class ActorRuntime {
   }
 
   /**
-   * Starts a node: checks the shard count, joins the membership, takes its
+   * Starts a node: checks the shard count, reads (or makes) the cluster id, joins the membership, takes its
    * first shards (activating their actors with unfinished work), then starts
    * the outbox relay and the reminder poller.
    * @throws FailedPreconditionError when the cluster runs another shard count.
@@ -145,8 +161,9 @@ export class ActorRuntime {
       // The window is how long a retried command is recognised: shorter than a caller's retry budget, a retry could apply twice.
       throw new ConfigError(`AGENTRT_RETENTION_WINDOW_MS (${deps.options.retentionWindowMs}) must be at least AGENTRT_ASK_TIMEOUT_MS (${deps.options.askTimeoutMs})`);
     }
-    const runtime = new ActorRuntime(deps);
-    await runtime.cluster.ensureShardCount(deps.options.shardCount);
+    const cluster = new ActorClusterRepository(deps.database);
+    await cluster.ensureShardCount(deps.options.shardCount);
+    const runtime = new ActorRuntime(deps, await cluster.ensureClusterId(newUlid()));
     await runtime.balancer.start();
     // Streams exist before anyone consumes them; JetStream down now only delays that to the relay's next pass.
     await runtime.relay.prepare().catch((error: unknown) => runtime.logger.warn({ err: error }, 'event streams not prepared yet; retrying'));
@@ -156,13 +173,37 @@ export class ActorRuntime {
     return runtime;
   }
 
-  /** This node's id. */
-  get nodeId(): string {
-    return this.deps.options.nodeId;
+  /** The cluster's id (a ULID kept in its database). */
+  get clusterId(): string {
+    return this.identity.id;
   }
 
-  /** The cluster's subject prefix: it also names what the cluster shares on the broker (durable consumers). */
+  /** When the cluster's first node started: no event of the cluster is older. */
+  get clusterCreatedAt(): Date {
+    return this.identity.createdAt;
+  }
+
+  /** This node's id. */
+  get nodeId(): string {
+    return this.options.nodeId;
+  }
+
+  /**
+   * The first tokens of the cluster's subjects (`<prefix>.<clusterId>` in
+   * cluster mode): it also names what the cluster's nodes share on the broker
+   * (durable consumers).
+   */
   get subjectPrefix(): string {
+    return this.options.subjectPrefix;
+  }
+
+  /** The JetStream stream (or embedded log stream) of the runtime's own events (`<stream>_<clusterId>` in cluster mode). */
+  get eventStream(): string {
+    return this.options.eventStream;
+  }
+
+  /** AGENTRT_SUBJECT_PREFIX as configured: the durable consumers of earlier versions were named from it alone. */
+  get configuredSubjectPrefix(): string {
     return this.deps.options.subjectPrefix;
   }
 
@@ -179,7 +220,7 @@ export class ActorRuntime {
   activate(kind: string, id: string): void {
     let shard: number;
     try {
-      ({ shard } = actorAddress(kind, id, this.deps.options.shardCount));
+      ({ shard } = actorAddress(kind, id, this.options.shardCount));
     } catch {
       return; // Not an actor id: nothing to ready (its message, if any, gets the error).
     }
@@ -260,7 +301,7 @@ export class ActorRuntime {
 
   /** The live members and their shards (the operator view). */
   clusterStatus(): Promise<ClusterStatus> {
-    return readClusterStatus(this.deps.database, this.deps.options);
+    return readClusterStatus(this.deps.database, this.options);
   }
 
   /**

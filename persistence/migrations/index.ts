@@ -18,6 +18,7 @@ import { WebhookDeliveries1763820000000 } from './1763820000000-WebhookDeliverie
 import { Schedules1763823600000 } from './1763823600000-Schedules';
 import { EmbeddedStreamClaim1763827200000 } from './1763827200000-EmbeddedStreamClaim';
 import { VariationBudgets1763830800000 } from './1763830800000-VariationBudgets';
+import { ClusterId1763830900000 } from './1763830900000-ClusterId';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -37,4 +38,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   Schedules1763823600000,
   EmbeddedStreamClaim1763827200000,
   VariationBudgets1763830800000,
+  ClusterId1763830900000,
 ];

@@ -1,4 +1,4 @@
-// Cluster bookkeeping: the fixed shard count, the membership table and each
+// Cluster bookkeeping: the fixed shard count, the cluster id, the membership table and each
 // shard's owner and fencing epoch. Liveness uses the database clock only.
 import { FailedPreconditionError } from '../../src/errors';
 import type { LeaseHolder } from '../../src/ports/leases';
@@ -12,6 +12,12 @@ export interface ClusterNode {
   lastHeartbeatAt: Date;
   shards: number[];
   activeActors: number;
+}
+
+/** Who the cluster is: its id and when its first node started. */
+export interface ClusterIdentity {
+  id: string;
+  createdAt: Date;
 }
 
 /** One shard's recorded owner. */
@@ -55,6 +61,20 @@ export class ActorClusterRepository {
       throw new FailedPreconditionError(`shard count ${shardCount} differs from the cluster's ${stored}; changing it needs a full stop and a migration`);
     }
     await this.dataSource.query('INSERT INTO actor_shards (shard) SELECT generate_series(0, $1 - 1) ON CONFLICT (shard) DO NOTHING', [shardCount]);
+  }
+
+  /**
+   * The cluster's id (`candidate` when this node is the first to ask: the
+   * first start, or the first after the upgrade that added it; else the
+   * stored one) and the time of its first start. Call after ensureShardCount
+   * (it creates the row).
+   */
+  async ensureClusterId(candidate: string): Promise<ClusterIdentity> {
+    const rows = returnedRows<{ cluster_id: string; created_at: Date }>(
+      await this.dataSource.query('UPDATE actor_cluster SET cluster_id = COALESCE(cluster_id, $1) WHERE id = 1 RETURNING cluster_id, created_at', [candidate]),
+    );
+    if (!rows.length) throw new FailedPreconditionError('the cluster row is missing: record the shard count first');
+    return { id: rows[0].cluster_id, createdAt: new Date(rows[0].created_at) };
   }
 
   /** The shard count the cluster was created with, or null before any node started. */

@@ -45,6 +45,20 @@ export interface DurableConsumerSpec {
   maxAckPending?: number;
   /** The nak delay applied when the handler throws. @default 1000 */
   errorRedeliveryDelayMs?: number;
+  /**
+   * The durable this one replaces (a name an earlier version used): a new
+   * durable starts after that one's acknowledged messages, not at the
+   * beginning of the stream, when it exists. The old durable is left as it
+   * is. JetStream only: the embedded log never renamed a durable.
+   */
+  takeOverFrom?: string;
+  /**
+   * A new durable without a predecessor to take over starts at the first
+   * message stored at or after this time, not at the beginning of the stream
+   * (older messages cannot concern it: a cluster's durable on a stream shared
+   * with other clusters). JetStream only: the embedded log is the cluster's own.
+   */
+  notBefore?: Date;
 }
 
 /** One delivery of one stored message. */

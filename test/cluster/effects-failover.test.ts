@@ -656,12 +656,13 @@ describe('cluster: effects, durable commands and events across failures', functi
   });
 
   it('publishes an actor’s events with gapless sequences in order across a failover to a node whose clock is an hour behind', async () => {
-    const { nodes, names } = await startWorld(SKEWED, null);
+    const { nodes } = await startWorld(SKEWED, null);
     const [ontime, behind] = nodes;
     const [ontimeStatus, behindStatus] = await Promise.all([ontime.status(), behind.status()]);
+    const { bus } = ontimeStatus;
     assert.ok(ontimeStatus.now - behindStatus.now > HOUR_MS - 60_000, 'the second node’s clock is not skewed');
     const [id] = await idsOwnedBy(ontime, 'emitter');
-    const subject = `${names.subjectPrefix}.events.counter.${id}`;
+    const subject = `${bus.subjectPrefix}.events.counter.${id}`;
     const connection = await connect({ servers: TEST_NATS_URL });
     try {
       const manager = await jetstreamManager(connection);
@@ -673,19 +674,19 @@ describe('cluster: effects, durable commands and events across failures', functi
       await eventually(async () => (await published()) === 9, 'the on-time node published its events');
 
       // JetStream stops taking the actor's events (the stream no longer captures them): 6 more stay in the outbox.
-      await manager.streams.update(names.eventStream, { subjects: [`${names.subjectPrefix}.parked.>`] });
+      await manager.streams.update(bus.eventStream, { subjects: [`${bus.subjectPrefix}.parked.>`] });
       for (let i = 0; i < 2; i++) await ask(behind, id, { type: 'emit', count: 3 });
       assert.equal(await unpublished(), 6);
       await kill(ontime);
-      await manager.streams.update(names.eventStream, { subjects: [`${names.subjectPrefix}.events.>`] });
+      await manager.streams.update(bus.eventStream, { subjects: [`${bus.subjectPrefix}.events.>`] });
 
       // The node an hour behind takes over, publishes what was left, then its own 9.
       for (let i = 0; i < 3; i++) await ask(behind, id, { type: 'emit', count: 3 });
       await eventually(async () => (await published()) === 24, 'every event published', 20_000);
 
-      const info = await manager.streams.info(names.eventStream);
+      const info = await manager.streams.info(bus.eventStream);
       assert.equal(info.state.messages, 24);
-      const consumer = await jetstream(connection).consumers.get(names.eventStream, { filter_subjects: subject });
+      const consumer = await jetstream(connection).consumers.get(bus.eventStream, { filter_subjects: subject });
       const events: Array<{ header: number; sequence: number; id: string; occurredAt: string }> = [];
       for await (const message of await consumer.fetch({ max_messages: 24, expires: 5000 })) {
         const payload = message.json<{ id: string; sequence: number; occurredAt: string }>();

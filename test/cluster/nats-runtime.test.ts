@@ -56,20 +56,23 @@ describe('cluster: runtime on NATS in one process', function () {
     const connection = await connect({ servers: TEST_NATS_URL });
     try {
       const manager = await jetstreamManager(connection);
-      const info = await manager.streams.info(names.eventStream);
+      // The runtime's stream is the cluster's own: the configured name and the cluster id kept in the database.
+      const [{ cluster_id: clusterId }] = await dataSource.query('SELECT cluster_id FROM actor_cluster');
+      assert.equal(runtime.eventStream, `${names.eventStream}_${clusterId}`);
+      const info = await manager.streams.info(runtime.eventStream);
       assert.ok(info.config.duplicate_window >= 10 * 60 * 1e9);
       assert.equal(info.state.messages, 5);
       // A relay that crashed after publishing but before marking publishes again: stored once.
       const [row] = await dataSource.query("SELECT id, subject, payload FROM actor_outbox WHERE subject LIKE '%.streamed' ORDER BY id LIMIT 1");
       const publisher = new JetStreamPublisher(connection);
       await publisher.publish({ id: row.id, subject: row.subject, data: JSON.stringify(row.payload) });
-      assert.equal((await manager.streams.info(names.eventStream)).state.messages, 5);
-      const stored = await manager.streams.getMessage(names.eventStream, { seq: 1 });
+      assert.equal((await manager.streams.info(runtime.eventStream)).state.messages, 5);
+      const stored = await manager.streams.getMessage(runtime.eventStream, { seq: 1 });
       assert.equal(stored?.header?.get('Nats-Msg-Id'), row.id);
       // Each event carries its actor and the actor's gapless sequence, in stream order.
       const sequences: string[] = [];
       for (let seq = 1; seq <= 5; seq++) {
-        const message = await manager.streams.getMessage(names.eventStream, { seq });
+        const message = await manager.streams.getMessage(runtime.eventStream, { seq });
         assert.equal(message?.header?.get('Agentrt-Actor-Key'), 'counter:streamed');
         sequences.push(message!.header!.get('Agentrt-Actor-Sequence'));
       }
@@ -122,7 +125,7 @@ describe('cluster: runtime on NATS in one process', function () {
     const second = await startNode();
     const seen: Array<{ node: string; sequence: string; id: string }> = [];
     for (const node of [first, second]) {
-      await node.consume({ stream: names.eventStream, durableName: 'shared-reader', filterSubject: `${names.subjectPrefix}.events.counter.consumed`, maxAckPending: 1 }, async (event) => {
+      await node.consume({ stream: node.eventStream, durableName: 'shared-reader', filterSubject: `${node.subjectPrefix}.events.counter.consumed`, maxAckPending: 1 }, async (event) => {
         seen.push({ node: node.nodeId, sequence: event.headers['Agentrt-Actor-Sequence'], id: event.id });
         await event.ack();
       });

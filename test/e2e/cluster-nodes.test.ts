@@ -6,25 +6,13 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import { ulid } from 'ulid';
+import { deleteStream } from '../support/cluster-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { assertBuilt, cliEnv, startServe, type ServeProcess } from './cli-process';
 
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 const TOKEN_FILE = 'global-api-key.token';
-
-/** Deletes the event stream the nodes created on the shared NATS server. */
-async function deleteStream(name: string): Promise<void> {
-  const connection = await connect({ servers: NATS_URL });
-  try {
-    const manager = await jetstreamManager(connection);
-    await manager.streams.delete(name).catch(() => false);
-  } finally {
-    await connection.close();
-  }
-}
 
 async function readIfExists(file: string): Promise<string | null> {
   return fs.readFile(file, 'utf8').then(

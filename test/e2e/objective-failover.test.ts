@@ -13,11 +13,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import { ulid } from 'ulid';
 import { shardOf } from '../../src/sharding/fnv1a32';
-import { eventually } from '../support/cluster-harness';
+import { deleteStream, eventually } from '../support/cluster-harness';
 import { objectiveEventMessages } from '../support/objective-event-messages';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { assertBuilt, cliEnv, startServe, type ServeProcess } from './cli-process';
@@ -67,13 +65,7 @@ function publishedObjectiveEvents(objectiveId: string, expected: number): Promis
 }
 
 async function deleteStreams(names: string[]): Promise<void> {
-  const connection = await connect({ servers: NATS_URL });
-  try {
-    const manager = await jetstreamManager(connection);
-    for (const name of names) await manager.streams.delete(name).catch(() => false);
-  } finally {
-    await connection.close();
-  }
+  for (const name of names) await deleteStream(name);
 }
 
 describe('objectives through node failures (two built nodes, Postgres and NATS)', function () {

@@ -14,14 +14,11 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import { ulid } from 'ulid';
-import { webhookIntakeDurableName } from '../../actors/kinds/webhook-intake';
 import { upcomingFireTimes } from '../../src/schedules/fire-times';
 import type { ScheduleRules } from '../../src/schedules/schedule-spec';
 import { shardOf } from '../../src/sharding/fnv1a32';
-import { eventually } from '../support/cluster-harness';
+import { deleteStream, deleteWebhookIntakeDurables, eventually } from '../support/cluster-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { assertBuilt, cliEnv, startServe, type ServeProcess } from './cli-process';
 
@@ -198,13 +195,8 @@ describe('schedules through node failures (two built nodes, Postgres and NATS)',
   after(async () => {
     await Promise.all(nodes.map((node) => node?.stop('SIGKILL')));
     await Promise.all(dataDirs.map((dir) => fs.rm(dir, { recursive: true, force: true })));
-    const connection = await connect({ servers: NATS_URL }).catch(() => null);
-    if (connection) {
-      const manager = await jetstreamManager(connection);
-      await manager.consumers.delete('OBJECTIVE_EVENTS', webhookIntakeDurableName(subjectPrefix)).catch(() => false);
-      await manager.streams.delete(shared.AGENTRT_EVENT_STREAM).catch(() => false);
-      await connection.close();
-    }
+    await deleteWebhookIntakeDurables(subjectPrefix).catch(() => undefined);
+    await deleteStream(shared.AGENTRT_EVENT_STREAM).catch(() => undefined);
     await database?.drop();
   });
 

@@ -10,14 +10,11 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import { Webhook } from 'standardwebhooks';
 import { ulid } from 'ulid';
-import { webhookIntakeDurableName } from '../../actors/kinds/webhook-intake';
 import { shardOf } from '../../src/sharding/fnv1a32';
 import { webhookEndpointIdOf } from '../../src/webhooks/webhook-endpoint-id';
-import { eventually } from '../support/cluster-harness';
+import { deleteStream, deleteWebhookIntakeDurables, eventually } from '../support/cluster-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { assertBuilt, cliEnv, startServe, type ServeProcess } from './cli-process';
@@ -105,13 +102,8 @@ describe('webhook delivery through a node kill (two built nodes, Postgres and NA
     await Promise.all(nodes.map((node) => node?.stop('SIGKILL')));
     await receiver?.close();
     await Promise.all(dataDirs.map((dir) => fs.rm(dir, { recursive: true, force: true })));
-    const connection = await connect({ servers: NATS_URL }).catch(() => null);
-    if (connection) {
-      const manager = await jetstreamManager(connection);
-      await manager.consumers.delete('OBJECTIVE_EVENTS', webhookIntakeDurableName(subjectPrefix)).catch(() => false);
-      await manager.streams.delete(shared.AGENTRT_EVENT_STREAM).catch(() => false);
-      await connection.close();
-    }
+    await deleteWebhookIntakeDurables(subjectPrefix).catch(() => undefined);
+    await deleteStream(shared.AGENTRT_EVENT_STREAM).catch(() => undefined);
     await database?.drop();
   });
 

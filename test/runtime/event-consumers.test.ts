@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { ulid } from 'ulid';
 import { EmbeddedEventLog } from '../../actors/events/embedded-event-log';
@@ -472,6 +472,50 @@ describe('JetStreamConsumers', function () {
       await eventually(() => received.includes('after'), 'the event published after the deletion consumed');
       await handle.stop();
       assert.ok(warnings.includes('durable consumer stopped; restarting'), `warnings: ${warnings.join(', ')}`);
+    } finally {
+      await deleteStream(names.eventStream);
+      await connection.close();
+    }
+  });
+
+  it('starts a durable that takes over a renamed one after what that one acknowledged, else from notBefore or the beginning', async () => {
+    const names = uniqueBusNames();
+    const connection = await connect({ servers: TEST_NATS_URL });
+    const publisher = new JetStreamPublisher(connection);
+    const consumers = new JetStreamConsumers(connection, { logger: silentLogger });
+    const consumeAll = async (spec: DurableConsumerSpec, expected: number): Promise<string[]> => {
+      const received: string[] = [];
+      const handle = await consumers.consume(spec, async (consumed) => {
+        received.push(consumed.id);
+        await consumed.ack();
+      });
+      await eventually(() => received.length >= expected, `${expected} events consumed by ${spec.durableName}`);
+      await handle.stop();
+      return received;
+    };
+    try {
+      await publisher.prepare([{ name: names.eventStream, subjects: [`${names.subjectPrefix}.>`] }]);
+      const publish = (ids: string[]) => Promise.all(ids.map((id) => publisher.publish({ id, subject: `${names.subjectPrefix}.a`, data: '{}' })));
+      await publish(['e1', 'e2', 'e3']);
+      // The old durable (maxAckPending 1: in order) acknowledges e1..e3; e4 and e5 come after it stopped.
+      assert.deepEqual(await consumeAll({ stream: names.eventStream, durableName: 'old-name', maxAckPending: 1 }, 3), ['e1', 'e2', 'e3']);
+      await publish(['e4', 'e5']);
+      const renamed = await consumeAll({ stream: names.eventStream, durableName: 'new-name', takeOverFrom: 'old-name', maxAckPending: 1 }, 2);
+      const fresh = await consumeAll({ stream: names.eventStream, durableName: 'fresh', takeOverFrom: 'never-existed', maxAckPending: 1 }, 5);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.deepEqual(renamed, ['e4', 'e5'], 'the renamed durable goes on where the old one stood');
+      assert.deepEqual(fresh, ['e1', 'e2', 'e3', 'e4', 'e5'], 'without a predecessor, from the beginning');
+      const manager = await jetstreamManager(connection);
+      assert.equal((await manager.consumers.info(names.eventStream, 'old-name')).num_pending, 2, 'the old durable is left as it was');
+      // A durable that started at the end and was never handed a message since has acknowledged everything before it.
+      await manager.consumers.add(names.eventStream, { durable_name: 'idle-old', ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.New });
+      await publish(['e6']);
+      assert.deepEqual(await consumeAll({ stream: names.eventStream, durableName: 'after-idle', takeOverFrom: 'idle-old', maxAckPending: 1 }, 1), ['e6']);
+      // Without a predecessor, notBefore skips what the stream stored earlier.
+      await new Promise((resolve) => setTimeout(resolve, 20)); // e6's timestamp strictly before the mark
+      const mark = new Date();
+      await publish(['e7']);
+      assert.deepEqual(await consumeAll({ stream: names.eventStream, durableName: 'from-mark', takeOverFrom: 'never-existed', notBefore: mark, maxAckPending: 1 }, 1), ['e7']);
     } finally {
       await deleteStream(names.eventStream);
       await connection.close();

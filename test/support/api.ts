@@ -76,11 +76,13 @@ export interface TestApiOptions {
   natsUrl?: string;
   /** Options of the node:http server (short timeouts). @default node's defaults */
   server?: http.ServerOptions;
+  /** A database of its own (createTestDatabase): another cluster next to the run's. @default the run's shared database */
+  database?: { url: string };
 }
 
 /** Starts the API on an ephemeral port over the shared test database. */
 export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
-  const database = await sharedTestDatabase();
+  const database = options.database ?? (await sharedTestDatabase());
   const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', AGENTRT_RATE_LIMIT_PER_SECOND: '10000', AGENTRT_RATE_LIMIT_BURST: '10000', ...options.env });
   const logs: string[] = [];
   // The production logger (with its redaction), writing into `logs`.

@@ -140,11 +140,32 @@ export async function waitForBalance(nodes: ClusterNode[], shardCount: number, t
   return statuses;
 }
 
-/** Deletes a test run's JetStream stream, if it was created. */
+/** Deletes a test run's JetStream stream, if it was created, with the cluster-scoped streams made from its name (`<name>_<clusterId>`). */
 export async function deleteStream(name: string): Promise<void> {
   const connection = await connect({ servers: TEST_NATS_URL });
   try {
-    await (await jetstreamManager(connection)).streams.delete(name).catch(() => undefined);
+    const manager = await jetstreamManager(connection);
+    const names: string[] = [];
+    for await (const stream of manager.streams.names()) if (stream === name || stream.startsWith(`${name}_`)) names.push(stream);
+    await Promise.all(names.map((stream) => manager.streams.delete(stream).catch(() => undefined)));
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Deletes the webhook intake durables a test run's clusters made on OBJECTIVE_EVENTS (named from the prefix and each cluster id). */
+export async function deleteWebhookIntakeDurables(subjectPrefix: string): Promise<void> {
+  const stem = subjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_');
+  const connection = await connect({ servers: TEST_NATS_URL });
+  try {
+    const manager = await jetstreamManager(connection);
+    const names: string[] = [];
+    try {
+      for await (const consumer of manager.consumers.list('OBJECTIVE_EVENTS')) if (consumer.name.startsWith(`${stem}_`) || consumer.name === `${stem}-webhooks`) names.push(consumer.name);
+    } catch {
+      return; // no OBJECTIVE_EVENTS stream: nothing to delete
+    }
+    await Promise.all(names.map((name) => manager.consumers.delete('OBJECTIVE_EVENTS', name).catch(() => undefined)));
   } finally {
     await connection.close();
   }

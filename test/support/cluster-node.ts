@@ -133,6 +133,7 @@ async function handle(runtime: ActorRuntime, request: NodeRequest): Promise<unkn
     case 'status':
       return {
         nodeId: runtime.nodeId,
+        bus: { subjectPrefix: runtime.subjectPrefix, eventStream: runtime.eventStream },
         owned: runtime.ownedShards(),
         active: runtime.activeActors(),
         activations: await metricValue(runtimeMetrics.activations),

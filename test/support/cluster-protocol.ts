@@ -24,6 +24,8 @@ export type NodeRequest =
 /** What `status` answers. */
 export interface NodeStatus {
   nodeId: string;
+  /** The runtime's subject prefix and event stream in force: the configured ones with the cluster id. */
+  bus: { subjectPrefix: string; eventStream: string };
   owned: number[];
   active: number;
   /** Activations since the process started. */

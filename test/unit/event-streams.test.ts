@@ -89,6 +89,8 @@ describe('resolveConsumerSpec(spec)', () => {
       ackWaitMs: 30_000,
       maxAckPending: 1000,
       errorRedeliveryDelayMs: 1000,
+      takeOverFrom: undefined,
+      notBefore: undefined,
     });
   });
 
@@ -104,6 +106,8 @@ describe('resolveConsumerSpec(spec)', () => {
       [{ ackWaitMs: 0 }, 'ackWaitMs'],
       [{ maxAckPending: 1.5 }, 'maxAckPending'],
       [{ errorRedeliveryDelayMs: -1 }, 'errorRedeliveryDelayMs'],
+      [{ takeOverFrom: 'agentrt.webhooks' }, 'takeOverFrom'],
+      [{ notBefore: new Date('not a date') }, 'notBefore'],
     ];
     for (const [fault, field] of faults) {
       assert.throws(
