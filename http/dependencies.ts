@@ -231,12 +231,15 @@ export function createServices(
   );
   const webhookDeliveriesStore = createWebhookDeliveriesStore(dataSource);
   const { retryScheduleMs, timeoutMs, disableAfterMs, maxInFlight } = config.webhooks;
+  const signingSecrets = expiringMemo(async (accountId) => {
+    const secrets = await accounts.webhookSigningSecrets(accountId);
+    return secrets.previous ? [secrets.current, secrets.previous] : [secrets.current];
+  }, { ttlMs: WEBHOOK_LOOKUP_TTL_MS });
+  // The rotating node signs with both secrets from its next delivery; other nodes within WEBHOOK_LOOKUP_TTL_MS.
+  accounts.onSigningSecretRotated((accountId) => signingSecrets.forget(accountId));
   const webhookEffects: WebhookEffects = {
     sender: new WebhookSender({ urlPolicy, timeoutMs }),
-    signingSecrets: expiringMemo(async (accountId) => {
-      const secrets = await accounts.webhookSigningSecrets(accountId);
-      return secrets.previous ? [secrets.current, secrets.previous] : [secrets.current];
-    }, { ttlMs: WEBHOOK_LOOKUP_TTL_MS }),
+    signingSecrets,
     webhookUrlOf: expiringMemo((agentId) => agentWebhookUrl(dataSource.manager, agentId), { ttlMs: WEBHOOK_LOOKUP_TTL_MS }),
     options: {
       retryDelayMs: (failedAttempts, retryAfterMs) => nextRetryDelayMs({ schedule: retryScheduleMs, failedAttempts, random: Math.random, retryAfterMs }),
