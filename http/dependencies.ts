@@ -18,7 +18,7 @@ import type { FoundationStore } from '../src/ports/foundation-store';
 import { createFoundationStore } from '../persistence/repositories/foundation.store';
 import { usePreparedReads } from '../persistence/repositories/record-table';
 import { loadServiceKey } from '../persistence/repositories/service-key.store';
-import { createIdempotencyStore } from '../persistence/repositories/idempotency.store';
+import { createIdempotencyStore, type IdempotencyClaimant } from '../persistence/repositories/idempotency.store';
 import { TenantService } from '../src/tenants/tenant.service';
 import type { ObjectiveErasure } from '../src/ports/objective-erasure';
 import type { ObjectiveCommandPort } from '../src/ports/objective-commands';
@@ -155,6 +155,8 @@ export interface CreateDependenciesOptions {
   webhookEndpointCommands?: WebhookEndpointCommandPort;
   /** Reaches schedule actors; without it schedule writes and triggers answer UNAVAILABLE. */
   scheduleCommands?: ScheduleCommandPort;
+  /** This node and its lease timeout once its actor runtime runs: Idempotency-Key claims name it, so a retry takes over a dead node's claim. */
+  idempotencyClaimant?: () => IdempotencyClaimant | undefined;
 }
 
 /** The service key that seals account-level secrets (webhook signing secrets). */
@@ -309,7 +311,7 @@ export function createAppDependencies(options: CreateDependenciesOptions): Appli
       mount: {
         authenticator,
         rateLimiter: new RateLimiter(config.rateLimit),
-        idempotency: createIdempotencyStore(dataSource, options.masterKey),
+        idempotency: createIdempotencyStore(dataSource, options.masterKey, options.idempotencyClaimant),
         findWorkspace: (id) => services.store.workspaces.findById(id),
         bodyLimitBytes: config.bodyLimitBytes,
         includeInfoCost: config.rateLimit.includeInfoCost,

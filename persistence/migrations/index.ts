@@ -17,6 +17,7 @@ import { Objectives1763816400000 } from './1763816400000-Objectives';
 import { WebhookDeliveries1763820000000 } from './1763820000000-WebhookDeliveries';
 import { Schedules1763823600000 } from './1763823600000-Schedules';
 import { EmbeddedStreamClaim1763827200000 } from './1763827200000-EmbeddedStreamClaim';
+import { IdempotencyClaimant1763831700000 } from './1763831700000-IdempotencyClaimant';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -35,4 +36,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   WebhookDeliveries1763820000000,
   Schedules1763823600000,
   EmbeddedStreamClaim1763827200000,
+  IdempotencyClaimant1763831700000,
 ];
