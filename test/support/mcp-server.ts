@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
@@ -71,7 +72,12 @@ function countSentChunks(response: http.ServerResponse, sent: () => void): void 
   }) as typeof response.write;
 }
 
-export async function startTestMcpServer(tools: TestMcpTool[] = []): Promise<TestMcpServer> {
+export interface TestMcpServerOptions {
+  /** Events carry ids and are kept, so a client can resume a broken answer stream (the SDK's example event store). */
+  resumable?: boolean;
+}
+
+export async function startTestMcpServer(tools: TestMcpTool[] = [], options: TestMcpServerOptions = {}): Promise<TestMcpServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const state: TestMcpServer = {
     url: '', tools, pageSize: 100, listCalls: 0, calls: [], sessionsStarted: 0, chunksSent: 0,
@@ -116,6 +122,7 @@ export async function startTestMcpServer(tools: TestMcpTool[] = []): Promise<Tes
       }
       const fresh: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        ...(options.resumable ? { eventStore: new InMemoryEventStore() } : {}),
         onsessioninitialized: (id) => {
           sessions.set(id, fresh);
           state.sessionsStarted += 1;

@@ -344,10 +344,16 @@ describe('tool executor', () => {
       assert.match(outcome.message, /^MCP server http:\/\/127\.0\.0\.1:\d+\/mcp failed the call of tool "search": /);
     });
 
-    it('answers MCP_ERROR, not the deadline, when the server goes away in mid-call', async function () {
+    for (const resumable of [false, true]) {
+      it(`answers MCP_ERROR, not the deadline, when the server goes away in mid-call${resumable ? ' (a resumable stream: after the attempts to resume it)' : ''}`, async function () {
+        await serverKilledInMidCall(this, resumable);
+      });
+    }
+
+    async function serverKilledInMidCall(test: Mocha.Context, resumable: boolean) {
       // Without the fix the call waited out the tool's 30 s and ended TIMED_OUT: leave room to see that.
-      this.timeout(45_000);
-      const doomed = await startTestMcpServer();
+      test.timeout(45_000);
+      const doomed = await startTestMcpServer([], { resumable });
       let markArrived: () => void = () => undefined;
       const arrived = new Promise<void>((resolve) => (markArrived = resolve));
       // The tool reports progress first: the answer's event stream is open when the server dies.
@@ -363,7 +369,7 @@ describe('tool executor', () => {
       const outcome = await pending;
       assertFailure(outcome, 'MCP_ERROR');
       assert.match(outcome.message, /^MCP server http:\/\/127\.0\.0\.1:\d+\/mcp failed the call of tool "slow": /);
-    });
+    }
 
     it('ends the MCP session of every call and tool listing: the server holds no more open sessions after them', async () => {
       mcp.tools = [{ name: 'search', inputSchema: { type: 'object' } }];
