@@ -18,7 +18,7 @@ import type { FoundationStore } from '../src/ports/foundation-store';
 import { createFoundationStore } from '../persistence/repositories/foundation.store';
 import { usePreparedReads } from '../persistence/repositories/record-table';
 import { loadServiceKey } from '../persistence/repositories/service-key.store';
-import { createIdempotencyStore } from '../persistence/repositories/idempotency.store';
+import { createIdempotencyStore, type IdempotencyClaimant } from '../persistence/repositories/idempotency.store';
 import { TenantService } from '../src/tenants/tenant.service';
 import type { ErasureRuntimePort } from '../src/ports/erasure-runtime';
 import type { ObjectiveCommandPort } from '../src/ports/objective-commands';
@@ -161,6 +161,8 @@ export interface CreateDependenciesOptions {
   scheduleCommands?: ScheduleCommandPort;
   /** Reaches erasure jobs and what their runs need of the runtime; without it a tenant or subject erasure answers UNAVAILABLE. */
   erasureRuntime?: ErasureRuntimePort;
+  /** This node and its lease timeout once its actor runtime runs: Idempotency-Key claims name it, so a retry takes over a dead node's claim. */
+  idempotencyClaimant?: () => IdempotencyClaimant | undefined;
 }
 
 /** The service key that seals account-level secrets (webhook signing secrets). */
@@ -240,12 +242,15 @@ export function createServices(
   );
   const webhookDeliveriesStore = createWebhookDeliveriesStore(dataSource);
   const { retryScheduleMs, timeoutMs, disableAfterMs, maxInFlight } = config.webhooks;
+  const signingSecrets = expiringMemo(async (accountId) => {
+    const secrets = await accounts.webhookSigningSecrets(accountId);
+    return secrets.previous ? [secrets.current, secrets.previous] : [secrets.current];
+  }, { ttlMs: WEBHOOK_LOOKUP_TTL_MS });
+  // The rotating node signs with both secrets from its next delivery; other nodes within WEBHOOK_LOOKUP_TTL_MS.
+  accounts.onSigningSecretRotated((accountId) => signingSecrets.forget(accountId));
   const webhookEffects: WebhookEffects = {
     sender: new WebhookSender({ urlPolicy, timeoutMs }),
-    signingSecrets: expiringMemo(async (accountId) => {
-      const secrets = await accounts.webhookSigningSecrets(accountId);
-      return secrets.previous ? [secrets.current, secrets.previous] : [secrets.current];
-    }, { ttlMs: WEBHOOK_LOOKUP_TTL_MS }),
+    signingSecrets,
     webhookUrlOf: expiringMemo((agentId) => agentWebhookUrl(dataSource.manager, agentId), { ttlMs: WEBHOOK_LOOKUP_TTL_MS }),
     options: {
       retryDelayMs: (failedAttempts, retryAfterMs) => nextRetryDelayMs({ schedule: retryScheduleMs, failedAttempts, random: Math.random, retryAfterMs }),
@@ -317,7 +322,7 @@ export function createAppDependencies(options: CreateDependenciesOptions): Appli
       mount: {
         authenticator,
         rateLimiter: new RateLimiter(config.rateLimit),
-        idempotency: createIdempotencyStore(dataSource, options.masterKey),
+        idempotency: createIdempotencyStore(dataSource, options.masterKey, options.idempotencyClaimant),
         findWorkspace: (id) => services.store.workspaces.findById(id),
         bodyLimitBytes: config.bodyLimitBytes,
         includeInfoCost: config.rateLimit.includeInfoCost,

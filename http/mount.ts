@@ -1,6 +1,8 @@
 // Mounts declared routes on a Koa router. Each request runs the same ladder:
-// authenticate, check scope and admin role, rate-limit, validate path, query and
-// body, resolve the workspace, apply Idempotency-Key, call the handler.
+// authenticate, check scope and admin role, validate path and query,
+// rate-limit, resolve the workspace and what else the path names, read and
+// validate the body, apply Idempotency-Key, call the handler. Access comes
+// before the body, so a caller without it never learns the body's schema.
 // Authentication reads the workspace the request names together with the API
 // key (one round trip); the ladder still authorizes it at step 5, in order.
 import { createHash } from 'node:crypto';
@@ -130,9 +132,10 @@ function handle(route: CompiledRoute, deps: MountDependencies): Koa.Middleware {
       const cost = query.includeInfo === true ? deps.includeInfoCost : (definition.rateCost?.(query) ?? 1);
       deps.rateLimiter.take(principalKey(principal), cost);
     }
+    const workspace = authentication ? await resolveWorkspace(definition, ctx, authentication, params, deps) : undefined;
+    if (definition.checkAccess && principal) await definition.checkAccess({ params, principal, workspace: workspace! });
     const rawBody = route.body ? await readJsonBody(ctx, Math.max(definition.bodyLimitBytes ?? 0, deps.bodyLimitBytes)) : undefined;
     const body = route.body ? route.body(withoutReadOnlyFields(rawBody ?? {}, definition.readOnlyFields)) : undefined;
-    const workspace = authentication ? await resolveWorkspace(definition, ctx, authentication, params, deps) : undefined;
     const run = () =>
       definition.handler({ params, query, body, principal: principal!, workspace: workspace!, headers: ctx.headers, requestId: ctx.state.requestId, koa: ctx });
     const result = definition.idempotent && principal ? await withIdempotency(ctx, principal, workspace, body, deps, run) : await run();

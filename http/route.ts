@@ -69,7 +69,21 @@ export interface RouteOptions<P extends TSchema, Q extends TSchema, B extends TS
    * `metadata.*` (e.g. `status`, `spec.token`): ignored when a client sends them.
    */
   readOnlyFields?: readonly string[];
+  /**
+   * Checks, before the body is read, that what the path names beyond the
+   * workspace (a parent such as the agent) is there for the caller: one who
+   * may not see it gets its 404, never the body schema's complaints.
+   */
+  checkAccess?: (request: AccessRequest<Static<P>>) => Promise<void>;
   handler: (request: RouteRequest<Static<P>, Static<Q>, Static<B>>) => Promise<Static<R>>;
+}
+
+/** What a route's `checkAccess` receives: the validated path and the resolved workspace. */
+export interface AccessRequest<Params> {
+  params: Params;
+  principal: Principal;
+  /** Set for `path` and `flat` routes, as in RouteRequest. */
+  workspace: WorkspaceRef;
 }
 
 /** A declared route with its types erased, as the app and OpenAPI builder see it. */
@@ -92,6 +106,7 @@ export interface RouteDefinition {
   bodyLimitBytes?: number;
   readOnlyFields?: readonly string[];
   rateCost?: (query: unknown) => number;
+  checkAccess?: (request: AccessRequest<unknown>) => Promise<void>;
   handler: (request: RouteRequest<unknown, unknown, unknown>) => Promise<unknown>;
 }
 
@@ -106,6 +121,7 @@ export function defineRoute<P extends TSchema, Q extends TSchema, B extends TSch
     conditional: options.conditional ?? false,
     auth: options.auth ?? 'bearer',
     rateCost: options.rateCost as RouteDefinition['rateCost'],
+    checkAccess: options.checkAccess as RouteDefinition['checkAccess'],
     handler: options.handler as RouteDefinition['handler'],
   };
 }

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import path from 'node:path';
-import { readClusterStatus, runtimeOptionsFromEnv, startActorRuntime, type RuntimeOptions } from '../actors';
+import { defaultRuntimeOptions, readClusterStatus, runtimeOptionsFromEnv, startActorRuntime, type RuntimeOptions } from '../actors';
 import { nodeKinds, startNodeConsumers } from '../actors/kinds/node-kinds';
 import { RuntimeObjectiveCommands } from '../actors/kinds/runtime-objective-commands';
 import { RuntimeWebhookEndpointCommands } from '../actors/kinds/runtime-webhook-endpoint-commands';
@@ -160,6 +160,7 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
       config, dataSource: database.dataSource, masterKey, logger, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime,
       // Called only once the node serves requests, after the runtime below has started.
       clusterStatus: () => runtime.clusterStatus(),
+      idempotencyClaimant: () => ({ nodeId: runtime.nodeId, leaseTimeoutMs: { ...defaultRuntimeOptions(), ...options.runtimeOptions }.leaseTimeoutMs }),
       isDraining: () => draining,
     });
     closers.push(() => deps.services.close());

@@ -8,7 +8,7 @@ import { ListOf, PathIds, Strict, listParamProperties } from '../../src/schemas/
 import {
   AgentSchedule, CreateScheduleBody, ScheduleListFilters, TriggerScheduleBody, TriggerScheduleResponse, UpcomingFireTimes, UpcomingQuery, UpdateScheduleBody,
 } from '../../src/schemas/schedules.schema';
-import { defineRoute, type RouteDefinition, type RouteRequest } from '../route';
+import { defineRoute, type AccessRequest, type RouteDefinition, type RouteRequest } from '../route';
 
 const AgentPath = PathIds({ workspaceId: 'workspace', agentId: 'agent' });
 const SchedulePath = PathIds({ workspaceId: 'workspace', agentId: 'agent', id: 'schedule' });
@@ -24,6 +24,8 @@ function idempotencyKeyOf({ headers }: Pick<RouteRequest<unknown, unknown, unkno
 export function scheduleRoutes({ schedules }: { schedules: ScheduleService }): RouteDefinition[] {
   const base = '/v1/workspaces/{workspaceId}/agents/{agentId}/schedules';
   const one = `${base}/{id}`;
+  // The agent is checked before the body, as the workspace is.
+  const agentAccess = ({ workspace, params }: AccessRequest<{ agentId: string }>) => schedules.assertAgent(workspace, params.agentId);
   return [
     defineRoute({
       method: 'GET', path: base, operationId: 'listAgentSchedules', summary: "List the agent's schedules",
@@ -33,7 +35,7 @@ export function scheduleRoutes({ schedules }: { schedules: ScheduleService }): R
     }),
     defineRoute({
       method: 'POST', path: base, operationId: 'createAgentSchedule', summary: 'Create a schedule that starts objectives of the agent',
-      scope: 'agents:manage', workspace: 'path', params: AgentPath, body: CreateScheduleBody, response: AgentSchedule, idempotent: true,
+      scope: 'agents:manage', workspace: 'path', params: AgentPath, body: CreateScheduleBody, response: AgentSchedule, idempotent: true, checkAccess: agentAccess,
       handler: (request) => schedules.create(request.principal, request.workspace, request.params.agentId, request.body, idempotencyKeyOf(request)),
     }),
     defineRoute({
@@ -43,7 +45,7 @@ export function scheduleRoutes({ schedules }: { schedules: ScheduleService }): R
     }),
     defineRoute({
       method: 'PATCH', path: one, operationId: 'updateAgentSchedule', summary: 'Update a schedule (not an ARCHIVED one)',
-      scope: 'agents:manage', workspace: 'path', params: SchedulePath, body: UpdateScheduleBody, response: AgentSchedule, conditional: true,
+      scope: 'agents:manage', workspace: 'path', params: SchedulePath, body: UpdateScheduleBody, response: AgentSchedule, conditional: true, checkAccess: agentAccess,
       handler: ({ workspace, params, body, headers }) => schedules.update(workspace, params.agentId, params.id, body, headers['if-match']),
     }),
     defineRoute({
@@ -53,7 +55,7 @@ export function scheduleRoutes({ schedules }: { schedules: ScheduleService }): R
     }),
     defineRoute({
       method: 'POST', path: `${one}/trigger`, operationId: 'triggerAgentSchedule', summary: 'Fire once now, honouring the overlap policy',
-      scope: 'agents:manage', workspace: 'path', params: SchedulePath, body: TriggerScheduleBody, response: TriggerScheduleResponse, idempotent: true,
+      scope: 'agents:manage', workspace: 'path', params: SchedulePath, body: TriggerScheduleBody, response: TriggerScheduleResponse, idempotent: true, checkAccess: agentAccess,
       handler: (request) => schedules.trigger(request.principal, request.workspace, request.params.agentId, request.params.id, idempotencyKeyOf(request)),
     }),
     defineRoute({

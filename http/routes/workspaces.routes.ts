@@ -5,12 +5,14 @@ import { parseLabelSelector } from '../../src/resource/labels';
 import { pageRequest } from '../../src/resource/pagination';
 import { AddMemberBody, CreateWorkspaceBody, UpdateWorkspaceBody, Workspace, WorkspaceMember } from '../../src/schemas/account.schema';
 import { Empty, ListOf, PathIds, Profile, Strict, listParamProperties } from '../../src/schemas/common.schema';
-import { defineRoute, type RouteDefinition } from '../route';
+import { defineRoute, type AccessRequest, type RouteDefinition } from '../route';
 
 const WorkspacePath = PathIds({ workspaceId: 'workspace' });
 
 export function workspaceRoutes({ workspaces }: { workspaces: WorkspaceService }): RouteDefinition[] {
   const admin = { scope: 'account:manage', admin: true, workspace: 'none' } as const;
+  // The account's workspace is checked before the body (the ladder resolves only workspace-bound routes' own).
+  const ownWorkspace = async ({ principal, params }: AccessRequest<{ workspaceId: string }>) => void (await workspaces.get(principal, params.workspaceId));
   return [
     defineRoute({
       method: 'GET', path: '/v1/account/workspaces', operationId: 'listWorkspaces', summary: 'List workspaces', ...admin,
@@ -31,7 +33,7 @@ export function workspaceRoutes({ workspaces }: { workspaces: WorkspaceService }
     }),
     defineRoute({
       method: 'PATCH', path: '/v1/account/workspaces/{workspaceId}', operationId: 'updateWorkspace', summary: 'Update a workspace', ...admin,
-      params: WorkspacePath, body: UpdateWorkspaceBody, readOnlyFields: ['status'], response: Workspace, conditional: true,
+      params: WorkspacePath, body: UpdateWorkspaceBody, readOnlyFields: ['status'], response: Workspace, conditional: true, checkAccess: ownWorkspace,
       handler: ({ principal, params, body, headers }) => workspaces.update(principal, params.workspaceId, body, headers['if-match']),
     }),
     defineRoute({
@@ -46,7 +48,7 @@ export function workspaceRoutes({ workspaces }: { workspaces: WorkspaceService }
     }),
     defineRoute({
       method: 'POST', path: '/v1/account/workspaces/{workspaceId}/members', operationId: 'addWorkspaceMember', summary: 'Add a member by email (resolve or invite) or profile id', ...admin,
-      params: WorkspacePath, body: AddMemberBody, response: WorkspaceMember, idempotent: true,
+      params: WorkspacePath, body: AddMemberBody, response: WorkspaceMember, idempotent: true, checkAccess: ownWorkspace,
       handler: ({ principal, params, body }) => workspaces.addMember(principal, params.workspaceId, body),
     }),
     defineRoute({

@@ -9,6 +9,8 @@ export interface IdempotencyRecordRow {
   status: number | null;
   body: unknown;
   createdAt: Date;
+  /** The node whose request holds the claim while in progress (null: a node without an actor runtime). */
+  claimedBy: string | null;
 }
 
 export const IdempotencyRecordEntity = new EntitySchema<IdempotencyRecordRow>({
@@ -21,5 +23,6 @@ export const IdempotencyRecordEntity = new EntitySchema<IdempotencyRecordRow>({
     status: { type: 'integer', nullable: true },
     body: { type: 'jsonb', nullable: true },
     createdAt: { type: 'timestamptz', name: 'created_at' },
+    claimedBy: { type: 'text', name: 'claimed_by', nullable: true },
   },
 });

@@ -19,6 +19,7 @@ import { Schedules1763823600000 } from './1763823600000-Schedules';
 import { EmbeddedStreamClaim1763827200000 } from './1763827200000-EmbeddedStreamClaim';
 import { VariationBudgets1763830800000 } from './1763830800000-VariationBudgets';
 import { ClusterId1763830900000 } from './1763830900000-ClusterId';
+import { IdempotencyClaimant1763831700000 } from './1763831700000-IdempotencyClaimant';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -39,4 +40,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   EmbeddedStreamClaim1763827200000,
   VariationBudgets1763830800000,
   ClusterId1763830900000,
+  IdempotencyClaimant1763831700000,
 ];

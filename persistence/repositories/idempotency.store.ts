@@ -1,7 +1,9 @@
 // Idempotency records over TypeORM. A claim is an INSERT ... ON CONFLICT DO
 // NOTHING, so two concurrent requests with one key cannot both run; records
-// older than 24 h are replaced, and so is a claim left in progress for a
-// minute by a request that died. Stored responses are sealed (AES-256-GCM under
+// older than 24 h are replaced, and so is a claim left in progress by a request
+// that died: at once when the node that claimed it has lost its lease (no
+// heartbeat in actor_nodes within the lease timeout), after a minute for a
+// node without an actor runtime. Stored responses are sealed (AES-256-GCM under
 // a key derived from the master key, bound to principal and key): some carry
 // credentials, such as a new API key's token, which must not sit in the table.
 import type { DataSource } from 'typeorm';
@@ -11,13 +13,20 @@ import type { IdempotencyRecord, IdempotencyStore } from '../../src/ports/idempo
 
 const RETENTION = '24 hours';
 /**
- * A claim still in progress after this long belongs to a request that died
- * (its node was killed, or the database went away before the claim could be
- * released): a retry takes it over instead of answering ABORTED for a day.
- * Far above any request's running time; the creates behind it check their own
- * keys too (an objective's start key).
+ * A claim of a node without an actor runtime (no lease to watch) still in
+ * progress after this long belongs to a request that died (its node was
+ * killed, or the database went away before the claim could be released): a
+ * retry takes it over instead of answering ABORTED for a day. Far above any
+ * request's running time; the creates behind it check their own keys too (an
+ * objective's start key).
  */
-const IN_PROGRESS_LEASE = '60 seconds';
+const IN_PROGRESS_LEASE_MS = 60_000;
+
+/** The node whose requests claim keys, and the lease timeout after which a silent node is dead. */
+export interface IdempotencyClaimant {
+  nodeId: string;
+  leaseTimeoutMs: number;
+}
 /** Every this many claims, a node also deletes a batch of expired records of anyone. */
 const PURGE_EVERY_CLAIMS = 100;
 const PURGE_BATCH = 1000;
@@ -47,7 +56,11 @@ interface Row {
   created_at: Date;
 }
 
-export function createIdempotencyStore(dataSource: DataSource, masterKey: Buffer): IdempotencyStore {
+/**
+ * @param claimant this node, once its actor runtime runs (undefined: claims
+ *   carry no node and are taken over after IN_PROGRESS_LEASE_MS)
+ */
+export function createIdempotencyStore(dataSource: DataSource, masterKey: Buffer, claimant: () => IdempotencyClaimant | undefined = () => undefined): IdempotencyStore {
   const sealKey = Buffer.from(deriveKey(masterKey, 'idempotency-records'));
   /** The stored response; undefined when it was sealed under another master key (rotated since). */
   const openBody = (principalKey: string, key: string, body: unknown): unknown => {
@@ -60,18 +73,33 @@ export function createIdempotencyStore(dataSource: DataSource, masterKey: Buffer
     }
   };
   let claims = 0;
+  /**
+   * Drops, once before this process claims anything, the claims an earlier run
+   * under the same node id left in progress (AGENTRT_NODE_ID is kept across
+   * restarts): this run's heartbeat would otherwise keep them alive.
+   */
+  let earlierRunForgotten: Promise<void> | undefined;
+  const forgetEarlierRun = (nodeId: string): Promise<void> =>
+    (earlierRunForgotten ??= dataSource.query('DELETE FROM idempotency_records WHERE claimed_by = $1 AND status IS NULL', [nodeId]).then(() => undefined));
   const store: IdempotencyStore = {
     async claim(principalKey, key, requestHash): Promise<IdempotencyRecord | null> {
+      const node = claimant();
+      if (node) await forgetEarlierRun(node.nodeId);
       if (++claims % PURGE_EVERY_CLAIMS === 0) await purgeExpired(dataSource);
       await dataSource.query(
-        `DELETE FROM idempotency_records WHERE principal_key = $1 AND idempotency_key = $2
-           AND (created_at < now() - interval '${RETENTION}' OR (status IS NULL AND created_at < now() - interval '${IN_PROGRESS_LEASE}'))`,
-        [principalKey, key],
+        `DELETE FROM idempotency_records r WHERE principal_key = $1 AND idempotency_key = $2
+           AND (created_at < now() - interval '${RETENTION}'
+             OR (status IS NULL AND claimed_by IS NULL AND created_at < now() - make_interval(secs => ${IN_PROGRESS_LEASE_MS / 1000}))
+             OR (status IS NULL AND claimed_by IS NOT NULL AND NOT EXISTS (
+               SELECT 1 FROM actor_nodes n
+               WHERE n.node_id = r.claimed_by AND n.last_heartbeat_at > now() - make_interval(secs => $3::double precision / 1000))))`,
+        // A node without a runtime does not know the lease timeout: it waits out IN_PROGRESS_LEASE_MS of silence.
+        [principalKey, key, node?.leaseTimeoutMs ?? IN_PROGRESS_LEASE_MS],
       );
       const inserted: unknown[] = await dataSource.query(
-        `INSERT INTO idempotency_records (principal_key, idempotency_key, request_hash) VALUES ($1, $2, $3)
+        `INSERT INTO idempotency_records (principal_key, idempotency_key, request_hash, claimed_by) VALUES ($1, $2, $3, $4)
          ON CONFLICT DO NOTHING RETURNING principal_key`,
-        [principalKey, key, requestHash],
+        [principalKey, key, requestHash, node?.nodeId ?? null],
       );
       if (inserted.length) return null;
       const rows: Row[] = await dataSource.query(

@@ -50,7 +50,12 @@ export interface BootstrapResult {
   globalApiKey: { id: string; token: string };
 }
 
+/** Called once a rotation of an account's webhook signing secret is stored. */
+export type SigningSecretRotatedHook = (accountId: string) => void;
+
 export class AccountService {
+  private readonly rotatedHooks: SigningSecretRotatedHook[] = [];
+
   constructor(
     private readonly store: FoundationStore,
     private readonly tokens: ApiKeyTokens,
@@ -83,6 +88,11 @@ export class AccountService {
     return account;
   }
 
+  /** Registers what to do after a rotation (a node's copy of the secrets must not outlive it). */
+  onSigningSecretRotated(hook: SigningSecretRotatedHook): void {
+    this.rotatedHooks.push(hook);
+  }
+
   /** A new signing secret; the previous one keeps signing alongside for 24 h. */
   async rotateWebhookSigningKey(principal: Principal): Promise<{ webhookEventsHmacSecret: string }> {
     const record = await this.find(principal.accountId);
@@ -94,6 +104,7 @@ export class AccountService {
       webhookSigningSecretRotatedAt: now,
       updatedAt: now,
     });
+    for (const hook of this.rotatedHooks) hook(record.id);
     return { webhookEventsHmacSecret: secret };
   }
 

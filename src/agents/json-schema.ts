@@ -4,6 +4,7 @@
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { InvalidArgumentError } from '../errors';
+import { compileAndRelease } from '../schemas/compiled-schemas';
 
 const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true });
 addFormats(ajv);
@@ -21,12 +22,10 @@ export function checkJsonSchema(field: string, schema: Record<string, unknown>, 
     throw InvalidArgumentError.forField(field, 'must be a JSON Schema with "type": "object"');
   }
   try {
-    ajv.compile(schema);
+    // Compiled to be checked only: ajv keeps nothing of it afterwards.
+    compileAndRelease(ajv, schema);
   } catch (error) {
     const problem = error instanceof Error ? error.message : String(error);
     throw InvalidArgumentError.forField(field, `is not a valid JSON Schema: ${problem}`);
-  } finally {
-    // compile caches by $id; drop it so a user's $id never collides with another's.
-    if (typeof schema.$id === 'string') ajv.removeSchema(schema.$id);
   }
 }

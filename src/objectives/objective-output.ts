@@ -4,8 +4,9 @@
 // provider needs an object schema for tool parameters, so a definition of
 // another type is offered wrapped as `{output: <definition>}` and unwrapped
 // before validation.
-import Ajv, { type ValidateFunction } from 'ajv';
+import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
+import { CompiledSchemas } from '../schemas/compiled-schemas';
 import type { ChatToolDefinition } from './chat-model-types';
 
 export const EMIT_OUTPUT_TOOL_NAME = 'emit_output';
@@ -45,24 +46,11 @@ export function outputFromArguments(definition: Record<string, unknown>, rawArgu
 const MAX_CACHED_VALIDATORS = 256;
 const ajv = new Ajv({ allErrors: true, strict: false });
 addFormats(ajv);
-const validators = new Map<string, ValidateFunction>();
-
-function validatorFor(definition: Record<string, unknown>): ValidateFunction {
-  const key = JSON.stringify(definition);
-  let validate = validators.get(key);
-  if (!validate) {
-    // ajv caches by $id; drop it so one agent's $id never collides with another's.
-    const { $id: _ignored, ...withoutId } = definition;
-    validate = ajv.compile(withoutId);
-    if (validators.size >= MAX_CACHED_VALIDATORS) validators.clear();
-    validators.set(key, validate);
-  }
-  return validate;
-}
+const validators = new CompiledSchemas(ajv, MAX_CACHED_VALIDATORS);
 
 /** The default OutputValidator: ajv, all errors, formats. */
 export const ajvOutputValidator: OutputValidator = (definition, output) => {
-  const validate = validatorFor(definition);
+  const validate = validators.validatorFor(definition);
   if (validate(output)) return null;
   return ajv.errorsText(validate.errors, { dataVar: 'output' });
 };

@@ -10,8 +10,8 @@ export interface ExpiringMemoOptions {
   now?: () => number;
 }
 
-/** A memoised lookup; `clear` forgets every entry (the source changed). */
-export type ExpiringMemo<Value> = ((key: string) => Promise<Value>) & { clear(): void };
+/** A memoised lookup; `clear` forgets every entry, `forget` one key's (the source changed). */
+export type ExpiringMemo<Value> = ((key: string) => Promise<Value>) & { clear(): void; forget(key: string): void };
 
 export function expiringMemo<Value>(load: (key: string) => Promise<Value>, options: ExpiringMemoOptions): ExpiringMemo<Value> {
   const maxEntries = options.maxEntries ?? 10_000;
@@ -30,5 +30,5 @@ export function expiringMemo<Value>(load: (key: string) => Promise<Value>, optio
     if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
     return value;
   };
-  return Object.assign(lookup, { clear: () => entries.clear() });
+  return Object.assign(lookup, { clear: () => entries.clear(), forget: (key: string) => void entries.delete(key) });
 }

@@ -60,6 +60,12 @@ export interface ScheduleState {
   preparing: Record<string, string>;
   /** Effect ids of the prepares whose objective will report its end. */
   tracked?: string[];
+  /**
+   * Prepares whose fire was counted when it fired (effect id → the
+   * lastObjectiveId it replaced), so a failed prepare takes the count back.
+   * Prepares absent here (journaled before fires counted at once) count when they succeed.
+   */
+  countedAtFire?: Record<string, string | null>;
   /** The objective of the next fire, prepared ahead and held until its fire time. */
   held?: HeldFire;
 }
@@ -79,8 +85,11 @@ export interface HeldFire {
 export type ScheduleEvent =
   /** The row as it is now (configured, or its counters changed). */
   | { type: 'record'; record: ScheduleRecord }
-  /** `tracked`: the objective will report when it ends (SKIP counts it as running until then). */
-  | { type: 'preparing'; effectId: string; objectiveId: string; tracked?: boolean }
+  /**
+   * `tracked`: the objective will report when it ends (SKIP counts it as running until then).
+   * `replacedObjectiveId`: set when the fire was counted at once; the lastObjectiveId it replaced.
+   */
+  | { type: 'preparing'; effectId: string; objectiveId: string; tracked?: boolean; replacedObjectiveId?: string | null }
   | { type: 'prepared'; effectId: string; started: boolean }
   | { type: 'finished'; objectiveId: string }
   | { type: 'held'; effectId: string; objectiveId: string; fireTime: string }
@@ -100,13 +109,16 @@ export function evolveSchedule(state: ScheduleState, event: ScheduleEvent): Sche
       return {
         ...state, preparing: { ...state.preparing, [event.effectId]: event.objectiveId },
         ...(event.tracked ? { tracked: [...(state.tracked ?? []), event.effectId] } : {}),
+        ...(event.replacedObjectiveId !== undefined ? { countedAtFire: { ...state.countedAtFire, [event.effectId]: event.replacedObjectiveId } } : {}),
       };
     case 'prepared': {
       const { [event.effectId]: objectiveId, ...preparing } = state.preparing;
       const tracked = (state.tracked ?? []).includes(event.effectId);
+      const { [event.effectId]: _counted, ...countedAtFire } = state.countedAtFire ?? {};
       return {
         ...state, preparing, tracked: (state.tracked ?? []).filter((id) => id !== event.effectId),
         running: event.started && tracked && objectiveId ? [...state.running, objectiveId] : state.running,
+        ...(state.countedAtFire ? { countedAtFire } : {}),
       };
     }
     case 'finished':
@@ -214,8 +226,9 @@ function fire(turn: ScheduleTurn, fireTime: Date): string | undefined {
   const objectiveId = newId('objective');
   const effectId = `prepare:${objectiveId}`;
   // Only SKIP needs to know when an objective ends: under ALLOW the objective does not report (a turn saved per fire).
-  turn.apply({ type: 'preparing', effectId, objectiveId, ...(isSkip(record) ? { tracked: true } : {}) });
-  turn.update({ lastFiredAt: turn.now.toISOString() });
+  turn.apply({ type: 'preparing', effectId, objectiveId, ...(isSkip(record) ? { tracked: true } : {}), replacedObjectiveId: record.info.lastObjectiveId });
+  // Counted now, so a trigger's answer (and the row) shows the fire; a prepare that fails takes it back.
+  turn.update({ lastFiredAt: turn.now.toISOString(), lastObjectiveId: objectiveId, fireCount: record.info.fireCount + 1, lastError: null });
   startPrepare(turn, effectId, objectiveId, fireTime);
   return objectiveId;
 }
@@ -377,16 +390,23 @@ export const scheduleBehavior: ScheduleBehavior = {
     }
     const objectiveId = state.preparing[outcome.id];
     if (!objectiveId || !state.record) return turn.done();
+    const counted = state.countedAtFire !== undefined && outcome.id in state.countedAtFire;
+    const info = state.record.info;
     if (outcome.ok) {
       const tracked = (state.tracked ?? []).includes(outcome.id);
       const start: ObjectiveStart = { ...(outcome.value as ObjectiveStart), ...(tracked ? { reportsToSchedule: true } : {}) };
       turn.apply({ type: 'prepared', effectId: outcome.id, started: true });
-      turn.update({ lastObjectiveId: objectiveId, fireCount: state.record.info.fireCount + 1, lastError: null });
+      if (!counted) turn.update({ lastObjectiveId: objectiveId, fireCount: info.fireCount + 1, lastError: null });
       turn.decision.send = [{ kind: OBJECTIVE_KIND, id: objectiveId, command: { type: 'start', start }, first: true }];
     } else {
       // The agent was archived, its model disabled…: this fire made no objective, and says why.
+      const replaced = state.countedAtFire?.[outcome.id] ?? null;
       turn.apply({ type: 'prepared', effectId: outcome.id, started: false });
-      turn.update({ skipCount: state.record.info.skipCount + 1, lastError: outcome.error.message });
+      turn.update({
+        skipCount: info.skipCount + 1, lastError: outcome.error.message,
+        // The count of the fire is taken back; a later fire's objective stays the last one.
+        ...(counted ? { fireCount: info.fireCount - 1, ...(info.lastObjectiveId === objectiveId ? { lastObjectiveId: replaced } : {}) } : {}),
+      });
     }
     return turn.done();
   },

@@ -5,17 +5,18 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FieldViolation } from '../errors';
+import { CompiledSchemas } from '../schemas/compiled-schemas';
 import { toFieldViolations } from '../schemas/field-violations';
 
 /** Field paths start here, so the model reads `arguments.query: is required`. */
 const ROOT = 'arguments';
-/** Compiled schemas kept; past it the cache starts again (tools change rarely, schemas are small). */
+/** Compiled schemas kept; past it the least recently used goes (tools change rarely, schemas are small). */
 const VALIDATOR_CACHE_LIMIT = 500;
 
 // No coercion and no defaults: the tool receives exactly what the model sent.
 const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: false, useDefaults: false });
 addFormats(ajv);
-const validators = new Map<string, ValidateFunction>();
+const validators = new CompiledSchemas(ajv, VALIDATOR_CACHE_LIMIT);
 
 export type ParsedArguments = { ok: true; value: Record<string, unknown> } | { ok: false; violations: FieldViolation[] };
 
@@ -25,21 +26,11 @@ export type ParsedArguments = { ok: true; value: Record<string, unknown> } | { o
  * server-listed schema may not): the arguments then go to the tool unchecked
  */
 function validatorFor(schema: Record<string, unknown>): ValidateFunction | null {
-  const key = JSON.stringify(schema);
-  const cached = validators.get(key);
-  if (cached) return cached;
-  let validate: ValidateFunction;
   try {
-    validate = ajv.compile(schema);
+    return validators.validatorFor(schema);
   } catch {
     return null;
-  } finally {
-    // compile registers a schema by its $id; drop it so one tool's $id never collides with another's.
-    if (typeof schema.$id === 'string') ajv.removeSchema(schema.$id);
   }
-  if (validators.size >= VALIDATOR_CACHE_LIMIT) validators.clear();
-  validators.set(key, validate);
-  return validate;
 }
 
 /**

@@ -41,6 +41,8 @@ interface Row {
 const SCHEDULE_SPEC = { initialMessage: 'SAY scheduled', schedule: { intervals: [{ every: '24h' }], timezone: 'Europe/Berlin' } };
 const FAILED_PRECONDITION = { status: 400, code: 9 };
 const LABELS = { metadata: { labels: { matrix: 'yes' } } };
+/** A body every route's schema refuses (not even an object). */
+const INVALID_BODY = ['not', 'an', 'object'];
 
 describe('isolation matrix: every route x every principal', function () {
   this.timeout(120_000);
@@ -284,7 +286,7 @@ describe('isolation matrix: every route x every principal', function () {
   const pathParams = (route: RouteDefinition) => [...route.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((match) => match[1]);
 
   /** What a principal is owed on a route: `allowed` or a refusal, from the declaration and api-decisions.md. */
-  type Expected = { kind: 'allowed' } | { kind: 'refused'; status: number; code: number; message?: RegExp };
+  type Expected = { kind: 'allowed' } | { kind: 'refused'; status: number; code: number; message?: RegExp; resourceLevel?: boolean };
   function expected(route: RouteDefinition, principal: PrincipalSpec): Expected {
     if (!principal.valid) return { kind: 'refused', status: 401, code: 16 };
     if (route.scope !== 'none' && !scopeAllows(principal.scopes, route.scope as Scope)) {
@@ -314,7 +316,8 @@ describe('isolation matrix: every route x every principal', function () {
     if (principal.workspaceId && principal.workspaceId !== target) return { kind: 'refused', status: 403, code: 7, message: /another workspace/ };
     if (archived(target)) return { kind: 'refused', status: 403, code: 7, message: /archived/ };
     // A flat path in another workspace: A1's ids are not found there; lists and creates act there.
-    if (target !== w.workspaceId) return params.length > 0 ? { kind: 'refused', status: 404, code: 5, message: / not found/ } : { kind: 'allowed' };
+    // (The resource itself, not access to where it lives: found by the handler, after the body is validated.)
+    if (target !== w.workspaceId) return params.length > 0 ? { kind: 'refused', status: 404, code: 5, message: / not found/, resourceLevel: true } : { kind: 'allowed' };
     return { kind: 'allowed' };
   }
 
@@ -387,6 +390,18 @@ describe('isolation matrix: every route x every principal', function () {
     const asked = `${path} ${JSON.stringify(body ?? null)} ${JSON.stringify(headers)}`;
     const leaked = [...forbiddenFor(principal)].filter((value) => text.includes(value) && !asked.includes(value));
     if (leaked.length) failures.push(`${where}: the answer carries another tenant's ${leaked.join(', ')}: ${text.slice(0, 300)}`);
+    if (expectation.kind === 'refused' && !expectation.resourceLevel && route.body) await refusedBeforeTheBody(cell, path, headers);
+  }
+
+  /** A caller refused access gets the same refusal with a body the schema rejects: access is checked first, the schema's complaints are not shown. */
+  async function refusedBeforeTheBody({ route, principal, expectation }: Cell, path: string, headers: Record<string, string>): Promise<void> {
+    if (expectation.kind !== 'refused') return;
+    const response = await api.request(route.method, path, { token: principal.token, body: INVALID_BODY, headers });
+    sent += 1;
+    if (response.status !== expectation.status || response.body?.code !== expectation.code) {
+      const text = typeof response.body === 'string' ? response.body : JSON.stringify(response.body);
+      failures.push(`${routeName(route)} as ${principal.name} with an invalid body: expected ${expectation.status} code ${expectation.code}, got ${response.status} ${text.slice(0, 300)}`);
+    }
   }
 
   async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {

@@ -136,6 +136,8 @@ describe('schedules firing (embedded runtime)', function () {
     const first = await api.request('POST', `${schedulesPath()}/${id}/trigger`, { token: ws.token });
     assert.equal(first.status, 200, JSON.stringify(first.body));
     assert.match(first.body.objectiveId, /^obj_/);
+    assert.equal(first.body.schedule.info.fireCount, 1, 'the counters after the fire');
+    assert.equal(first.body.schedule.info.lastObjectiveId, first.body.objectiveId);
     await eventually(async () => (await objectivesOf(id)).some((objective) => objective.metadata.id === first.body.objectiveId), 'the triggered objective');
     const second = await api.request('POST', `${schedulesPath()}/${id}/trigger`, { token: ws.token });
     assert.equal(second.status, 200, JSON.stringify(second.body));

@@ -252,6 +252,20 @@ describe('agent schedules API', function () {
       assertError(await create(body(), { agent: 'sched_nope' }), 400, Code.INVALID_ARGUMENT, /^agentId: has an invalid format/);
     });
 
+    it("checks the agent before the body: another workspace's agent is NOT_FOUND whatever the body holds", async () => {
+      const invalid = { metadata: {}, spec: { schedule: { intervals: 'often' } } };
+      for (const agent of [foreign.agentId, missingId('agent')]) {
+        const answers = [
+          await api.request('POST', base(agent), { token: ws.token, body: invalid }),
+          await api.request('PATCH', `${base(agent)}/${foreign.scheduleId}`, { token: ws.token, body: invalid }),
+          await api.request('POST', `${base(agent)}/${foreign.scheduleId}/trigger`, { token: ws.token, body: ['not an object'] }),
+        ];
+        for (const answer of answers) assertError(answer, 404, Code.NOT_FOUND, `agent ${agent} not found`);
+      }
+      // An agent of the workspace: the body is checked then.
+      assertError(await api.request('POST', base(), { token: ws.token, body: invalid }), 400, Code.INVALID_ARGUMENT, /metadata\.name/);
+    });
+
     it('hands the Idempotency-Key to the actor as the command id, and replays a repeated request', async () => {
       const key = `key-${Date.now()}`;
       const first = await create(body({ data: { region: 'emea' } }), { headers: { 'idempotency-key': key } });

@@ -11,7 +11,7 @@ import { createApp } from '../../http/app';
 import { handleClientErrors } from '../../http/client-errors';
 import { createAppDependencies, type Services } from '../../http/dependencies';
 import { createDataSource } from '../../persistence/data-source';
-import { readClusterStatus, startActorRuntime, type ActorRuntime, type RuntimeOptions } from '../../actors';
+import { defaultRuntimeOptions, readClusterStatus, startActorRuntime, type ActorRuntime, type RuntimeOptions } from '../../actors';
 import { nodeKinds, startNodeConsumers } from '../../actors/kinds/node-kinds';
 import { RuntimeWebhookEndpointCommands } from '../../actors/kinds/runtime-webhook-endpoint-commands';
 import { RuntimeScheduleCommands } from '../../actors/kinds/runtime-schedule-commands';
@@ -99,7 +99,9 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     isDraining: options.isDraining,
     ...(options.runtime ? { objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime } : {}),
     ...(options.scheduleCommands ? { scheduleCommands: options.scheduleCommands } : {}),
+    idempotencyClaimant: () => (runtime ? { nodeId: runtime.nodeId, leaseTimeoutMs: runtimeOptions.leaseTimeoutMs } : undefined),
   });
+  const runtimeOptions = { ...defaultRuntimeOptions(), shardCount: 16, outboxPollMs: 50, ...(typeof options.runtime === 'object' ? options.runtime : {}) };
   let runtime: ActorRuntime | undefined;
   if (options.runtime) {
     runtime = await startActorRuntime({
@@ -107,7 +109,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
       databaseUrl: database.url,
       natsUrl: options.natsUrl,
       kinds: nodeKinds(parts.services),
-      options: { shardCount: 16, outboxPollMs: 50, ...(typeof options.runtime === 'object' ? options.runtime : {}) },
+      options: runtimeOptions,
       logger: logger.child({ component: 'actors' }),
     });
     objectiveCommands.bind(runtime);

@@ -4,6 +4,7 @@
 // `lastUsedAt`, and synced MCP tools are the production paths.
 import assert from 'node:assert/strict';
 import { startTestApi, type TestApi } from '../support/api';
+import { eventuallyValue } from '../support/eventually';
 import { createTool, createToolSet, created } from '../support/agents-world';
 import { startTestMcpServer, type TestMcpServer } from '../support/mcp-server';
 import { RENDEZVOUS_SIZE, startTestToolServer, type TestToolServer } from '../support/tool-server';
@@ -341,6 +342,45 @@ describe('tool executor', () => {
       const outcome = await executor.executeToolCall(call(await storedTool({ mcp: { serverUrl: gone.url, toolName: 'search' } })));
       assertFailure(outcome, 'MCP_ERROR');
       assert.match(outcome.message, /^MCP server http:\/\/127\.0\.0\.1:\d+\/mcp failed the call of tool "search": /);
+    });
+
+    for (const resumable of [false, true]) {
+      it(`answers MCP_ERROR, not the deadline, when the server goes away in mid-call${resumable ? ' (a resumable stream: after the attempts to resume it)' : ''}`, async function () {
+        await serverKilledInMidCall(this, resumable);
+      });
+    }
+
+    async function serverKilledInMidCall(test: Mocha.Context, resumable: boolean) {
+      // Without the fix the call waited out the tool's 30 s and ended TIMED_OUT: leave room to see that.
+      test.timeout(45_000);
+      const doomed = await startTestMcpServer([], { resumable });
+      let markArrived: () => void = () => undefined;
+      const arrived = new Promise<void>((resolve) => (markArrived = resolve));
+      // The tool reports progress first: the answer's event stream is open when the server dies.
+      doomed.onCall = async (_received, notify) => {
+        const before = doomed.chunksSent;
+        await notify('working');
+        void eventuallyValue(async () => doomed.chunksSent > before, 'the progress message sent').then(markArrived);
+        return new Promise(() => undefined);
+      };
+      const pending = executor.executeToolCall(call(await storedTool({ mcp: { serverUrl: doomed.url, toolName: 'slow' } }, 'slow')));
+      await arrived;
+      doomed.kill();
+      const outcome = await pending;
+      assertFailure(outcome, 'MCP_ERROR');
+      assert.match(outcome.message, /^MCP server http:\/\/127\.0\.0\.1:\d+\/mcp failed the call of tool "slow": /);
+    }
+
+    it('ends the MCP session of every call and tool listing: the server holds no more open sessions after them', async () => {
+      mcp.tools = [{ name: 'search', inputSchema: { type: 'object' } }];
+      const tool = await mcpTool('search');
+      const before = mcp.sessionsStarted;
+      mcp.onCall = (received) => (received.arguments.fail ? { content: [{ type: 'text', text: 'no' }], isError: true } : { content: [{ type: 'text', text: 'ok' }] });
+      const outcomes = await executor.executeToolCalls(Array.from({ length: 6 }, (_, index) => call(tool, { fail: index % 2 === 1 })));
+      assert.deepEqual(outcomes.map((outcome) => (outcome.ok ? 'ok' : outcome.errorType)), ['ok', 'MCP_TOOL_ERROR', 'ok', 'MCP_TOOL_ERROR', 'ok', 'MCP_TOOL_ERROR']);
+      await mcpClient.listTools(mcp.url);
+      assert.equal(mcp.sessionsStarted - before, 7, 'each call and the listing had a session');
+      assert.equal(mcp.openSessions(), 0);
     });
 
     it('answers TIMED_OUT when the server does not answer before the deadline', async () => {

@@ -31,4 +31,18 @@ describe('expiringMemo', () => {
     await memo('a');
     assert.deepEqual(loads, ['a'], 'the oldest entry went when a third key came');
   });
+
+  it('forgets one key at once, the others kept', async () => {
+    const loads: string[] = [];
+    const memo = expiringMemo(async (key) => {
+      loads.push(key);
+      return `${key}#${loads.length}`;
+    }, { ttlMs: 60_000 });
+    await memo('a');
+    await memo('b');
+    memo.forget('a');
+    assert.equal(await memo('a'), 'a#3');
+    assert.equal(await memo('b'), 'b#2');
+    assert.deepEqual(loads, ['a', 'b', 'a']);
+  });
 });

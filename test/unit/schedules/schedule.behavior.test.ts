@@ -245,6 +245,32 @@ describe('schedule behaviour', () => {
     await assert.rejects(driver.command({ type: 'trigger' }), (error: unknown) => error instanceof ApiError && error.code === 'FAILED_PRECONDITION');
   });
 
+  it('answers a trigger with the counters after the fire, as the row keeps them once the objective is prepared', async () => {
+    const driver = new ScheduleDriver();
+    await driver.command({ type: 'configure', schedule: configuration({ status: 'AGENT_SCHEDULE_STATUS_PAUSED' }) });
+    const reply = await driver.command({ type: 'trigger' }) as ScheduleTriggerReply;
+    assert.match(reply.objectiveId ?? '', /^obj_/);
+    assert.deepEqual([reply.schedule.info.fireCount, reply.schedule.info.lastObjectiveId, reply.schedule.info.lastFiredAt], [1, reply.objectiveId, driver.now.toISOString()]);
+    assert.deepEqual(driver.row, reply.schedule, 'the row says what the answer said');
+    await driver.prepared();
+    assert.deepEqual([driver.row?.info.fireCount, driver.row?.info.lastObjectiveId, driver.row?.info.skipCount], [1, reply.objectiveId, 0]);
+  });
+
+  it('takes back the count of a triggered fire whose objective cannot be prepared, and says why', async () => {
+    const driver = new ScheduleDriver();
+    await driver.command({ type: 'configure', schedule: configuration({ status: 'AGENT_SCHEDULE_STATUS_PAUSED', overlapPolicy: 'OVERLAP_POLICY_ALLOW' }) });
+    const first = await driver.command({ type: 'trigger' }) as ScheduleTriggerReply;
+    await driver.prepared();
+    const second = await driver.command({ type: 'trigger' }) as ScheduleTriggerReply;
+    assert.equal(second.schedule.info.fireCount, 2);
+    await driver.prepared(false);
+    assert.deepEqual(
+      [driver.row?.info.fireCount, driver.row?.info.skipCount, driver.row?.info.lastObjectiveId, driver.row?.info.lastError],
+      [1, 1, first.objectiveId, 'agent agent_1 is ARCHIVED'],
+      'the objective that was never created is not the last one',
+    );
+  });
+
   it('a fire whose objective cannot be prepared counts as skipped and says why', async () => {
     const driver = new ScheduleDriver();
     await driver.command({ type: 'configure', schedule: configuration() });

@@ -1,0 +1,68 @@
+// Idempotency-Key claims left in progress by a request that died (issue 24
+// item 11): a node with an actor runtime names itself in its claims, and a
+// retry takes a claim over as soon as that node's lease has expired, not after
+// a fixed minute, while the claim of a live node holds however long it runs.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { createIdempotencyStore } from '../../persistence/repositories/idempotency.store';
+import { startTestApi, type TestApi } from '../support/api';
+import { assertStatus, Code, newAccount, type TestAccount } from '../support/fixtures';
+
+describe('Idempotency-Key claims of a node that died', function () {
+  this.timeout(60_000);
+  let api: TestApi;
+  let account: TestAccount;
+  let number = 0;
+  before(async () => {
+    api = await startTestApi({ runtime: true });
+    account = await newAccount(api);
+  });
+  after(async () => api?.close());
+
+  const where = 'WHERE principal_key = $1 AND idempotency_key = $2';
+  /** A key created once, then put back "in progress" as a request killed mid-way leaves it. */
+  async function orphanedClaim(): Promise<{ headers: Record<string, string>; body: unknown; key: string }> {
+    const key = `orphan-${Date.now()}-${++number}`;
+    const headers = { 'x-workspace-id': account.workspaceId, 'idempotency-key': key };
+    const body = { metadata: { name: `orphaned-${number}` }, spec: { permissions: ['agents:read'] } };
+    const first = await api.request('POST', '/v1/api_keys', { token: account.globalToken, headers, body });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    await api.dataSource.query(`UPDATE idempotency_records SET status = NULL, body = NULL ${where}`, [account.globalKeyId, key]);
+    return { headers, body, key };
+  }
+
+  it('names the node in its claim, and keeps a live node\'s claim in progress however old it is', async () => {
+    const { headers, body, key } = await orphanedClaim();
+    const [row] = await api.dataSource.query(`SELECT claimed_by FROM idempotency_records ${where}`, [account.globalKeyId, key]);
+    assert.equal(row.claimed_by, api.runtime!.nodeId);
+    // The request would have run for two minutes: its node is alive, so it still runs.
+    await api.dataSource.query(`UPDATE idempotency_records SET created_at = now() - interval '2 minutes' ${where}`, [account.globalKeyId, key]);
+    assertStatus(await api.request('POST', '/v1/api_keys', { token: account.globalToken, headers, body }), 409, Code.ABORTED, /still in progress/);
+  });
+
+  it('takes over at once the claim of a node whose lease has expired, or that is gone from the members', async () => {
+    await api.dataSource.query(
+      "INSERT INTO actor_nodes (node_id, shards, active_actors, last_heartbeat_at) VALUES ('node_silent', '{}', 0, now() - interval '1 minute')",
+    );
+    for (const deadNode of ['node_silent', 'node_gone']) {
+      const { headers, body, key } = await orphanedClaim();
+      await api.dataSource.query(`UPDATE idempotency_records SET claimed_by = $3 ${where}`, [account.globalKeyId, key, deadNode]);
+      const retried = await api.request('POST', '/v1/api_keys', { token: account.globalToken, headers, body });
+      assert.equal(retried.status, 200, `${deadNode}: ${JSON.stringify(retried.body)}`);
+      assert.equal(retried.headers.get('idempotent-replayed'), null, 'run again, not replayed');
+    }
+  });
+
+  it('drops the claims an earlier run of the same node id left, before its first claim', async () => {
+    const principal = `test-principal-${Date.now()}`;
+    const node = { nodeId: `node_restarted_${Date.now()}`, leaseTimeoutMs: 60_000 };
+    // The node heartbeats again after its restart: the old claim's node looks alive.
+    await api.dataSource.query("INSERT INTO actor_nodes (node_id, shards, active_actors) VALUES ($1, '{}', 0)", [node.nodeId]);
+    const earlierRun = createIdempotencyStore(api.dataSource, randomBytes(32), () => node);
+    assert.equal(await earlierRun.claim(principal, 'k', 'hash'), null, 'claimed');
+    assert.equal((await earlierRun.claim(principal, 'k', 'hash'))?.status, null, 'held in progress while its run lives');
+    const restarted = createIdempotencyStore(api.dataSource, randomBytes(32), () => node);
+    assert.equal(await restarted.claim(principal, 'k', 'hash'), null, 'taken over by the new run');
+    assert.equal((await restarted.claim(principal, 'k', 'hash'))?.status, null, 'and held by it');
+  });
+});
