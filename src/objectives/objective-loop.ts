@@ -20,6 +20,7 @@ import { EMIT_OUTPUT_TOOL_NAME, emitOutputToolDefinition, outputFromArguments, t
 import {
   isTerminal, ObjectiveStatus, type ObjectiveError, type ObjectiveState, type TurnToolCall,
 } from './objective-state';
+import { objectiveToolCallIds } from './objective-tool-call-ids';
 import type { ObjectiveTurn } from './objective-turn';
 
 export const MODEL_CALL_EFFECT = 'model.call';
@@ -82,7 +83,7 @@ export function startModelCall(turn: ObjectiveTurn): void {
   turn.apply({
     type: 'model_call_started',
     effectId,
-    toolResults: state.turnCalls.map((call) => ({ toolCallId: call.id, content: call.result ?? placeholderResult(call) })),
+    toolResults: state.turnCalls.map((call) => ({ toolCallId: call.providerId ?? call.id, content: call.result ?? placeholderResult(call) })),
     userMessages: state.pendingUserMessages.length,
   });
   turn.startEffect({
@@ -157,8 +158,9 @@ export function cancelObjective(turn: ObjectiveTurn, reason: string, childReason
 }
 
 /**
- * Runs one accepted call: a tool as a `tool.call` effect whose id is the tool
- * call id (the Idempotency-Key the tool sees), a sub-agent as a child objective.
+ * Runs one accepted call: a tool as a `tool.call` effect whose id is the
+ * objective's tool call id (the Idempotency-Key the tool sees), a sub-agent as
+ * a child objective.
  */
 export function runToolCall(turn: ObjectiveTurn, call: TurnToolCall): void {
   const tool = turn.config.tools.find((candidate) => candidate.name === call.name)!;
@@ -183,7 +185,8 @@ export function runToolCall(turn: ObjectiveTurn, call: TurnToolCall): void {
  * as soon as nothing runs: a call still awaiting approval is dropped (it gets
  * a placeholder if a follow-up ever runs the objective again), because
  * holding a finished objective for a decision whose result nobody reads
- * would only delay the output.
+ * would only delay the output. A user message waiting then gets another model
+ * call first, whose answer ends the run as any answer does.
  */
 export function advance(turn: ObjectiveTurn): void {
   const { state } = turn;
@@ -194,7 +197,8 @@ export function advance(turn: ObjectiveTurn): void {
     setStatus(turn, awaiting ? ObjectiveStatus.AWAITING_APPROVAL : ObjectiveStatus.RUNNING);
     return;
   }
-  if (state.outputEmitted) return finish(turn, ObjectiveStatus.COMPLETED);
+  // A message that came while the model produced its output is answered first (the output stands unless replaced).
+  if (state.outputEmitted && state.pendingUserMessages.length === 0) return finish(turn, ObjectiveStatus.COMPLETED);
   if (state.turnCalls.length > 0 || state.pendingUserMessages.length > 0) {
     setStatus(turn, ObjectiveStatus.RUNNING);
     return startModelCall(turn);
@@ -235,18 +239,12 @@ type CallDisposition =
   | { kind: 'emit_output' | 'approval' | 'run'; counted: boolean }
   | { kind: 'refused'; result: string };
 
-/** The result for a call whose id the model used before: its id is the Idempotency-Key, so running it could return the earlier call's result. */
-export const DUPLICATE_CALL_ID_RESULT = 'tool call id already used: call again with a new id';
-
 function dispositionsOf(turn: ObjectiveTurn, calls: ChatToolCall[]): CallDisposition[] {
   const config = turn.config;
-  const seen = new Set(turn.state.knownToolCallIds);
   let acceptedTools = 0;
   let acceptedChildren = 0;
   const refused = (result: string): CallDisposition => ({ kind: 'refused', result });
   return calls.map((call): CallDisposition => {
-    if (seen.has(call.id)) return refused(DUPLICATE_CALL_ID_RESULT);
-    seen.add(call.id);
     if (call.name === EMIT_OUTPUT_TOOL_NAME && config.outputDefinition) return { kind: 'emit_output', counted: false };
     const tool = config.tools.find((candidate) => candidate.name === call.name);
     if (!tool || (!tool.subAgent && !tool.executable)) return refused(`unknown tool: ${call.name}`);
@@ -280,22 +278,25 @@ export function acceptModelResponse(turn: ObjectiveTurn, effectId: string, respo
     { assistant: { content: response.content ?? null, toolCalls: calls } },
   );
   const dispositions = dispositionsOf(turn, calls);
+  const ids = objectiveToolCallIds(turn.state.knownToolCallIds, calls.map((call) => call.id));
   turn.apply({
     type: 'tool_calls_received',
     calls: calls.map((call, index) => {
       const disposition = dispositions[index];
-      return { ...call, counted: disposition.kind !== 'refused' && disposition.counted };
+      const counted = disposition.kind !== 'refused' && disposition.counted;
+      return { ...call, id: ids[index], ...(ids[index] === call.id ? {} : { providerId: call.id }), counted };
     }),
   });
   calls.forEach((call, index) => {
     const disposition = dispositions[index];
+    const toolCallId = ids[index];
     switch (disposition.kind) {
       case 'refused':
-        return turn.record('TOOL_ERROR', { message: disposition.result, toolCallId: call.id }, { modelResult: disposition.result });
+        return turn.record('TOOL_ERROR', { message: disposition.result, toolCallId }, { modelResult: disposition.result });
       case 'emit_output':
-        return emitOutput(turn, call, validateOutput);
+        return emitOutput(turn, { ...call, id: toolCallId }, validateOutput);
       case 'approval':
-        return turn.record('TOOL_APPROVAL_REQUESTED', { toolCallId: call.id });
+        return turn.record('TOOL_APPROVAL_REQUESTED', { toolCallId });
       case 'run':
         return runToolCall(turn, turn.state.turnCalls[index]);
     }

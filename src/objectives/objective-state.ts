@@ -169,7 +169,10 @@ export interface ChildObjectiveRef {
 }
 
 export interface TurnToolCall {
+  /** The objective's id for the call (unique within it; the Idempotency-Key the tool gets). */
   id: string;
+  /** The model's id for the call, when it differs from `id`: the conversation sent back to the model uses it. */
+  providerId?: string;
   name: string;
   arguments: string;
   state: ToolCallState;
@@ -196,13 +199,13 @@ export interface ObjectiveState {
   modelCallEffectId: string | null;
   /** The tool calls of the latest model turn, in the model's order. */
   turnCalls: TurnToolCall[];
-  /** Every tool call id the model ever made, so an unknown id is NOT_FOUND and an old one FAILED_PRECONDITION. */
+  /** Every tool call id the objective gave out (objectiveToolCallIds), so an unknown id is NOT_FOUND and an old one FAILED_PRECONDITION. */
   knownToolCallIds: string[];
   toolCallCount: number;
   subObjectiveCount: number;
   usage: ObjectiveUsage;
   output: unknown;
-  /** Set when a valid `emit_output` arrived in the current run; the run completes once the turn settles. */
+  /** Set when a valid `emit_output` arrived in the current model turn; the run completes once the turn settles and no message waits. */
   outputEmitted: boolean;
   lastMessage: string | null;
   error: ObjectiveError | null;
@@ -231,8 +234,11 @@ export type ObjectiveEvent =
   /** A model call started: the open turn's results (placeholders included) and the waiting user messages join the conversation first. */
   | { type: 'model_call_started'; effectId: string; toolResults: Array<{ toolCallId: string; content: string }>; userMessages: number }
   | { type: 'model_call_ended'; effectId: string }
-  /** The assistant's tool calls of this turn (not run yet); `counted` ones count against maxToolCalls. */
-  | { type: 'tool_calls_received'; calls: Array<ChatToolCall & { counted: boolean }> }
+  /**
+   * The assistant's tool calls of this turn (not run yet); `counted` ones count against maxToolCalls.
+   * `id` is the objective's id for the call, `providerId` the model's when it differs.
+   */
+  | { type: 'tool_calls_received'; calls: Array<ChatToolCall & { counted: boolean; providerId?: string }> }
   | { type: 'output_emitted'; output: unknown }
   | { type: 'error_set'; error: ObjectiveError }
   /** A sub-agent call runs: its child's id, drawn once here so a replay or a re-run of the prepare effect keeps it. */
@@ -362,6 +368,8 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
         turnCalls: [],
         modelTurn: state.modelTurn + 1,
         modelCallEffectId: event.effectId,
+        // A model call after a valid output (to answer a message that came meanwhile) starts the run's turn afresh.
+        outputEmitted: false,
       };
     }
     case 'model_call_ended':
@@ -369,7 +377,9 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
     case 'tool_calls_received':
       return {
         ...state,
-        turnCalls: event.calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments, state: 'not_run', result: null })),
+        turnCalls: event.calls.map((call): TurnToolCall => ({
+          id: call.id, ...(call.providerId === undefined ? {} : { providerId: call.providerId }), name: call.name, arguments: call.arguments, state: 'not_run', result: null,
+        })),
         knownToolCallIds: [...state.knownToolCallIds, ...event.calls.map((call) => call.id)],
         toolCallCount: state.toolCallCount + event.calls.filter((call) => call.counted).length,
       };

@@ -26,7 +26,7 @@ import { schemaViolations } from '../tools/tool-arguments';
 import { executableTool } from '../tools/tool-call-outcome';
 import { effectTimeoutMsFor } from '../tools/tool-executor';
 import type { ToolRecord } from '../tools/records';
-import { modelToolName } from '../tools/tool-name';
+import { modelToolName, uniqueModelToolNames } from '../tools/tool-name';
 import { objectiveEventBody } from './objective-events';
 import { startedObjective, toObjective } from './objective-mappers';
 import type { ObjectiveCommand } from './objective.behavior';
@@ -343,6 +343,7 @@ function checkModel(variation: VariationRecord, models: readonly ModelRecord[]):
  * The tools the variation offers the model: tools assigned directly, the tools
  * of assigned tool sets, and one tool per assigned sub-agent. A tool reached
  * twice is offered once; the direct assignment's `requiresApproval` wins.
+ * Names are made unique in that order (uniqueModelToolNames).
  */
 function toolsOf(variation: VariationRecord, configuration: AgentRunConfiguration): ObjectiveTool[] {
   const assignments = configuration.assignments.filter((row) => row.variationId === variation.id);
@@ -373,7 +374,8 @@ function toolsOf(variation: VariationRecord, configuration: AgentRunConfiguratio
     const subAgent = assignment.agentId ? agentById.get(assignment.agentId) : undefined;
     if (subAgent) offered.push(subAgentTool(subAgent, assignment));
   }
-  return offered;
+  const names = uniqueModelToolNames(offered.map((tool) => tool.name));
+  return offered.map((tool, index) => (tool.name === names[index] ? tool : { ...tool, name: names[index] }));
 }
 
 function subAgentTool(agent: AgentRecord, assignment: AssignmentRecord): ObjectiveTool {
