@@ -70,6 +70,12 @@ export interface ObjectiveRequest {
   startKey?: string | null;
 }
 
+/** Who sends a command and its `Idempotency-Key`, when it has one. */
+export interface ObjectiveCommandRequest {
+  principal?: Pick<Principal, 'profileId'>;
+  idempotencyKey?: string;
+}
+
 /** The single `prompt` string a sub-agent without an inputDataSchema takes. */
 export const PROMPT_ONLY_SCHEMA: Record<string, unknown> = {
   type: 'object',
@@ -244,20 +250,20 @@ export class ObjectiveService {
   }
 
   /** A follow-up user message: taken at the next turn, or a new run after COMPLETED. */
-  async sendMessage(workspace: WorkspaceRef, id: string, content: string): Promise<Objective> {
-    return this.command(workspace, id, { type: 'message', content });
+  async sendMessage(workspace: WorkspaceRef, id: string, content: string, options: ObjectiveCommandRequest = {}): Promise<Objective> {
+    return this.command(workspace, id, { type: 'message', content }, options);
   }
 
-  async cancel(workspace: WorkspaceRef, id: string, reason?: string): Promise<Objective> {
-    return this.command(workspace, id, { type: 'cancel', ...(reason ? { reason } : {}) });
+  async cancel(workspace: WorkspaceRef, id: string, reason?: string, options: ObjectiveCommandRequest = {}): Promise<Objective> {
+    return this.command(workspace, id, { type: 'cancel', ...(reason ? { reason } : {}) }, options);
   }
 
-  async approve(workspace: WorkspaceRef, id: string, toolCallId: string): Promise<Objective> {
-    return this.command(workspace, id, { type: 'approve', toolCallId });
+  async approve(workspace: WorkspaceRef, id: string, toolCallId: string, options: ObjectiveCommandRequest = {}): Promise<Objective> {
+    return this.command(workspace, id, { type: 'approve', toolCallId }, options);
   }
 
-  async deny(workspace: WorkspaceRef, id: string, toolCallId: string, memo?: string): Promise<Objective> {
-    return this.command(workspace, id, { type: 'deny', toolCallId, ...(memo ? { memo } : {}) });
+  async deny(workspace: WorkspaceRef, id: string, toolCallId: string, memo?: string, options: ObjectiveCommandRequest = {}): Promise<Objective> {
+    return this.command(workspace, id, { type: 'deny', toolCallId, ...(memo ? { memo } : {}) }, options);
   }
 
   /** Feedback on the objective's variation (its Beta score moves). */
@@ -316,9 +322,12 @@ export class ObjectiveService {
     return record;
   }
 
-  private async command(workspace: WorkspaceRef, id: string, command: ObjectiveCommand): Promise<Objective> {
+  private async command(workspace: WorkspaceRef, id: string, command: ObjectiveCommand, options: ObjectiveCommandRequest): Promise<Objective> {
     await this.find(workspace, id);
-    await this.commands.send(id, command);
+    // The key as the command id: the actor applies a retried command once, even
+    // when the API's record of the first answer was lost (a crash in between).
+    const commandId = options.idempotencyKey && options.principal ? `${command.type}:${startKeyOf(options.principal, options.idempotencyKey)}` : undefined;
+    await this.commands.send(id, command, commandId ? { commandId } : {});
     return this.read(id);
   }
 
