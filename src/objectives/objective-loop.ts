@@ -44,10 +44,32 @@ export interface ToolCallEffectInput {
   context: { workspaceId: string };
 }
 
-/** What the `model.call` effect gets: the request and the workspace whose provider key pays for it. */
+/**
+ * What the `model.call` effect gets in the journal: the workspace whose
+ * provider key pays for it. The request itself, which holds the whole
+ * conversation, is the run's transient input (rebuilt from the state by
+ * chatRequestOf when a run is started again), so the journal does not keep
+ * the conversation once per model call. `request`: in inputs journaled
+ * before that.
+ */
 export interface ModelCallEffectInput {
   workspaceId: string;
-  request: ChatRequest;
+  request?: ChatRequest;
+}
+
+/** The `model.call` effect of the state's running model call, its request rebuilt from the state. */
+export function modelCallEffect(state: ObjectiveState, effectId: string): EffectRequest {
+  const config = state.config!;
+  return {
+    id: effectId,
+    name: MODEL_CALL_EFFECT,
+    input: { workspaceId: config.workspaceId } satisfies ModelCallEffectInput,
+    transientInput: chatRequestOf(state),
+    timeoutMs: config.modelCallTimeoutMs ?? DEFAULT_MODEL_CALL_TIMEOUT_MS,
+    // The answer is recorded by the turn that applies it (ASSISTANT_MESSAGE); a node lost
+    // before that turn asks the model again, the price of two statements fewer per call.
+    durableResult: false,
+  };
 }
 
 /**
@@ -57,11 +79,6 @@ export interface ModelCallEffectInput {
  */
 export function modelCallEffectId(modelTurn: number): string {
   return `model_call_${modelTurn}`;
-}
-
-/** What the model is told for a call of the turn that never produced a result. */
-function placeholderResult(call: TurnToolCall): string {
-  return call.state === 'not_run' ? '[cancelled]' : '[no result]';
 }
 
 export function chatRequestOf(state: ObjectiveState): ChatRequest {
@@ -80,21 +97,9 @@ export function chatRequestOf(state: ObjectiveState): ChatRequest {
 export function startModelCall(turn: ObjectiveTurn): void {
   const { state } = turn;
   const effectId = modelCallEffectId(state.modelTurn + 1);
-  turn.apply({
-    type: 'model_call_started',
-    effectId,
-    toolResults: state.turnCalls.map((call) => ({ toolCallId: call.providerId ?? call.id, content: call.result ?? placeholderResult(call) })),
-    userMessages: state.pendingUserMessages.length,
-  });
-  turn.startEffect({
-    id: effectId,
-    name: MODEL_CALL_EFFECT,
-    input: { workspaceId: turn.config.workspaceId, request: chatRequestOf(turn.state) } satisfies ModelCallEffectInput,
-    timeoutMs: turn.config.modelCallTimeoutMs ?? DEFAULT_MODEL_CALL_TIMEOUT_MS,
-    // The answer is recorded by the turn that applies it (ASSISTANT_MESSAGE); a node lost
-    // before that turn asks the model again, the price of two statements fewer per call.
-    durableResult: false,
-  });
+  // The results join the conversation from the turn's calls (evolve): the journal holds each once, in its TOOL_RESULT.
+  turn.apply({ type: 'model_call_started', effectId, userMessages: state.pendingUserMessages.length });
+  turn.startEffect(modelCallEffect(turn.state, effectId));
 }
 
 /** When the current turn's clock runs out, or null without a `turnTimeoutMs`. */
@@ -275,7 +280,8 @@ export function acceptModelResponse(turn: ObjectiveTurn, effectId: string, respo
       // Every model call records its usage, zeros when the provider reported none.
       usage: response.usage ?? NO_USAGE,
     },
-    { assistant: { content: response.content ?? null, toolCalls: calls } },
+    // The conversation's form of the message, less what the record holds already: the model's call ids (and a null content).
+    { assistant: { toolCallIds: calls.map((call) => call.id), ...(response.content === null || response.content === undefined ? { content: null } : {}) } },
   );
   const dispositions = dispositionsOf(turn, calls);
   const ids = objectiveToolCallIds(turn.state.knownToolCallIds, calls.map((call) => call.id));
@@ -284,7 +290,8 @@ export function acceptModelResponse(turn: ObjectiveTurn, effectId: string, respo
     calls: calls.map((call, index) => {
       const disposition = dispositions[index];
       const counted = disposition.kind !== 'refused' && disposition.counted;
-      return { ...call, id: ids[index], ...(ids[index] === call.id ? {} : { providerId: call.id }), counted };
+      // Name and arguments are the ASSISTANT_MESSAGE's, just recorded: not journaled again.
+      return { id: ids[index], ...(ids[index] === call.id ? {} : { providerId: call.id }), counted };
     }),
   });
   calls.forEach((call, index) => {

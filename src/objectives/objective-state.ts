@@ -222,23 +222,46 @@ export interface ObjectiveState {
   erased: boolean;
 }
 
+/**
+ * What an ASSISTANT_MESSAGE's journal event adds to its record for the
+ * conversation: the model's call ids (`toolCallIds`, the record's toolCalls
+ * give name and arguments) and `content: null` when the model sent none (the
+ * record shows ''). Journals written before hold the message whole
+ * (`content`, `toolCalls`).
+ */
+export interface RecordedAssistant {
+  content?: string | null;
+  toolCalls?: ChatToolCall[];
+  toolCallIds?: string[];
+}
+
+/** What the model is told for a call of the turn that never produced a result. */
+export function placeholderResult(call: TurnToolCall): string {
+  return call.state === 'not_run' ? '[cancelled]' : '[no result]';
+}
+
 /** The journal events of kind `objective`. */
 export type ObjectiveEvent =
   | { type: 'created'; config: ObjectiveStart; at: string }
   | { type: 'status_changed'; status: ObjectiveStatus; at: string }
   /**
-   * A public event. `modelResult`: the tool message content a TOOL_RESULT/TOOL_ERROR/TOOL_DENIED gives the model;
-   * `assistant`: an ASSISTANT_MESSAGE as the model gave it, for the conversation (the public event shows no call ids).
+   * A public event. `modelResult`: the tool message content a TOOL_RESULT/TOOL_ERROR/TOOL_DENIED gives the model
+   * (absent for a TOOL_RESULT: its content); `assistant`: what the conversation needs of an ASSISTANT_MESSAGE
+   * beyond the record (RecordedAssistant).
    */
-  | { type: 'recorded'; record: ObjectiveEventRecord; modelResult?: string; assistant?: { content: string | null; toolCalls: ChatToolCall[] } }
-  /** A model call started: the open turn's results (placeholders included) and the waiting user messages join the conversation first. */
-  | { type: 'model_call_started'; effectId: string; toolResults: Array<{ toolCallId: string; content: string }>; userMessages: number }
+  | { type: 'recorded'; record: ObjectiveEventRecord; modelResult?: string; assistant?: RecordedAssistant }
+  /**
+   * A model call started: the open turn's results (placeholders included) and the waiting user messages join
+   * the conversation first. `toolResults`: in journals written before the results were taken from the turn's calls.
+   */
+  | { type: 'model_call_started'; effectId: string; toolResults?: Array<{ toolCallId: string; content: string }>; userMessages: number }
   | { type: 'model_call_ended'; effectId: string }
   /**
    * The assistant's tool calls of this turn (not run yet); `counted` ones count against maxToolCalls.
-   * `id` is the objective's id for the call, `providerId` the model's when it differs.
+   * `id` is the objective's id for the call, `providerId` the model's when it differs; name and arguments
+   * are the last assistant message's (present in journals written before).
    */
-  | { type: 'tool_calls_received'; calls: Array<ChatToolCall & { counted: boolean; providerId?: string }> }
+  | { type: 'tool_calls_received'; calls: Array<{ id: string; providerId?: string; name?: string; arguments?: string; counted: boolean }> }
   | { type: 'output_emitted'; output: unknown }
   | { type: 'error_set'; error: ObjectiveError }
   /** A sub-agent call runs: its child's id, drawn once here so a replay or a re-run of the prepare effect keeps it. */
@@ -304,9 +327,12 @@ function evolveRecord(state: ObjectiveState, event: Extract<ObjectiveEvent, { ty
       return { ...next, pendingUserMessages: [...next.pendingUserMessages, content] };
     }
     case 'ASSISTANT_MESSAGE': {
-      const { usage } = record.data.assistantMessage as { usage?: ChatUsage };
-      const content = event.assistant?.content ?? null;
-      const calls = event.assistant?.toolCalls ?? [];
+      const shown = record.data.assistantMessage as { content?: string; toolCalls?: Array<{ functionName: string; arguments: string }>; usage?: ChatUsage };
+      const { usage } = shown;
+      const assistant = event.assistant ?? {};
+      const content = assistant.content !== undefined ? assistant.content : shown.content ?? null;
+      const calls = assistant.toolCalls
+        ?? (shown.toolCalls ?? []).map((call, index): ChatToolCall => ({ id: assistant.toolCallIds?.[index] ?? '', name: call.functionName, arguments: call.arguments }));
       return {
         ...next,
         conversation: [...next.conversation, { role: 'assistant', content, ...(calls.length ? { toolCalls: calls } : {}) }],
@@ -320,13 +346,22 @@ function evolveRecord(state: ObjectiveState, event: Extract<ObjectiveEvent, { ty
       return updateCall(next, toolCallId, { state: 'approved' });
     case 'TOOL_CALLED':
       return updateCall(next, toolCallId, { state: 'running' });
-    case 'TOOL_RESULT':
+    case 'TOOL_RESULT': {
+      const { content } = record.data.toolResult as { content?: string };
+      return updateCall(next, toolCallId, { state: 'done', result: modelResult ?? content ?? '' });
+    }
     case 'TOOL_ERROR':
     case 'TOOL_DENIED':
       return updateCall(next, toolCallId, { state: 'done', result: modelResult ?? '' });
     default:
       return next;
   }
+}
+
+/** The tool calls of the conversation's last assistant message (the turn whose calls are being received). */
+function lastAssistantCalls(state: ObjectiveState): ChatToolCall[] {
+  const last = state.conversation[state.conversation.length - 1];
+  return last?.role === 'assistant' ? last.toolCalls ?? [] : [];
 }
 
 /** The camelCase key a kind's fields sit under in `objectiveEvent.data` (USER_MESSAGE → userMessage). */
@@ -359,7 +394,8 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
     case 'recorded':
       return evolveRecord(state, event);
     case 'model_call_started': {
-      const toolMessages: ChatMessage[] = event.toolResults.map((result) => ({ role: 'tool', toolCallId: result.toolCallId, content: result.content }));
+      const results = event.toolResults ?? state.turnCalls.map((call) => ({ toolCallId: call.providerId ?? call.id, content: call.result ?? placeholderResult(call) }));
+      const toolMessages: ChatMessage[] = results.map((result) => ({ role: 'tool', toolCallId: result.toolCallId, content: result.content }));
       const userMessages: ChatMessage[] = state.pendingUserMessages.slice(0, event.userMessages).map((content) => ({ role: 'user', content }));
       return {
         ...state,
@@ -377,9 +413,13 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
     case 'tool_calls_received':
       return {
         ...state,
-        turnCalls: event.calls.map((call): TurnToolCall => ({
-          id: call.id, ...(call.providerId === undefined ? {} : { providerId: call.providerId }), name: call.name, arguments: call.arguments, state: 'not_run', result: null,
-        })),
+        turnCalls: event.calls.map((call, index): TurnToolCall => {
+          const asked = lastAssistantCalls(state)[index];
+          return {
+            id: call.id, ...(call.providerId === undefined ? {} : { providerId: call.providerId }),
+            name: call.name ?? asked?.name ?? '', arguments: call.arguments ?? asked?.arguments ?? '', state: 'not_run', result: null,
+          };
+        }),
         knownToolCallIds: [...state.knownToolCallIds, ...event.calls.map((call) => call.id)],
         toolCallCount: state.toolCallCount + event.calls.filter((call) => call.counted).length,
       };

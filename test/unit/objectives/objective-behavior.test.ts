@@ -267,7 +267,7 @@ describe('objective behaviour', () => {
   });
 
   describe('interrupted effects', () => {
-    it('runs an interrupted model call again with the same id and input', async () => {
+    it('runs an interrupted model call again with the same id and input, its request rebuilt from the state', async () => {
       const driver = new ObjectiveDriver();
       await driver.start();
       const first = driver.runningModelCall();
