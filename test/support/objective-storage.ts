@@ -1,11 +1,10 @@
 // What objectives wrote to Postgres beside the size of their conversation
-// (issue 24 item 7), for the storage test and bench:objectives: the JSON text
-// of their journal entries, snapshots (counted as the runtime writes them: the
-// table keeps only the last), outbox payloads (each event's envelope as
-// published) and objective_events rows, and what Postgres stored of the rows
-// after compressing them.
+// (issue 24 item 7), for the storage test and bench:objectives: their journal
+// entries, snapshots (counted as the runtime writes them: the table keeps only
+// the last), outbox payloads and objective_events rows, each as the jsonb
+// Postgres writes before compressing it, as JSON text, and as stored after
+// compression.
 import type { DataSource } from 'typeorm';
-import { EVENT_ENVELOPE_SQL } from '../../persistence/repositories/objectives.store';
 import { ActorJournalRepository } from '../../persistence/runtime/actor-journal.repository';
 import { OBJECTIVE_KIND } from '../../src/objectives/objective-state';
 
@@ -31,30 +30,45 @@ export function countSnapshotBytes(): { stop(): { bytes: number; count: number }
   };
 }
 
+/** Bytes per objective in each place, and their sum. */
+export interface WrittenBytes {
+  journal: number;
+  snapshots: number;
+  outbox: number;
+  objectiveEvents: number;
+  total: number;
+}
+
 export interface ObjectiveStorage {
   objectives: number;
   /** The text of the conversation: user messages, assistant answers and tool arguments, tool results and errors. */
   conversationBytesPerObjective: number;
-  /** JSON text written, per objective. */
-  bytesWrittenPerObjective: { journal: number; snapshots: number; outbox: number; objectiveEvents: number; total: number };
+  /**
+   * The jsonb values written, per objective, as Postgres holds them before
+   * compressing (strings unescaped); snapshots as the JSON text the runtime sends.
+   */
+  bytesWrittenPerObjective: WrittenBytes;
   writtenToConversation: number;
-  /** The journal, outbox and event rows as Postgres stored them (pg_column_size: TOAST-compressed). */
-  storedAfterCompressionPerObjective: number;
+  /** The same values as JSON text (every `"` of a JSON tool result escaped). */
+  jsonTextPerObjective: WrittenBytes;
+  /** The journal, outbox and event rows as Postgres stored them (pg_column_size: TOAST-compressed), snapshots as text. */
+  storedAfterCompressionPerObjective: WrittenBytes;
   journalEntriesPerObjective: number;
   snapshotsPerObjective: number;
 }
 
+/** text, uncompressed jsonb and stored sizes of a jsonb expression, summed (`|| '{}'` makes a fresh, uncompressed value). */
+const sizes = (expression: string, prefix: string) =>
+  `sum(octet_length((${expression})::text))::bigint AS ${prefix}_text, sum(pg_column_size((${expression}) || '{}'::jsonb))::bigint AS ${prefix}_jsonb,
+   sum(pg_column_size(${expression}))::bigint AS ${prefix}_stored`;
+
 /** What the objectives `ids` wrote, per objective (`snapshots`: from countSnapshotBytes while they ran). */
 export async function objectiveStorage(dataSource: DataSource, ids: string[], snapshots: { bytes: number; count: number }): Promise<ObjectiveStorage> {
   const keys = ids.map((id) => `${OBJECTIVE_KIND}:${id}`);
-  const [journal] = await dataSource.query(
-    'SELECT count(*)::int AS entries, sum(octet_length(payload::text))::bigint AS text, sum(pg_column_size(payload))::bigint AS stored FROM actor_journal WHERE persistence_key = ANY($1)',
-    [keys],
-  );
-  const [events] = await dataSource.query(
-    `SELECT sum(octet_length(e.data::text) + octet_length(e.envelope::text))::bigint AS text, sum(pg_column_size(e.data) + pg_column_size(e.envelope))::bigint AS stored,
-       sum(octet_length((${EVENT_ENVELOPE_SQL})::text))::bigint AS outbox_text, sum(pg_column_size(${EVENT_ENVELOPE_SQL}))::bigint AS outbox_stored
-     FROM objective_events e WHERE e.objective_id = ANY($1)`,
+  const [journal] = await dataSource.query(`SELECT count(*)::int AS entries, ${sizes('payload', 'journal')} FROM actor_journal WHERE persistence_key = ANY($1)`, [keys]);
+  const [events] = await dataSource.query(`SELECT ${sizes('e.data', 'data')}, ${sizes('e.envelope', 'envelope')} FROM objective_events e WHERE e.objective_id = ANY($1)`, [ids]);
+  const [outbox] = await dataSource.query(
+    `SELECT ${sizes('o.payload', 'outbox')} FROM actor_outbox o WHERE o.id IN (SELECT e.id FROM objective_events e WHERE e.objective_id = ANY($1))`,
     [ids],
   );
   const [conversation] = await dataSource.query(
@@ -65,15 +79,24 @@ export async function objectiveStorage(dataSource: DataSource, ids: string[], sn
     [ids],
   );
   const per = (value: unknown) => Math.round(Number(value ?? 0) / ids.length);
-  const written = { journal: per(journal.text), snapshots: per(snapshots.bytes), outbox: per(events.outbox_text), objectiveEvents: per(events.text) };
-  const total = written.journal + written.snapshots + written.outbox + written.objectiveEvents;
+  const written = (kind: 'text' | 'jsonb' | 'stored'): WrittenBytes => {
+    const bytes = {
+      journal: per(journal[`journal_${kind}`]),
+      snapshots: per(snapshots.bytes),
+      outbox: per(outbox[`outbox_${kind}`]),
+      objectiveEvents: per(Number(events[`data_${kind}`]) + Number(events[`envelope_${kind}`])),
+    };
+    return { ...bytes, total: bytes.journal + bytes.snapshots + bytes.outbox + bytes.objectiveEvents };
+  };
   const conversationBytes = per(conversation.text);
+  const bytesWritten = written('jsonb');
   return {
     objectives: ids.length,
     conversationBytesPerObjective: conversationBytes,
-    bytesWrittenPerObjective: { ...written, total },
-    writtenToConversation: Number((total / conversationBytes).toFixed(2)),
-    storedAfterCompressionPerObjective: per(Number(journal.stored) + Number(events.stored) + Number(events.outbox_stored)),
+    bytesWrittenPerObjective: bytesWritten,
+    writtenToConversation: Number((bytesWritten.total / conversationBytes).toFixed(2)),
+    jsonTextPerObjective: written('text'),
+    storedAfterCompressionPerObjective: written('stored'),
     journalEntriesPerObjective: per(journal.entries),
     snapshotsPerObjective: Number((snapshots.count / ids.length).toFixed(1)),
   };
