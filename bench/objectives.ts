@@ -393,7 +393,7 @@ async function main(): Promise<void> {
     log({
       bench: 'objectives-storage', turns: STORAGE_TURNS, toolResultBytes: BIG_RESULT_BYTES, ...storage,
       bytesWrittenPerTurn: Math.round(storage.bytesWrittenPerObjective.total / STORAGE_TURNS),
-      target: 'bytes written <= 3x the conversation',
+      target: 'bytes written <= 3x the conversation (writtenToConversation: jsonb before compression; storedToConversation: after)',
     });
 
     // Memory: objectives waiting for approval.

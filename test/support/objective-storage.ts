@@ -53,6 +53,7 @@ export interface ObjectiveStorage {
   jsonTextPerObjective: WrittenBytes;
   /** The journal, outbox and event rows as Postgres stored them (pg_column_size: TOAST-compressed), snapshots as text. */
   storedAfterCompressionPerObjective: WrittenBytes;
+  storedToConversation: number;
   journalEntriesPerObjective: number;
   snapshotsPerObjective: number;
 }
@@ -90,13 +91,15 @@ export async function objectiveStorage(dataSource: DataSource, ids: string[], sn
   };
   const conversationBytes = per(conversation.text);
   const bytesWritten = written('jsonb');
+  const stored = written('stored');
   return {
     objectives: ids.length,
     conversationBytesPerObjective: conversationBytes,
     bytesWrittenPerObjective: bytesWritten,
     writtenToConversation: Number((bytesWritten.total / conversationBytes).toFixed(2)),
     jsonTextPerObjective: written('text'),
-    storedAfterCompressionPerObjective: written('stored'),
+    storedAfterCompressionPerObjective: stored,
+    storedToConversation: Number((stored.total / conversationBytes).toFixed(2)),
     journalEntriesPerObjective: per(journal.entries),
     snapshotsPerObjective: Number((snapshots.count / ids.length).toFixed(1)),
   };
