@@ -83,6 +83,16 @@ export const PROMPT_ONLY_SCHEMA: Record<string, unknown> = {
   required: ['prompt'],
 };
 
+/**
+ * The actor's command id for a command sent with an Idempotency-Key: scoped by
+ * the caller, and by the command itself, so the same key sent again with
+ * another command after the API forgot it (24 h) is a new command, as the API
+ * treats it.
+ */
+function commandIdOf(principal: Pick<Principal, 'profileId'>, idempotencyKey: string, command: ObjectiveCommand): string {
+  return `${command.type}:${createHash('sha256').update(`${principal.profileId}\n${idempotencyKey}\n${JSON.stringify(command)}`).digest('base64url')}`;
+}
+
 /** The scoped key under which a creating request's Idempotency-Key is kept on the row. */
 export function startKeyOf(principal: Pick<Principal, 'profileId'>, idempotencyKey: string): string {
   return createHash('sha256').update(`${principal.profileId}\n${idempotencyKey}`).digest('base64url');
@@ -324,9 +334,9 @@ export class ObjectiveService {
 
   private async command(workspace: WorkspaceRef, id: string, command: ObjectiveCommand, options: ObjectiveCommandRequest): Promise<Objective> {
     await this.find(workspace, id);
-    // The key as the command id: the actor applies a retried command once, even
-    // when the API's record of the first answer was lost (a crash in between).
-    const commandId = options.idempotencyKey && options.principal ? `${command.type}:${startKeyOf(options.principal, options.idempotencyKey)}` : undefined;
+    // The key (with the command it sent) as the command id: the actor applies a retried
+    // command once, even when the API's record of the first answer was lost (a crash in between).
+    const commandId = options.idempotencyKey && options.principal ? commandIdOf(options.principal, options.idempotencyKey, command) : undefined;
     await this.commands.send(id, command, commandId ? { commandId } : {});
     return this.read(id);
   }

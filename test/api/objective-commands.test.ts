@@ -52,8 +52,7 @@ describe('objective commands: follow-ups and Idempotency-Key', function () {
   /** Forgets the API's record of a key's first answer, as a node dying between the command and the record leaves it. */
   const loseRecord = (key: string) => api.dataSource.query('DELETE FROM idempotency_records WHERE idempotency_key = $1', [key]);
   /** Sends the same command twice with one key (the second must replay), then once more after losing the record. */
-  async function sendThrice(method: string, path: string, body: unknown): Promise<any[]> {
-    const key = `cmd-${randomUUID()}`;
+  async function sendThrice(method: string, path: string, body: unknown, key = `cmd-${randomUUID()}`): Promise<any[]> {
     const first = ok(await send(method, path, body, key));
     const replay = await send(method, path, body, key);
     assert.equal(replay.headers.get('idempotent-replayed'), 'true');
@@ -98,10 +97,15 @@ describe('objective commands: follow-ups and Idempotency-Key', function () {
   it('a message retried with its Idempotency-Key is added once', async () => {
     const objective = await createObjective({ agentId, initialMessage: 'SAY hi' });
     await waitForStatus(objective.metadata.id, 'OBJECTIVE_STATUS_COMPLETED');
-    await sendThrice('POST', `${base()}/${objective.metadata.id}/messages`, { content: 'SAY again' });
+    const key = `cmd-${randomUUID()}`;
+    await sendThrice('POST', `${base()}/${objective.metadata.id}/messages`, { content: 'SAY again' }, key);
+    await waitForStatus(objective.metadata.id, 'OBJECTIVE_STATUS_COMPLETED');
+    // Once its record is gone (24 h on), the key sent with another message is a new request, as for the API.
+    await loseRecord(key);
+    ok(await send('POST', `${base()}/${objective.metadata.id}/messages`, { content: 'SAY later' }, key));
     await waitForStatus(objective.metadata.id, 'OBJECTIVE_STATUS_COMPLETED');
     const messages = (await eventsOf(objective.metadata.id)).filter((event) => event.data.type === 'OBJECTIVE_EVENT_TYPE_USER_MESSAGE');
-    assert.deepEqual(messages.map((event) => event.data.userMessage.content), ['SAY hi', 'SAY again']);
+    assert.deepEqual(messages.map((event) => event.data.userMessage.content), ['SAY hi', 'SAY again', 'SAY later']);
   });
 
   it('a cancel retried with its Idempotency-Key answers again instead of FAILED_PRECONDITION', async () => {
