@@ -14,7 +14,13 @@
 //    loop of a few in flight runs as fast as the box goes, and kept the node
 //    three quarters busy once objectives got cheap), beside its floor on this
 //    box at that moment (round-trip-ceiling.ts);
-// 2. memory: APPROVALS objectives left awaiting approval, the node's heap and
+// 2. storage: STORAGE_OBJECTIVES objectives of STORAGE_TURNS model turns, each
+//    turn calling a tool whose result is 64 KiB of JSON (the most a result
+//    keeps), and the bytes they wrote (journal, snapshots, outbox payloads,
+//    objective_events rows: the JSON text of each, and what Postgres stored
+//    after compressing it) beside their conversation (the text of its
+//    messages, tool arguments and results);
+// 3. memory: APPROVALS objectives left awaiting approval, the node's heap and
 //    RSS once all wait, and again once their actors are passivated.
 // Run with `npm run bench:objectives` (APPROVALS=10000 for a quicker run;
 // PROFILE=<file> writes a CPU profile of the throughput phase).
@@ -26,6 +32,7 @@ import pg from 'pg';
 import { Agent, request } from 'undici';
 import { register } from 'prom-client';
 import { startTestApi } from '../test/support/api';
+import { countSnapshotBytes, objectiveStorage, toolTurnsScript } from '../test/support/objective-storage';
 import { sharedTestDatabase } from '../test/support/global-setup';
 import { startDriverProcess } from './support/driver-process';
 import { analyzeAsAutovacuumWould } from './support/table-statistics';
@@ -40,6 +47,10 @@ const LIGHT_DURATION_MS = 5_000;
 const APPROVALS = Number(process.env.APPROVALS ?? 100_000);
 const APPROVAL_CREATORS = 64;
 const PASSIVATE_AFTER_MS = 20_000;
+const STORAGE_OBJECTIVES = Number(process.env.STORAGE_OBJECTIVES ?? 4);
+const STORAGE_TURNS = Number(process.env.STORAGE_TURNS ?? 30);
+/** A tool result of this size: TOOL_RESULT_MAX_BYTES, the most a result keeps. */
+const BIG_RESULT_BYTES = 64 * 1024;
 
 function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return 0;
@@ -52,10 +63,33 @@ function log(line: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(line)}\n`);
 }
 
+/**
+ * A JSON answer of `bytes` bytes that compresses as an API's answer does: records
+ * of ids, numbers and words (a pseudo-random sequence, the same for every run).
+ */
+function bigJsonResult(bytes: number): string {
+  const words = ['order', 'shipped', 'pending', 'refund', 'customer', 'invoice', 'warehouse', 'priority', 'express', 'returned', 'Berlin', 'Lyon', 'Osaka'];
+  let seed = 42;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+  const records: string[] = [];
+  let size = 2;
+  for (let index = 0; size < bytes - 200; index++) {
+    const record = JSON.stringify({
+      id: `ord_${next().toString(36)}`, amountCents: next() % 100_000, status: words[next() % 4],
+      note: Array.from({ length: 6 }, () => words[next() % words.length]).join(' '), city: words[10 + (next() % 3)],
+    });
+    records.push(record);
+    size += record.length + 1;
+  }
+  return `[${records.join(',')}]`.padEnd(bytes, ' ');
+}
+
 async function startToolServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const big = bigJsonResult(BIG_RESULT_BYTES);
   const server = http.createServer((incoming, response) => {
     incoming.resume();
-    incoming.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{"answer":42}'));
+    const body = incoming.url?.startsWith('/big') ? big : '{"answer":42}';
+    incoming.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(body));
   });
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -127,18 +161,19 @@ type DriverRequest =
   | { op: 'configure'; apiUrl: string; token: string; workspaceId: string; agentId: string; databaseUrl: string }
   | { op: 'run'; durationMs: number; inFlight?: number }
   | { op: 'runAtRate'; durationMs: number; perSecond: number }
-  | { op: 'approvals'; count: number };
+  | { op: 'approvals'; count: number }
+  | { op: 'storage'; agentId: string; count: number; turns: number };
 
 async function driver(): Promise<void> {
   const tools = await startToolServer();
   const dispatcher = new Agent({ connections: APPROVAL_CREATORS, keepAliveTimeout: 60_000 });
   let settings: Extract<DriverRequest, { op: 'configure' }>;
   let database: pg.Client;
-  const create = async (initialMessage: string) => {
+  const create = async (initialMessage: string, agentId = settings.agentId) => {
     const response = await request(`${settings.apiUrl}/v1/workspaces/${settings.workspaceId}/objectives`, {
       method: 'POST',
       headers: { authorization: `Bearer ${settings.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ agentId: settings.agentId, initialMessage }),
+      body: JSON.stringify({ agentId, initialMessage }),
       dispatcher,
     });
     const text = await response.body.text();
@@ -206,6 +241,17 @@ async function driver(): Promise<void> {
     return created;
   };
 
+  /** Objectives of `turns` model turns, one 64 KiB tool result each (a SLEEP 0 line ends a turn's calls), run to their end. */
+  const storage = async (agentId: string, count: number, turns: number) => {
+    const script = toolTurnsScript('big', turns);
+    return Promise.all(Array.from({ length: count }, async () => {
+      const objective = await create(script, agentId);
+      await new Promise<void>((resolve) => waiting.set(objective.metadata.id, resolve));
+      waiting.delete(objective.metadata.id);
+      return objective.metadata.id;
+    }));
+  };
+
   process.on('message', (message: { id: number; request: DriverRequest }) => {
     const reply = (result: unknown) => process.send!({ id: message.id, result });
     const { request: call } = message;
@@ -226,6 +272,9 @@ async function driver(): Promise<void> {
         return;
       case 'approvals':
         void approvals(call.count).then(reply);
+        return;
+      case 'storage':
+        void storage(call.agentId, call.count, call.turns).then(reply);
         return;
     }
   });
@@ -267,6 +316,12 @@ async function main(): Promise<void> {
     for (const tool of [lookup, risky]) {
       await post(`/v1/workspaces/${ws}/agents/${agent.metadata.id}/variations/${variation.metadata.id}/assignments`, { toolId: tool.metadata.id });
     }
+    const storageAgent = await post(`/v1/workspaces/${ws}/agents`, { metadata: { name: 'bench-storage-agent' } });
+    const storageVariation = await post(`/v1/workspaces/${ws}/agents/${storageAgent.metadata.id}/variations`, {
+      metadata: { name: 'v1' }, spec: { prompt: 'You read orders.', modelConfig: { modelId: 'builtin/scripted' } },
+    });
+    const big = await post(`/v1/workspaces/${ws}/tools`, { metadata: { name: 'big' }, spec: { description: 'Lists orders', http: { url: `${toolUrl}/big`, method: 'POST' } } });
+    await post(`/v1/workspaces/${ws}/agents/${storageAgent.metadata.id}/variations/${storageVariation.metadata.id}/assignments`, { toolId: big.metadata.id });
     const databaseUrl = (await sharedTestDatabase()).url;
     await driverProcess.call({ op: 'configure', apiUrl: api.url, token: account.globalApiKey.token, workspaceId: ws, agentId: agent.metadata.id, databaseUrl });
 
@@ -329,6 +384,16 @@ async function main(): Promise<void> {
       turnOverhead: await turnOverhead(),
       ceilingMs: { ...roundTrips, note: 'round trips on a connection of this process meanwhile: bare SELECT 1, one-row autocommit INSERT (a turn cannot commit faster)' },
       target: 'turn overhead median < 2 ms',
+    });
+
+    // Storage: long conversations with large tool results, and what they wrote.
+    const snapshots = countSnapshotBytes();
+    const storageIds = await driverProcess.call<string[]>({ op: 'storage', agentId: storageAgent.metadata.id, count: STORAGE_OBJECTIVES, turns: STORAGE_TURNS });
+    const storage = await objectiveStorage(api.dataSource, storageIds, snapshots.stop());
+    log({
+      bench: 'objectives-storage', turns: STORAGE_TURNS, toolResultBytes: BIG_RESULT_BYTES, ...storage,
+      bytesWrittenPerTurn: Math.round(storage.bytesWrittenPerObjective.total / STORAGE_TURNS),
+      target: 'bytes written <= 3x the conversation (writtenToConversation: jsonb before compression; storedToConversation: after)',
     });
 
     // Memory: objectives waiting for approval.

@@ -48,7 +48,7 @@ export interface RouteOptions<P extends TSchema, Q extends TSchema, B extends TS
   query?: Q;
   body?: B;
   response: R;
-  /** Accepts `Idempotency-Key` (POSTs that create). */
+  /** Accepts `Idempotency-Key` (POSTs that create, and commands such as an objective's messages). */
   idempotent?: boolean;
   /**
    * The success response's media type. `text/event-stream` routes stream on

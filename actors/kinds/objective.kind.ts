@@ -4,7 +4,8 @@
 // `objective.prepare_child` to the objective service's resolution) and its
 // projector writing the objectives read model in the actor's own turn.
 import type { ActorKind, EffectContext } from '../../src/ports/actor-behavior';
-import type { ModelProvider } from '../../src/ports/model-provider';
+import { InternalError } from '../../src/errors';
+import type { ChatRequest, ModelProvider } from '../../src/ports/model-provider';
 import type { ObjectivesStore } from '../../src/ports/objectives-store';
 import type { ObjectiveChange } from '../../src/objectives/objective-events';
 import { MODEL_CALL_EFFECT, TOOL_CALL_EFFECT, type ModelCallEffectInput, type ToolCallEffectInput } from '../../src/objectives/objective-loop';
@@ -30,9 +31,13 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
     ...objectiveKindDeclaration,
     ...(eventRetentionMs === undefined ? {} : { streams: objectiveKindDeclaration.streams.map((stream) => ({ ...stream, maxAgeMs: eventRetentionMs })) }),
     effects: {
-      [MODEL_CALL_EFFECT]: (input: ModelCallEffectInput, context: EffectContext) =>
+      [MODEL_CALL_EFFECT]: async (input: ModelCallEffectInput, context: EffectContext) => {
+        // The request is the run's transient input (journals written before it carry it in the input).
+        const request = (context.transientInput as ChatRequest | undefined) ?? input.request;
+        if (!request) throw new InternalError(`model call ${context.effectId} of ${context.actorId} was started without its request`);
         // The call id is stable across re-runs of the effect: a provider that de-duplicates by it sees one call.
-        models.complete(input.workspaceId, input.request, { signal: context.signal, deadline: context.deadline, callId: `${context.actorId}/${context.effectId}` }),
+        return models.complete(input.workspaceId, request, { signal: context.signal, deadline: context.deadline, callId: `${context.actorId}/${context.effectId}` });
+      },
       [TOOL_CALL_EFFECT]: (input: ToolCallEffectInput, context: EffectContext) =>
         tools.executeToolCall({
           tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: input.context, signal: context.signal, deadline: context.deadline,

@@ -62,6 +62,10 @@ export interface Envelope {
   effects: Record<string, RunningEffect>;
   /** Reminders set and not fired or cancelled: name → due time (ms). */
   reminders: Record<string, number>;
+  /** JSON size of the journal entries this activation wrote since the latest snapshot (periodicSnapshot). */
+  journalBytes?: number;
+  /** JSON size of the latest snapshot this activation wrote. */
+  snapshotBytes?: number;
 }
 
 /** One journal entry: what a turn decided, including the runtime's bookkeeping. */
@@ -78,6 +82,15 @@ export interface EntryPayload {
 }
 
 const RECENT_REPLIES = 64;
+/**
+ * A periodic snapshot also waits until the journal written since the latest
+ * one holds this many times that snapshot's size. A state that grows with its
+ * journal (an objective's conversation) is then written in full a bounded
+ * number of times per byte of journal, not once every snapshotEvery entries
+ * (which costs the square of the conversation); a small state is snapshotted
+ * every snapshotEvery entries as before.
+ */
+const SNAPSHOT_JOURNAL_RATIO = 2;
 /** Marks a stored command carrying an effect's outcome. */
 const EFFECT_OUTCOME = 'effectOutcome';
 const MAX_REMINDER_RETRY_MS = 5 * 60_000;
@@ -178,7 +191,7 @@ function changedRecord<T>(record: Record<string, T>, removed: readonly string[],
   return owned;
 }
 
-function fold(behavior: AnyActorBehavior, envelope: Envelope, entry: EntryPayload, sequenceNr: number, evolvedState?: unknown): Envelope {
+function fold(behavior: AnyActorBehavior, envelope: Envelope, entry: EntryPayload, sequenceNr: number, evolvedState?: unknown, entryBytes = 0): Envelope {
   const state = evolvedState !== undefined ? evolvedState : entry.events.reduce((current: unknown, event) => behavior.evolve(current, event), envelope.state);
   const recent = entry.cid ? [...envelope.recent.slice(1 - RECENT_REPLIES), [entry.cid, entry.reply] as [string, unknown]] : envelope.recent;
   // One copy of each record per turn at most: an actor with many effects running (a webhook endpoint) folds often.
@@ -186,7 +199,8 @@ function fold(behavior: AnyActorBehavior, envelope: Envelope, entry: EntryPayloa
   const effects = changedRecord(envelope.effects, entry.effectsEnded ?? [], started);
   const cancelled = entry.reminderFired !== undefined ? [...(entry.remindersCancelled ?? []), entry.reminderFired] : entry.remindersCancelled ?? [];
   const reminders = changedRecord(envelope.reminders, cancelled, entry.remindersSet ? Object.entries(entry.remindersSet) : []);
-  return { ...envelope, state, seq: sequenceNr, recent, eventSeq: entry.eventSeq ?? envelope.eventSeq, effects, reminders };
+  const journalBytes = entryBytes ? { journalBytes: (envelope.journalBytes ?? 0) + entryBytes } : {};
+  return { ...envelope, state, seq: sequenceNr, recent, eventSeq: entry.eventSeq ?? envelope.eventSeq, effects, reminders, ...journalBytes };
 }
 
 /** The envelope a snapshot stored, its state made the behaviour's own (fromSnapshot); one written by an earlier version of the runtime lacks the newer bookkeeping. */
@@ -312,7 +326,7 @@ async function turn(act: Activation, envelope: Envelope, decision: Decision, inp
   const built: BuiltTurn = { ...buildTurn(act, envelope, decision, input), decision, input, startedAt: performance.now() };
   if (act.group) {
     act.group.turns.push(built);
-    return built.writes ? fold(act.behavior, envelope, built.entry, envelope.seq + 1, decision.evolvedState) : envelope;
+    return built.writes ? fold(act.behavior, envelope, built.entry, envelope.seq + 1, decision.evolvedState, entrySize(built.entry)) : envelope;
   }
   if (!built.writes) {
     input.reply?.({ ok: true, value: decision.reply ?? null });
@@ -332,7 +346,7 @@ async function turn(act: Activation, envelope: Envelope, decision: Decision, inp
     throw error;
   }
   runtimeMetrics.turnDuration.observe({ kind: act.behavior.kind }, (performance.now() - built.startedAt) / 1000);
-  const next = fold(act.behavior, envelope, built.entry, envelope.seq + 1, decision.evolvedState);
+  const next = fold(act.behavior, envelope, built.entry, envelope.seq + 1, decision.evolvedState, entrySize(built.entry));
   afterCommit(act, built);
   return decision.snapshot ? requestedSnapshot(act, next) : periodicSnapshot(act, next);
 }
@@ -468,16 +482,23 @@ async function requestedSnapshot(act: Activation, envelope: Envelope): Promise<E
   }
 }
 
+/** An entry's JSON size, as the journal stores it (a snapshot's cadence weighs it, see SNAPSHOT_JOURNAL_RATIO). */
+function entrySize(entry: EntryPayload): number {
+  return JSON.stringify(entry).length;
+}
+
 async function snapshot(act: Activation, envelope: Envelope): Promise<Envelope> {
   if (envelope.seq === envelope.snapshotSeq) return envelope;
-  const next = { ...envelope, snapshotSeq: envelope.seq };
-  await act.journal.saveSnapshotFenced({ key: act.key, sequenceNr: next.seq, payload: next }, act.fence);
-  return next;
+  const { journalBytes: _written, snapshotBytes: _previous, ...kept } = envelope;
+  const next = { ...kept, snapshotSeq: envelope.seq };
+  const snapshotBytes = await act.journal.saveSnapshotFenced({ key: act.key, sequenceNr: next.seq, payload: next }, act.fence);
+  return { ...next, snapshotBytes };
 }
 
 /** The periodic snapshot is an optimisation: a failure is logged and retried after the next entry. */
 async function periodicSnapshot(act: Activation, envelope: Envelope): Promise<Envelope> {
   if (envelope.seq - envelope.snapshotSeq < act.snapshotEvery) return envelope;
+  if ((envelope.journalBytes ?? 0) < SNAPSHOT_JOURNAL_RATIO * (envelope.snapshotBytes ?? 0)) return envelope;
   try {
     return await snapshot(act, envelope);
   } catch (error) {

@@ -167,6 +167,12 @@ async function pump(objectives: ObjectiveService, settings: StreamSettings, stre
   }
 }
 
+/** The request's Idempotency-Key, if it sent one. */
+function idempotencyKeyOf(headers: Koa.Context['headers']): string | undefined {
+  const key = headers['idempotency-key'];
+  return (Array.isArray(key) ? key[0] : key) || undefined;
+}
+
 export function objectiveRoutes({ objectives, isDraining, stream }: ObjectiveRoutesOptions): RouteDefinition[] {
   const base = '/v1/workspaces/{workspaceId}/objectives';
   const read = { scope: 'objectives:read', workspace: 'path' } as const;
@@ -182,8 +188,7 @@ export function objectiveRoutes({ objectives, isDraining, stream }: ObjectiveRou
       method: 'POST', path: base, operationId: 'createObjective', summary: 'Create and start an objective', ...manage,
       params: WorkspacePath, body: CreateObjectiveBody, response: Objective, idempotent: true,
       handler: ({ workspace, principal, body, headers }) => {
-        const key = headers['idempotency-key'];
-        const idempotencyKey = Array.isArray(key) ? key[0] : key;
+        const idempotencyKey = idempotencyKeyOf(headers);
         return objectives.create(workspace, principal, body, idempotencyKey ? { idempotencyKey } : {});
       },
     }),
@@ -211,24 +216,25 @@ export function objectiveRoutes({ objectives, isDraining, stream }: ObjectiveRou
     defineRoute({
       method: 'POST', path: `${base}/{id}/messages`, operationId: 'sendObjectiveMessage',
       summary: 'Send a follow-up user message (taken at the next turn; after COMPLETED the objective runs again)', ...manage,
-      params: ObjectivePath, body: FollowUpMessageBody, response: Objective,
-      handler: ({ workspace, params, body }) => objectives.sendMessage(workspace, params.id, body.content),
+      params: ObjectivePath, body: FollowUpMessageBody, response: Objective, idempotent: true,
+      handler: ({ workspace, principal, params, body, headers }) => objectives.sendMessage(workspace, params.id, body.content, { principal, idempotencyKey: idempotencyKeyOf(headers) }),
     }),
     defineRoute({
       method: 'POST', path: `${base}/{id}/cancel`, operationId: 'cancelObjective', summary: 'Cancel an objective and its running sub-objectives', ...manage,
-      params: ObjectivePath, body: CancelObjectiveBody, response: Objective,
-      handler: ({ workspace, params, body }) => objectives.cancel(workspace, params.id, body.reason),
+      params: ObjectivePath, body: CancelObjectiveBody, response: Objective, idempotent: true,
+      handler: ({ workspace, principal, params, body, headers }) => objectives.cancel(workspace, params.id, body.reason, { principal, idempotencyKey: idempotencyKeyOf(headers) }),
     }),
     defineRoute({
       method: 'PUT', path: `${base}/{id}/tool_calls/{toolCallId}/approve`, operationId: 'approveToolCall', summary: 'Approve a tool call awaiting approval', ...manage,
-      params: ToolCallPath, body: ApproveToolCallBody, response: Objective,
-      handler: ({ workspace, params }) => objectives.approve(workspace, params.id, params.toolCallId),
+      params: ToolCallPath, body: ApproveToolCallBody, response: Objective, idempotent: true,
+      handler: ({ workspace, principal, params, headers }) => objectives.approve(workspace, params.id, params.toolCallId, { principal, idempotencyKey: idempotencyKeyOf(headers) }),
     }),
     defineRoute({
       method: 'PUT', path: `${base}/{id}/tool_calls/{toolCallId}/deny`, operationId: 'denyToolCall',
       summary: 'Deny a tool call awaiting approval; the memo goes to the model as the call\'s result', ...manage,
-      params: ToolCallPath, body: DenyToolCallBody, response: Objective,
-      handler: ({ workspace, params, body }) => objectives.deny(workspace, params.id, params.toolCallId, body.memo),
+      params: ToolCallPath, body: DenyToolCallBody, response: Objective, idempotent: true,
+      handler: ({ workspace, principal, params, body, headers }) =>
+        objectives.deny(workspace, params.id, params.toolCallId, body.memo, { principal, idempotencyKey: idempotencyKeyOf(headers) }),
     }),
     defineRoute({
       method: 'POST', path: `${base}/{id}/feedback`, operationId: 'createObjectiveFeedback', summary: 'Rate an objective (moves its variation\'s score)', ...manage,

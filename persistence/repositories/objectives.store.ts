@@ -53,10 +53,19 @@ const CREATE_AND_UPDATE_STATEMENTS = [`
     FROM json_to_recordset($2::json) AS r(id text, sequence integer, info jsonb)
     WHERE o.id = r.id AND o.sequence <= r.sequence
       AND o.id = ANY(ARRAY(SELECT k.id FROM json_to_recordset($2::json) AS k(id text)))`];
+/**
+ * An event row keeps its webhook envelope without `data.objectiveEvent.data`,
+ * which is the row's `data` with its type: the content, often most of the
+ * event, is stored once. EVENT_ENVELOPE_SQL puts it back.
+ */
+const STORED_ENVELOPE_PATH = `'{data,objectiveEvent,data}'`;
+/** The whole webhook envelope of the objective_events row `e`, as published. */
+export const EVENT_ENVELOPE_SQL = `jsonb_set(e.envelope, ${STORED_ENVELOPE_PATH}, jsonb_build_object('type', 'OBJECTIVE_EVENT_TYPE_' || e.type) || e.data)`;
+
 /** The event rows with their envelopes in $3 (the projector's own statement). */
 const INSERT_EVENTS = `
     INSERT INTO objective_events (id, objective_id, workspace_id, sequence, type, created_at, data, webhook_type, envelope)
-    SELECT r.id, r.objective_id, r.workspace_id, r.sequence, r.type, r.created_at, r.data, r.webhook_type, r.envelope
+    SELECT r.id, r.objective_id, r.workspace_id, r.sequence, r.type, r.created_at, r.data, r.webhook_type, r.envelope #- ${STORED_ENVELOPE_PATH}
     FROM json_to_recordset($3::json) AS r(id text, objective_id text, workspace_id text, sequence integer, type text,
       created_at timestamptz, data jsonb, webhook_type text, envelope jsonb)
     ON CONFLICT DO NOTHING`;
@@ -68,7 +77,7 @@ const INSERT_EVENTS = `
  */
 const INSERT_EVENTS_FROM_OUTBOX = `
     INSERT INTO objective_events (id, objective_id, workspace_id, sequence, type, created_at, data, webhook_type, envelope)
-    SELECT r.id, r.objective_id, r.workspace_id, r.sequence, r.type, r.created_at, r.data, r.webhook_type, o.payload
+    SELECT r.id, r.objective_id, r.workspace_id, r.sequence, r.type, r.created_at, r.data, r.webhook_type, o.payload #- ${STORED_ENVELOPE_PATH}
     FROM json_to_recordset($3::json) AS r(id text, objective_id text, workspace_id text, sequence integer, type text,
       created_at timestamptz, data jsonb, webhook_type text)
     LEFT JOIN turn_outbox o ON o.id = r.id

@@ -10,6 +10,7 @@ import type { WebhookDeliveriesStore } from '../../src/ports/webhook-deliveries-
 import type { WebhookDeliveryChange, WebhookDeliveryRecord } from '../../src/webhooks/webhook-delivery';
 import { WebhookDeliveryEntity, type WebhookDeliveryRow } from '../entities/webhook-delivery.entity';
 import { fetchPage } from './list-query';
+import { EVENT_ENVELOPE_SQL } from './objectives.store';
 import { entityColumns, readRows, readStatement } from './record-table';
 import { wholeRowProjection, type ProjectedColumns } from './whole-row-projection';
 
@@ -23,7 +24,7 @@ const COLUMNS: ProjectedColumns = [
   ['updated_at', 'timestamptz'], ['revision', 'integer'],
 ];
 
-const EVENT_ENVELOPE = readStatement('SELECT envelope FROM objective_events WHERE id = $1');
+const EVENT_ENVELOPE = readStatement(`SELECT ${EVENT_ENVELOPE_SQL} AS envelope FROM objective_events e WHERE e.id = $1`);
 
 function rowOf(delivery: WebhookDeliveryRecord): Record<string, unknown> {
   return {

@@ -96,17 +96,20 @@ export class ActorJournalRepository {
 
   /**
    * Stores a snapshot unless a newer one exists.
+   * @returns the size of its JSON
    * @throws ShardFencedError when `fence` is stale.
    */
-  async saveSnapshotFenced(snapshot: Omit<SnapshotEntry, 'createdAt'>, fence: Fence): Promise<void> {
+  async saveSnapshotFenced(snapshot: Omit<SnapshotEntry, 'createdAt'>, fence: Fence): Promise<number> {
+    const payload = JSON.stringify(snapshot.payload);
     await this.database.transaction(async (sql) => {
       await checkFence(sql, fence, this.idleTimeoutMs);
       await sql.query(
         `INSERT INTO actor_snapshots (persistence_key, sequence_nr, payload) VALUES ($1, $2, $3)
          ON CONFLICT (persistence_key) DO UPDATE SET sequence_nr = excluded.sequence_nr, payload = excluded.payload, created_at = now()
          WHERE actor_snapshots.sequence_nr < excluded.sequence_nr`,
-        [snapshot.key, snapshot.sequenceNr, JSON.stringify(snapshot.payload)],
+        [snapshot.key, snapshot.sequenceNr, payload],
       );
     });
+    return payload.length;
   }
 }

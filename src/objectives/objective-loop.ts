@@ -22,6 +22,7 @@ import { EMIT_OUTPUT_TOOL_NAME, emitOutputToolDefinition, outputFromArguments, t
 import {
   isTerminal, ObjectiveStatus, type ObjectiveError, type ObjectiveState, type TurnToolCall,
 } from './objective-state';
+import { objectiveToolCallIds } from './objective-tool-call-ids';
 import type { ObjectiveTurn } from './objective-turn';
 
 export const MODEL_CALL_EFFECT = 'model.call';
@@ -45,10 +46,32 @@ export interface ToolCallEffectInput {
   context: { workspaceId: string };
 }
 
-/** What the `model.call` effect gets: the request and the workspace whose provider key pays for it. */
+/**
+ * What the `model.call` effect gets in the journal: the workspace whose
+ * provider key pays for it. The request itself, which holds the whole
+ * conversation, is the run's transient input (rebuilt from the state by
+ * chatRequestOf when a run is started again), so the journal does not keep
+ * the conversation once per model call. `request`: in inputs journaled
+ * before that.
+ */
 export interface ModelCallEffectInput {
   workspaceId: string;
-  request: ChatRequest;
+  request?: ChatRequest;
+}
+
+/** The `model.call` effect of the state's running model call, its request rebuilt from the state. */
+export function modelCallEffect(state: ObjectiveState, effectId: string): EffectRequest {
+  const config = state.config!;
+  return {
+    id: effectId,
+    name: MODEL_CALL_EFFECT,
+    input: { workspaceId: config.workspaceId } satisfies ModelCallEffectInput,
+    transientInput: chatRequestOf(state),
+    timeoutMs: config.modelCallTimeoutMs ?? DEFAULT_MODEL_CALL_TIMEOUT_MS,
+    // The answer is recorded by the turn that applies it (ASSISTANT_MESSAGE); a node lost
+    // before that turn asks the model again, the price of two statements fewer per call.
+    durableResult: false,
+  };
 }
 
 /**
@@ -58,11 +81,6 @@ export interface ModelCallEffectInput {
  */
 export function modelCallEffectId(modelTurn: number): string {
   return `model_call_${modelTurn}`;
-}
-
-/** What the model is told for a call of the turn that never produced a result. */
-function placeholderResult(call: TurnToolCall): string {
-  return call.state === 'not_run' ? '[cancelled]' : '[no result]';
 }
 
 export function chatRequestOf(state: ObjectiveState): ChatRequest {
@@ -81,21 +99,9 @@ export function chatRequestOf(state: ObjectiveState): ChatRequest {
 export function startModelCall(turn: ObjectiveTurn): void {
   const { state } = turn;
   const effectId = modelCallEffectId(state.modelTurn + 1);
-  turn.apply({
-    type: 'model_call_started',
-    effectId,
-    toolResults: state.turnCalls.map((call) => ({ toolCallId: call.id, content: call.result ?? placeholderResult(call) })),
-    userMessages: state.pendingUserMessages.length,
-  });
-  turn.startEffect({
-    id: effectId,
-    name: MODEL_CALL_EFFECT,
-    input: { workspaceId: turn.config.workspaceId, request: chatRequestOf(turn.state) } satisfies ModelCallEffectInput,
-    timeoutMs: turn.config.modelCallTimeoutMs ?? DEFAULT_MODEL_CALL_TIMEOUT_MS,
-    // The answer is recorded by the turn that applies it (ASSISTANT_MESSAGE); a node lost
-    // before that turn asks the model again, the price of two statements fewer per call.
-    durableResult: false,
-  });
+  // The results join the conversation from the turn's calls (evolve): the journal holds each once, in its TOOL_RESULT.
+  turn.apply({ type: 'model_call_started', effectId, userMessages: state.pendingUserMessages.length });
+  turn.startEffect(modelCallEffect(turn.state, effectId));
 }
 
 /** When the current turn's clock runs out, or null without a `turnTimeoutMs`. */
@@ -161,8 +167,9 @@ export function cancelObjective(turn: ObjectiveTurn, reason: string, childReason
 }
 
 /**
- * Runs one accepted call: a tool as a `tool.call` effect whose id is the tool
- * call id (the Idempotency-Key the tool sees), a sub-agent as a child objective.
+ * Runs one accepted call: a tool as a `tool.call` effect whose id is the
+ * objective's tool call id (the Idempotency-Key the tool sees), a sub-agent as
+ * a child objective.
  */
 export function runToolCall(turn: ObjectiveTurn, call: TurnToolCall): void {
   const tool = turn.config.tools.find((candidate) => candidate.name === call.name)!;
@@ -187,7 +194,8 @@ export function runToolCall(turn: ObjectiveTurn, call: TurnToolCall): void {
  * as soon as nothing runs: a call still awaiting approval is dropped (it gets
  * a placeholder if a follow-up ever runs the objective again), because
  * holding a finished objective for a decision whose result nobody reads
- * would only delay the output.
+ * would only delay the output. A user message waiting then gets another model
+ * call first, whose answer ends the run as any answer does.
  */
 export function advance(turn: ObjectiveTurn): void {
   const { state } = turn;
@@ -199,7 +207,8 @@ export function advance(turn: ObjectiveTurn): void {
     setStatus(turn, awaiting ? ObjectiveStatus.AWAITING_APPROVAL : ObjectiveStatus.RUNNING);
     return;
   }
-  if (state.outputEmitted) return finish(turn, ObjectiveStatus.COMPLETED);
+  // A message that came while the model produced its output is answered first (the output stands unless replaced).
+  if (state.outputEmitted && state.pendingUserMessages.length === 0) return finish(turn, ObjectiveStatus.COMPLETED);
   if (state.turnCalls.length > 0 || state.pendingUserMessages.length > 0) {
     setStatus(turn, ObjectiveStatus.RUNNING);
     const exceeded = modelBudgetExceeded(turn.state);
@@ -242,18 +251,12 @@ type CallDisposition =
   | { kind: 'emit_output' | 'approval' | 'run'; counted: boolean }
   | { kind: 'refused'; result: string };
 
-/** The result for a call whose id the model used before: its id is the Idempotency-Key, so running it could return the earlier call's result. */
-export const DUPLICATE_CALL_ID_RESULT = 'tool call id already used: call again with a new id';
-
 function dispositionsOf(turn: ObjectiveTurn, calls: ChatToolCall[]): CallDisposition[] {
   const config = turn.config;
-  const seen = new Set(turn.state.knownToolCallIds);
   let acceptedTools = 0;
   let acceptedChildren = 0;
   const refused = (result: string): CallDisposition => ({ kind: 'refused', result });
   return calls.map((call): CallDisposition => {
-    if (seen.has(call.id)) return refused(DUPLICATE_CALL_ID_RESULT);
-    seen.add(call.id);
     if (call.name === EMIT_OUTPUT_TOOL_NAME && config.outputDefinition) return { kind: 'emit_output', counted: false };
     const tool = config.tools.find((candidate) => candidate.name === call.name);
     if (!tool || (!tool.subAgent && !tool.executable)) return refused(`unknown tool: ${call.name}`);
@@ -284,25 +287,30 @@ export function acceptModelResponse(turn: ObjectiveTurn, effectId: string, respo
       // Every model call records its usage, zeros when the provider reported none.
       usage: response.usage ?? NO_USAGE,
     },
-    { assistant: { content: response.content ?? null, toolCalls: calls } },
+    // The conversation's form of the message, less what the record holds already: the model's call ids (and a null content).
+    { assistant: { toolCallIds: calls.map((call) => call.id), ...(response.content === null || response.content === undefined ? { content: null } : {}) } },
   );
   const dispositions = dispositionsOf(turn, calls);
+  const ids = objectiveToolCallIds(turn.state.knownToolCallIds, calls.map((call) => call.id));
   turn.apply({
     type: 'tool_calls_received',
     calls: calls.map((call, index) => {
       const disposition = dispositions[index];
-      return { ...call, counted: disposition.kind !== 'refused' && disposition.counted };
+      const counted = disposition.kind !== 'refused' && disposition.counted;
+      // Name and arguments are the ASSISTANT_MESSAGE's, just recorded: not journaled again.
+      return { id: ids[index], ...(ids[index] === call.id ? {} : { providerId: call.id }), counted };
     }),
   });
   calls.forEach((call, index) => {
     const disposition = dispositions[index];
+    const toolCallId = ids[index];
     switch (disposition.kind) {
       case 'refused':
-        return turn.record('TOOL_ERROR', { message: disposition.result, toolCallId: call.id }, { modelResult: disposition.result });
+        return turn.record('TOOL_ERROR', { message: disposition.result, toolCallId }, { modelResult: disposition.result });
       case 'emit_output':
-        return emitOutput(turn, call, validateOutput);
+        return emitOutput(turn, { ...call, id: toolCallId }, validateOutput);
       case 'approval':
-        return turn.record('TOOL_APPROVAL_REQUESTED', { toolCallId: call.id });
+        return turn.record('TOOL_APPROVAL_REQUESTED', { toolCallId });
       case 'run':
         return runToolCall(turn, turn.state.turnCalls[index]);
     }

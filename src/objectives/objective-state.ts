@@ -196,7 +196,10 @@ export interface ChildObjectiveRef {
 }
 
 export interface TurnToolCall {
+  /** The objective's id for the call (unique within it; the Idempotency-Key the tool gets). */
   id: string;
+  /** The model's id for the call, when it differs from `id`: the conversation sent back to the model uses it. */
+  providerId?: string;
   name: string;
   arguments: string;
   state: ToolCallState;
@@ -229,13 +232,13 @@ export interface ObjectiveState {
   runModelTurns?: number;
   /** Descendants whose report (and usage) was taken, so a report after the call stopped waiting is counted once. */
   reportedChildIds?: string[];
-  /** Every tool call id the model ever made, so an unknown id is NOT_FOUND and an old one FAILED_PRECONDITION. */
+  /** Every tool call id the objective gave out (objectiveToolCallIds), so an unknown id is NOT_FOUND and an old one FAILED_PRECONDITION. */
   knownToolCallIds: string[];
   toolCallCount: number;
   subObjectiveCount: number;
   usage: ObjectiveUsage;
   output: unknown;
-  /** Set when a valid `emit_output` arrived in the current run; the run completes once the turn settles. */
+  /** Set when a valid `emit_output` arrived in the current model turn; the run completes once the turn settles and no message waits. */
   outputEmitted: boolean;
   lastMessage: string | null;
   error: ObjectiveError | null;
@@ -252,17 +255,39 @@ export interface ObjectiveState {
   erased: boolean;
 }
 
+/**
+ * What an ASSISTANT_MESSAGE's journal event adds to its record for the
+ * conversation: the model's call ids (`toolCallIds`, the record's toolCalls
+ * give name and arguments) and `content: null` when the model sent none (the
+ * record shows ''). Journals written before hold the message whole
+ * (`content`, `toolCalls`).
+ */
+export interface RecordedAssistant {
+  content?: string | null;
+  toolCalls?: ChatToolCall[];
+  toolCallIds?: string[];
+}
+
+/** What the model is told for a call of the turn that never produced a result. */
+export function placeholderResult(call: TurnToolCall): string {
+  return call.state === 'not_run' ? '[cancelled]' : '[no result]';
+}
+
 /** The journal events of kind `objective`. */
 export type ObjectiveEvent =
   | { type: 'created'; config: ObjectiveStart; at: string }
   | { type: 'status_changed'; status: ObjectiveStatus; at: string }
   /**
-   * A public event. `modelResult`: the tool message content a TOOL_RESULT/TOOL_ERROR/TOOL_DENIED gives the model;
-   * `assistant`: an ASSISTANT_MESSAGE as the model gave it, for the conversation (the public event shows no call ids).
+   * A public event. `modelResult`: the tool message content a TOOL_RESULT/TOOL_ERROR/TOOL_DENIED gives the model
+   * (absent for a TOOL_RESULT: its content); `assistant`: what the conversation needs of an ASSISTANT_MESSAGE
+   * beyond the record (RecordedAssistant).
    */
-  | { type: 'recorded'; record: ObjectiveEventRecord; modelResult?: string; assistant?: { content: string | null; toolCalls: ChatToolCall[] } }
-  /** A model call started: the open turn's results (placeholders included) and the waiting user messages join the conversation first. */
-  | { type: 'model_call_started'; effectId: string; toolResults: Array<{ toolCallId: string; content: string }>; userMessages: number }
+  | { type: 'recorded'; record: ObjectiveEventRecord; modelResult?: string; assistant?: RecordedAssistant }
+  /**
+   * A model call started: the open turn's results (placeholders included) and the waiting user messages join
+   * the conversation first. `toolResults`: in journals written before the results were taken from the turn's calls.
+   */
+  | { type: 'model_call_started'; effectId: string; toolResults?: Array<{ toolCallId: string; content: string }>; userMessages: number }
   | { type: 'model_call_ended'; effectId: string }
   /** The running model call failed with a retryable error: the attempt ends and the objective waits until `retries.dueAt`. */
   | { type: 'model_retry_scheduled'; effectId: string; retries: ModelCallRetries }
@@ -274,8 +299,12 @@ export type ObjectiveEvent =
    * reported, counted once.
    */
   | { type: 'late_usage_added'; sourceObjectiveId: string; usage: ObjectiveUsage }
-  /** The assistant's tool calls of this turn (not run yet); `counted` ones count against maxToolCalls. */
-  | { type: 'tool_calls_received'; calls: Array<ChatToolCall & { counted: boolean }> }
+  /**
+   * The assistant's tool calls of this turn (not run yet); `counted` ones count against maxToolCalls.
+   * `id` is the objective's id for the call, `providerId` the model's when it differs; name and arguments
+   * are the last assistant message's (present in journals written before).
+   */
+  | { type: 'tool_calls_received'; calls: Array<{ id: string; providerId?: string; name?: string; arguments?: string; counted: boolean }> }
   | { type: 'output_emitted'; output: unknown }
   | { type: 'error_set'; error: ObjectiveError }
   /** A sub-agent call runs: its child's id, drawn once here so a replay or a re-run of the prepare effect keeps it. */
@@ -347,9 +376,12 @@ function evolveRecord(state: ObjectiveState, event: Extract<ObjectiveEvent, { ty
       return { ...next, pendingUserMessages: [...next.pendingUserMessages, content] };
     }
     case 'ASSISTANT_MESSAGE': {
-      const { usage } = record.data.assistantMessage as { usage?: ChatUsage };
-      const content = event.assistant?.content ?? null;
-      const calls = event.assistant?.toolCalls ?? [];
+      const shown = record.data.assistantMessage as { content?: string; toolCalls?: Array<{ functionName: string; arguments: string }>; usage?: ChatUsage };
+      const { usage } = shown;
+      const assistant = event.assistant ?? {};
+      const content = assistant.content !== undefined ? assistant.content : shown.content ?? null;
+      const calls = assistant.toolCalls
+        ?? (shown.toolCalls ?? []).map((call, index): ChatToolCall => ({ id: assistant.toolCallIds?.[index] ?? '', name: call.functionName, arguments: call.arguments }));
       return {
         ...next,
         conversation: [...next.conversation, { role: 'assistant', content, ...(calls.length ? { toolCalls: calls } : {}) }],
@@ -366,13 +398,22 @@ function evolveRecord(state: ObjectiveState, event: Extract<ObjectiveEvent, { ty
       return updateCall(next, toolCallId, { state: 'approved' });
     case 'TOOL_CALLED':
       return updateCall(next, toolCallId, { state: 'running' });
-    case 'TOOL_RESULT':
+    case 'TOOL_RESULT': {
+      const { content } = record.data.toolResult as { content?: string };
+      return updateCall(next, toolCallId, { state: 'done', result: modelResult ?? content ?? '' });
+    }
     case 'TOOL_ERROR':
     case 'TOOL_DENIED':
       return updateCall(next, toolCallId, { state: 'done', result: modelResult ?? '' });
     default:
       return next;
   }
+}
+
+/** The tool calls of the conversation's last assistant message (the turn whose calls are being received). */
+function lastAssistantCalls(state: ObjectiveState): ChatToolCall[] {
+  const last = state.conversation[state.conversation.length - 1];
+  return last?.role === 'assistant' ? last.toolCalls ?? [] : [];
 }
 
 /** The camelCase key a kind's fields sit under in `objectiveEvent.data` (USER_MESSAGE → userMessage). */
@@ -409,7 +450,8 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
     case 'recorded':
       return evolveRecord(state, event);
     case 'model_call_started': {
-      const toolMessages: ChatMessage[] = event.toolResults.map((result) => ({ role: 'tool', toolCallId: result.toolCallId, content: result.content }));
+      const results = event.toolResults ?? state.turnCalls.map((call) => ({ toolCallId: call.providerId ?? call.id, content: call.result ?? placeholderResult(call) }));
+      const toolMessages: ChatMessage[] = results.map((result) => ({ role: 'tool', toolCallId: result.toolCallId, content: result.content }));
       const userMessages: ChatMessage[] = state.pendingUserMessages.slice(0, event.userMessages).map((content) => ({ role: 'user', content }));
       return {
         ...state,
@@ -419,6 +461,8 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
         modelTurn: state.modelTurn + 1,
         modelCallEffectId: event.effectId,
         modelRetries: state.modelRetries ? { ...state.modelRetries, dueAt: null } : null,
+        // A model call after a valid output (to answer a message that came meanwhile) starts the run's turn afresh.
+        outputEmitted: false,
       };
     }
     case 'model_call_ended':
@@ -432,7 +476,13 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
     case 'tool_calls_received':
       return {
         ...state,
-        turnCalls: event.calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments, state: 'not_run', result: null })),
+        turnCalls: event.calls.map((call, index): TurnToolCall => {
+          const asked = lastAssistantCalls(state)[index];
+          return {
+            id: call.id, ...(call.providerId === undefined ? {} : { providerId: call.providerId }),
+            name: call.name ?? asked?.name ?? '', arguments: call.arguments ?? asked?.arguments ?? '', state: 'not_run', result: null,
+          };
+        }),
         knownToolCallIds: [...state.knownToolCallIds, ...event.calls.map((call) => call.id)],
         toolCallCount: state.toolCallCount + event.calls.filter((call) => call.counted).length,
       };

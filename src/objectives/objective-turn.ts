@@ -6,12 +6,12 @@
 // never disagree; the objective row is written once, with the final state.
 import { newId } from '../ids';
 import type { ActorContext, ActorDecision, ActorSend, EffectRequest, ReminderRequest } from '../ports/actor-behavior';
-import type { ChatToolCall } from './chat-model-types';
 import {
   objectiveInfoOf, outgoingObjectiveEvent, webhookEnvelope, webhookTypeOf, type ObjectiveChange,
 } from './objective-events';
 import {
   dataKeyOf, evolveObjective, isTerminal, ObjectiveStatus, type ObjectiveEvent, type ObjectiveEventType, type ObjectiveStart, type ObjectiveState,
+  type RecordedAssistant,
 } from './objective-state';
 
 export class ObjectiveTurn {
@@ -49,7 +49,7 @@ export class ObjectiveTurn {
   record(
     type: ObjectiveEventType,
     fields: Record<string, unknown>,
-    extra: { modelResult?: string; assistant?: { content: string | null; toolCalls: ChatToolCall[] } } = {},
+    extra: { modelResult?: string; assistant?: RecordedAssistant } = {},
   ): void {
     const config = this.config;
     const record = {
@@ -60,7 +60,10 @@ export class ObjectiveTurn {
       createdAt: this.now,
       data: { [dataKeyOf(type)]: fields },
     };
-    this.apply({ type: 'recorded', record, ...extra });
+    // A result the model gets as it is shown is journaled once (evolve reads it from the record).
+    const { modelResult, ...rest } = extra;
+    const kept = modelResult === undefined || (type === 'TOOL_RESULT' && modelResult === fields.content) ? rest : extra;
+    this.apply({ type: 'recorded', record, ...kept });
     // One envelope object for the outbox row and the objective_events row.
     const envelope = webhookEnvelope(config, record);
     this.published.push(outgoingObjectiveEvent(config, record, envelope));

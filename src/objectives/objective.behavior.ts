@@ -17,7 +17,7 @@ import { OBJECTIVE_EVENTS_STREAM, objectiveCreatedRowOf, objectiveInfoOf, type O
 import { PREPARE_CHILD_EFFECT, type ChildFinishedCommand, type ChildUsageCommand } from './objective-children';
 import { eraseObjective } from './objective-erasure';
 import {
-  acceptModelResponse, acceptToolOutcome, advance, cancelObjective, failObjective, MODEL_CALL_EFFECT, setStatus, startModelCall, TOOL_CALL_EFFECT,
+  acceptModelResponse, acceptToolOutcome, advance, cancelObjective, failObjective, MODEL_CALL_EFFECT, modelCallEffect, setStatus, startModelCall, TOOL_CALL_EFFECT,
   TURN_DEADLINE_REMINDER, TURN_TIMED_OUT_ERROR_TYPE, turnDeadlineOf,
 } from './objective-loop';
 import { acceptModelCallFailure, MODEL_RETRY_REMINDER, retryModelCall } from './objective-retries';
@@ -193,7 +193,8 @@ export function createObjectiveBehavior(
     },
 
     /**
-     * A lost run is run again with the same id, input and deadline. For a
+     * A lost run is run again with the same id, input and deadline (a model
+     * call's request rebuilt from the state). For a
      * model call that only costs tokens. For a tool call the same id is the
      * same Idempotency-Key, so a tool that honours it does not act twice when
      * the first run had already reached it; recording a failure instead would
@@ -210,6 +211,8 @@ export function createObjectiveBehavior(
           ? expectsPrepareChild(state, effect.id)
           : effect.name === TOOL_CALL_EFFECT && state.turnCalls.some((call) => call.id === effect.id && call.state === 'running' && !call.child);
       if (!expected || isTerminal(state.status)) return {};
+      // A model call's request is not journaled: it is rebuilt from the state, which is as it was when the call started.
+      if (effect.name === MODEL_CALL_EFFECT) return { effects: { start: [{ ...modelCallEffect(state, effect.id), timeoutMs: effect.timeoutMs }] } };
       return { effects: { start: [{ id: effect.id, name: effect.name, input: effect.input, timeoutMs: effect.timeoutMs, ...(effect.durableResult === false ? { durableResult: false } : {}) }] } };
     },
   };

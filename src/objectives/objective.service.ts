@@ -26,7 +26,7 @@ import { schemaViolations } from '../tools/tool-arguments';
 import { executableTool } from '../tools/tool-call-outcome';
 import { effectTimeoutMsFor } from '../tools/tool-executor';
 import type { ToolRecord } from '../tools/records';
-import { modelToolName } from '../tools/tool-name';
+import { modelToolName, uniqueModelToolNames } from '../tools/tool-name';
 import { objectiveEventBody, type ObjectiveEventsAddress } from './objective-events';
 import { startedObjective, toObjective } from './objective-mappers';
 import type { ObjectiveCommand } from './objective.behavior';
@@ -75,12 +75,28 @@ export interface ObjectiveRequest {
   startKey?: string | null;
 }
 
+/** Who sends a command and its `Idempotency-Key`, when it has one. */
+export interface ObjectiveCommandRequest {
+  principal?: Pick<Principal, 'profileId'>;
+  idempotencyKey?: string;
+}
+
 /** The single `prompt` string a sub-agent without an inputDataSchema takes. */
 export const PROMPT_ONLY_SCHEMA: Record<string, unknown> = {
   type: 'object',
   properties: { prompt: { type: 'string', description: 'What the sub-agent should do' } },
   required: ['prompt'],
 };
+
+/**
+ * The actor's command id for a command sent with an Idempotency-Key: scoped by
+ * the caller, and by the command itself, so the same key sent again with
+ * another command after the API forgot it (24 h) is a new command, as the API
+ * treats it.
+ */
+function commandIdOf(principal: Pick<Principal, 'profileId'>, idempotencyKey: string, command: ObjectiveCommand): string {
+  return `${command.type}:${createHash('sha256').update(`${principal.profileId}\n${idempotencyKey}\n${JSON.stringify(command)}`).digest('base64url')}`;
+}
 
 /** The scoped key under which a creating request's Idempotency-Key is kept on the row. */
 export function startKeyOf(principal: Pick<Principal, 'profileId'>, idempotencyKey: string): string {
@@ -258,20 +274,20 @@ export class ObjectiveService {
   }
 
   /** A follow-up user message: taken at the next turn, or a new run after COMPLETED. */
-  async sendMessage(workspace: WorkspaceRef, id: string, content: string): Promise<Objective> {
-    return this.command(workspace, id, { type: 'message', content });
+  async sendMessage(workspace: WorkspaceRef, id: string, content: string, options: ObjectiveCommandRequest = {}): Promise<Objective> {
+    return this.command(workspace, id, { type: 'message', content }, options);
   }
 
-  async cancel(workspace: WorkspaceRef, id: string, reason?: string): Promise<Objective> {
-    return this.command(workspace, id, { type: 'cancel', ...(reason ? { reason } : {}) });
+  async cancel(workspace: WorkspaceRef, id: string, reason?: string, options: ObjectiveCommandRequest = {}): Promise<Objective> {
+    return this.command(workspace, id, { type: 'cancel', ...(reason ? { reason } : {}) }, options);
   }
 
-  async approve(workspace: WorkspaceRef, id: string, toolCallId: string): Promise<Objective> {
-    return this.command(workspace, id, { type: 'approve', toolCallId });
+  async approve(workspace: WorkspaceRef, id: string, toolCallId: string, options: ObjectiveCommandRequest = {}): Promise<Objective> {
+    return this.command(workspace, id, { type: 'approve', toolCallId }, options);
   }
 
-  async deny(workspace: WorkspaceRef, id: string, toolCallId: string, memo?: string): Promise<Objective> {
-    return this.command(workspace, id, { type: 'deny', toolCallId, ...(memo ? { memo } : {}) });
+  async deny(workspace: WorkspaceRef, id: string, toolCallId: string, memo?: string, options: ObjectiveCommandRequest = {}): Promise<Objective> {
+    return this.command(workspace, id, { type: 'deny', toolCallId, ...(memo ? { memo } : {}) }, options);
   }
 
   /** Feedback on the objective's variation (its Beta score moves). */
@@ -333,9 +349,12 @@ export class ObjectiveService {
     return record;
   }
 
-  private async command(workspace: WorkspaceRef, id: string, command: ObjectiveCommand): Promise<Objective> {
+  private async command(workspace: WorkspaceRef, id: string, command: ObjectiveCommand, options: ObjectiveCommandRequest): Promise<Objective> {
     await this.find(workspace, id);
-    await this.commands.send(id, command);
+    // The key (with the command it sent) as the command id: the actor applies a retried
+    // command once, even when the API's record of the first answer was lost (a crash in between).
+    const commandId = options.idempotencyKey && options.principal ? commandIdOf(options.principal, options.idempotencyKey, command) : undefined;
+    await this.commands.send(id, command, commandId ? { commandId } : {});
     return this.read(id);
   }
 
@@ -360,6 +379,7 @@ function checkModel(variation: VariationRecord, models: readonly ModelRecord[]):
  * The tools the variation offers the model: tools assigned directly, the tools
  * of assigned tool sets, and one tool per assigned sub-agent. A tool reached
  * twice is offered once; the direct assignment's `requiresApproval` wins.
+ * Names are made unique in that order (uniqueModelToolNames).
  */
 function toolsOf(variation: VariationRecord, configuration: AgentRunConfiguration): ObjectiveTool[] {
   const assignments = configuration.assignments.filter((row) => row.variationId === variation.id);
@@ -390,7 +410,8 @@ function toolsOf(variation: VariationRecord, configuration: AgentRunConfiguratio
     const subAgent = assignment.agentId ? agentById.get(assignment.agentId) : undefined;
     if (subAgent) offered.push(subAgentTool(subAgent, assignment));
   }
-  return offered;
+  const names = uniqueModelToolNames(offered.map((tool) => tool.name));
+  return offered.map((tool, index) => (tool.name === names[index] ? tool : { ...tool, name: names[index] }));
 }
 
 function subAgentTool(agent: AgentRecord, assignment: AssignmentRecord): ObjectiveTool {

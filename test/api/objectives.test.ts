@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Koa from 'koa';
 import { objectiveRoutes } from '../../http/routes/objectives.routes';
+import { EVENT_ENVELOPE_SQL } from '../../persistence/repositories/objectives.store';
 import type { ApiResponse, TestApi } from '../support/api';
 import { startTestApi } from '../support/api';
 import { assertError, createAgent, createTool, createVariation, created, MODEL_ID, workspaceFixture } from '../support/agents-world';
@@ -188,9 +189,9 @@ describe('objectives API', function () {
       assert.match(events[3].data.toolResult.content, /meaning/);
       assert.equal(events[4].data.assistantMessage.content, 'done');
       assert.equal(events[5].data.finalized.status, 'OBJECTIVE_STATUS_COMPLETED');
-      // Each event row keeps the webhook envelope exactly as published (taken from its outbox row by the turn's statement).
+      // Each event row gives back the webhook envelope exactly as published (its outbox row's), keeping the event's content once.
       const envelopes = await api.dataSource.query(
-        `SELECT e.sequence, e.envelope = o.payload AS same, e.envelope->'data'->'objectiveEvent'->>'sequence' AS envelope_sequence
+        `SELECT e.sequence, ${EVENT_ENVELOPE_SQL} = o.payload AS same, e.envelope->'data'->'objectiveEvent'->>'sequence' AS envelope_sequence
          FROM objective_events e JOIN actor_outbox o ON o.id = e.id WHERE e.objective_id = $1 ORDER BY e.sequence`,
         [objective.metadata.id],
       );

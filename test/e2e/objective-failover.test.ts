@@ -4,7 +4,9 @@
 // it is killed with SIGKILL finishes on the other node with no outside message,
 // the tool seeing the same Idempotency-Key again; and an objective awaiting
 // approval on a node that is then killed is approved through the other node
-// and finishes there. The node running an objective is found from GET
+// and finishes there; a model call in flight when its node is killed runs
+// again on the other node, its request rebuilt from the objective's state.
+// The node running an objective is found from GET
 // /v1/cluster (shard owners) and the "listening" log line's nodeId.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -192,6 +194,22 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
     assert.deepEqual(published.map((message) => message.id), list.map((event: any) => event.metadata.id)); // eslint-disable-line @typescript-eslint/no-explicit-any
     assert.equal(published[0].subject, `objective_events.${created.metadata.accountId}.${workspaceId}.${agentId}.${id}.user_message`);
     assert.equal(published.at(-1)!.body.type, 'objective_event.finalized');
+    await startNode(nodes.indexOf(null));
+  });
+
+  it('runs a model call again on the other node after the node running it is killed, its request rebuilt from the objective', async () => {
+    // The journal keeps no model request (it would hold the whole conversation): the survivor rebuilds it from the state.
+    const created = await call('POST', `/v1/workspaces/${workspaceId}/objectives`, { agentId, initialMessage: 'SLEEP 3000\nSAY answered after the kill' });
+    const id = created.metadata.id as string;
+    const owner = await ownerOf(id);
+    await nodes[owner]!.stop('SIGKILL');
+    nodes[owner] = null;
+    await eventually(async () => !['OBJECTIVE_STATUS_RUNNING', 'OBJECTIVE_STATUS_PENDING'].includes((await objective(id)).info.status), 'finished on the surviving node', 60_000);
+    const finished = await objective(id);
+    assert.equal(finished.info.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(finished.info));
+    assert.equal(finished.info.lastMessage, 'answered after the kill');
+    const types = (await events(id)).map((event) => event.data.type.replace('OBJECTIVE_EVENT_TYPE_', ''));
+    assert.deepEqual(types, ['USER_MESSAGE', 'ASSISTANT_MESSAGE', 'FINALIZED']);
     await startNode(nodes.indexOf(null));
   });
 

@@ -14,6 +14,7 @@ import { runtimeMetrics, type ActorRuntime } from '../../actors';
 import { FailedPreconditionError } from '../../src/errors';
 import { ScriptedChatModel } from '../../src/models/scripted-model';
 import type { ActorKind } from '../../src/ports/actor-behavior';
+import type { ChatRequest } from '../../src/objectives/chat-model-types';
 import type { ModelCallEffectInput, ToolCallEffectInput } from '../../src/objectives/objective-loop';
 import { objectiveKindDeclaration, type ObjectiveReply } from '../../src/objectives/objective.behavior';
 import { ObjectiveStatus } from '../../src/objectives/objective-state';
@@ -63,7 +64,8 @@ describe('objective behaviour on the runtime (scripted model, real tool server)'
     const objectiveKind: ActorKind = {
       ...objectiveKindDeclaration,
       effects: {
-        'model.call': (input: ModelCallEffectInput, context) => model.complete(input.request, { signal: context.signal, deadline: context.deadline, callId: `${context.actorId}/${context.effectId}` }),
+        'model.call': (_input: ModelCallEffectInput, context) =>
+          model.complete(context.transientInput as ChatRequest, { signal: context.signal, deadline: context.deadline, callId: `${context.actorId}/${context.effectId}` }),
         'tool.call': (input: ToolCallEffectInput, context) =>
           tools.executeToolCall({ tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: input.context, signal: context.signal, deadline: context.deadline }),
       },

@@ -12,7 +12,7 @@ import type { ObjectivesStore, ProjectionConnection } from '../../src/ports/obje
 import type { PageRequest } from '../../src/resource/pagination';
 import { createDataSource } from '../../persistence/data-source';
 import { createAgentsStore } from '../../persistence/repositories/agents.store';
-import { createObjectivesStore } from '../../persistence/repositories/objectives.store';
+import { createObjectivesStore, EVENT_ENVELOPE_SQL } from '../../persistence/repositories/objectives.store';
 import { createSearchStore } from '../../persistence/repositories/search.store';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
@@ -97,7 +97,10 @@ describe('objectives store (read model)', () => {
       change: {
         type: 'objective_event', objectiveId: id, workspaceId: workspace, record,
         webhookType: `objective_event.${type.toLowerCase()}`,
-        envelope: { timestamp: record.createdAt, type: `objective_event.${type.toLowerCase()}`, data: { objectiveEvent: { sequence } } },
+        envelope: {
+          timestamp: record.createdAt, type: `objective_event.${type.toLowerCase()}`,
+          data: { objectiveEvent: { sequence, data: { type: `OBJECTIVE_EVENT_TYPE_${type}`, ...record.data } } },
+        },
       },
     };
   }
@@ -170,13 +173,15 @@ describe('objectives store (read model)', () => {
       assert.equal(await eventCount(second.id), 3);
 
       const [stored] = await dataSource.query(
-        'SELECT o.status, o.sequence, e.webhook_type, e.envelope FROM objectives o JOIN objective_events e ON e.objective_id = o.id WHERE o.id = $1 AND e.sequence = 1',
+        `SELECT o.status, o.sequence, e.webhook_type, ${EVENT_ENVELOPE_SQL} AS envelope, e.envelope #> '{data,objectiveEvent,data}' AS stored_content
+         FROM objectives o JOIN objective_events e ON e.objective_id = o.id WHERE o.id = $1 AND e.sequence = 1`,
         [first.id],
       );
       assert.equal(stored.status, ObjectiveStatus.RUNNING);
       assert.equal(stored.sequence, 2);
       assert.equal(stored.webhook_type, 'objective_event.user_message');
       assert.deepEqual(stored.envelope, (first.events[0].change as Extract<ObjectiveChange, { type: 'objective_event' }>).envelope);
+      assert.equal(stored.stored_content, null, 'the content is stored once, in data');
     });
 
     it('takes the last info of an objective within one call, and later calls update the row', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { modelToolName } from '../../src/tools/tool-name';
+import { modelToolName, uniqueModelToolNames } from '../../src/tools/tool-name';
 import { closesCycle } from '../../src/agents/assignment.service';
 import { feedbackScore } from '../../src/agents/mappers';
 import { checkJsonSchema } from '../../src/agents/json-schema';
@@ -13,6 +13,22 @@ describe('modelToolName', () => {
 
   it('cuts the name to 64 characters', () => {
     assert.equal(modelToolName('x'.repeat(100)).length, 64);
+  });
+});
+
+describe('uniqueModelToolNames', () => {
+  it('gives a name taken earlier, or a service tool\'s, the first free suffix', () => {
+    assert.deepEqual(
+      uniqueModelToolNames(['lookup_v1', 'lookup_v1', 'emit_output', 'lookup_v1_2', 'memory_read', 'search_tools', 'load_skill', 'memory_write']),
+      ['lookup_v1', 'lookup_v1_2', 'emit_output_2', 'lookup_v1_2_2', 'memory_read_2', 'search_tools_2', 'load_skill_2', 'memory_write_2'],
+    );
+  });
+
+  it('keeps a suffixed name within 64 characters', () => {
+    const long = 'x'.repeat(64);
+    const [first, second] = uniqueModelToolNames([long, long]);
+    assert.equal(first, long);
+    assert.equal(second, `${'x'.repeat(62)}_2`);
   });
 });
 

@@ -267,7 +267,7 @@ describe('objective behaviour', () => {
   });
 
   describe('interrupted effects', () => {
-    it('runs an interrupted model call again with the same id and input', async () => {
+    it('runs an interrupted model call again with the same id and input, its request rebuilt from the state', async () => {
       const driver = new ObjectiveDriver();
       await driver.start();
       const first = driver.runningModelCall();
@@ -381,6 +381,21 @@ describe('objective behaviour', () => {
       assert.deepEqual(driver.modelRequest().messages.slice(-2), [{ role: 'tool', toolCallId: 'a', content: 'A' }, { role: 'user', content: 'hurry' }]);
     });
 
+    it('a message sent while the model produces its output is answered before the objective completes', async () => {
+      const outputDefinition = { type: 'object', properties: { answer: { type: 'integer' } }, required: ['answer'] };
+      const driver = new ObjectiveDriver();
+      await driver.start({ outputDefinition });
+      await driver.send({ type: 'message', content: 'and in French?' });
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'out_1', name: 'emit_output', arguments: '{"answer":42}' }] });
+      assert.equal(statusOf(driver), 'RUNNING');
+      assert.deepEqual(driver.modelRequest().messages.slice(-2), [{ role: 'tool', toolCallId: 'out_1', content: 'output accepted' }, { role: 'user', content: 'and in French?' }]);
+      await driver.modelAnswers({ content: 'quarante-deux' });
+      assert.equal(statusOf(driver), 'COMPLETED');
+      assert.deepEqual(driver.state.output, { answer: 42 });
+      assert.equal(driver.state.lastMessage, 'quarante-deux');
+      assert.deepEqual(driver.kinds().filter((kind) => kind === 'finalized'), ['finalized'], 'one FINALIZED, after the answer');
+    });
+
     it('a final answer while a user message waits calls the model again instead of completing', async () => {
       const driver = new ObjectiveDriver();
       await driver.start();
@@ -391,15 +406,52 @@ describe('objective behaviour', () => {
     });
   });
 
-  it('a tool call id the model used before is not run again (it is the Idempotency-Key)', async () => {
-    const driver = new ObjectiveDriver();
-    await driver.start();
-    await driver.modelAnswers({ content: null, toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{}' }] });
-    await driver.succeed('call_1', toolSuccess('call_1', 'A'));
-    await driver.modelAnswers({ content: null, toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{}' }] });
-    assert.equal(driver.running.has('call_1'), false);
-    assert.deepEqual(toolMessages(driver.modelRequest().messages).at(-1), { toolCallId: 'call_1', content: 'tool call id already used: call again with a new id' });
-    assert.equal(driver.state.toolCallCount, 1);
+  describe('tool call ids', () => {
+    it('two calls with one id in one answer both run under ids of their own; the model gets both results under its id', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start();
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'dup', name: 'lookup', arguments: '{"q":1}' }, { id: 'dup', name: 'lookup', arguments: '{"q":2}' }] });
+      assert.deepEqual([...driver.running.keys()], ['dup', 'dup_2']);
+      assert.deepEqual([...driver.running.values()].map((effect) => (effect.input as { toolCallId: string }).toolCallId), ['dup', 'dup_2'], 'the Idempotency-Keys differ');
+      await driver.succeed('dup_2', toolSuccess('dup_2', 'second'));
+      assert.equal(driver.running.has('dup'), true, 'the first call still runs');
+      await driver.succeed('dup', toolSuccess('dup', 'first'));
+      assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'dup', content: 'first' }, { toolCallId: 'dup', content: 'second' }]);
+      const assistant = driver.modelRequest().messages.find((message) => message.role === 'assistant');
+      assert.deepEqual(assistant && 'toolCalls' in assistant ? assistant.toolCalls?.map((call) => call.id) : null, ['dup', 'dup'], 'the model sees its own ids');
+      const called = driver.published.filter((event) => event.type === 'objective_event.tool_called').map((event) => (event.data as { toolCalled: { toolCallId: string } }).toolCalled.toolCallId);
+      assert.deepEqual(called, ['dup', 'dup_2']);
+      assert.equal(driver.state.toolCallCount, 2);
+    });
+
+    it('an id the model used in an earlier turn runs again under a new id', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start();
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'call_0', name: 'lookup', arguments: '{}' }] });
+      await driver.succeed('call_0', toolSuccess('call_0', 'A'));
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'call_0', name: 'lookup', arguments: '{}' }] });
+      await driver.succeed('call_0_2', toolSuccess('call_0_2', 'B'));
+      assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'call_0', content: 'A' }, { toolCallId: 'call_0', content: 'B' }]);
+      assert.equal(driver.state.toolCallCount, 2);
+    });
+
+    it('approve and deny take the objective\'s id of a call whose model id repeats', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start({ tools: [lookupTool({ requiresApproval: true })] });
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'x', name: 'lookup', arguments: '{}' }, { id: 'x', name: 'lookup', arguments: '{}' }] });
+      assert.deepEqual(driver.state.turnCalls.map((call) => [call.id, call.state]), [['x', 'awaiting_approval'], ['x_2', 'awaiting_approval']]);
+      await driver.send({ type: 'deny', toolCallId: 'x_2', memo: 'no' });
+      await driver.send({ type: 'approve', toolCallId: 'x' });
+      await driver.succeed('x', toolSuccess('x', 'done'));
+      assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'x', content: 'done' }, { toolCallId: 'x', content: '[denied: no]' }]);
+    });
+
+    it('an id unfit for a path or a header is made fit', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start();
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: '', name: 'lookup', arguments: '{}' }, { id: 'a/b c', name: 'lookup', arguments: '{}' }] });
+      assert.deepEqual([...driver.running.keys()], ['call', 'a_b_c']);
+    });
   });
 
   it('commands before start are NOT_FOUND; a second start is FAILED_PRECONDITION', async () => {

@@ -103,7 +103,10 @@ export class ObjectiveDriver {
       this.running.delete(id);
     }
     for (const request of decision.effects?.start ?? []) {
-      const effect = { id: request.id!, name: request.name, input: request.input, timeoutMs: request.timeoutMs, attempt };
+      const effect: RunningEffect = {
+        id: request.id!, name: request.name, input: request.input, timeoutMs: request.timeoutMs, attempt,
+        ...(request.transientInput === undefined ? {} : { transientInput: request.transientInput }),
+      };
       assert.ok(!this.running.has(effect.id), `effect ${effect.id} started twice`);
       this.running.set(effect.id, effect);
       this.starts.push(effect);
@@ -148,9 +151,10 @@ export class ObjectiveDriver {
     await this.succeed(this.runningModelCall().id, response);
   }
 
+  /** The effect's run was lost: handed back as the runtime does after a takeover, without its transient input. */
   async interrupt(effectId: string): Promise<void> {
-    const effect = this.take(effectId);
-    this.apply(await this.behavior.onEffectInterrupted!(this.state, effect, this.context), effect.attempt + 1);
+    const { transientInput: _lost, ...journaled } = this.take(effectId);
+    this.apply(await this.behavior.onEffectInterrupted!(this.state, journaled, this.context), journaled.attempt + 1);
   }
 
   /** Fires a reminder that is set, as the runtime does at its due time. */
@@ -174,8 +178,11 @@ export class ObjectiveDriver {
     return calls[0];
   }
 
+  /** The running model call's request: its transient input (the journal keeps only the workspace). */
   modelRequest(): ChatRequest {
-    return (this.runningModelCall().input as ModelCallEffectInput).request;
+    const effect = this.runningModelCall();
+    assert.deepEqual(effect.input, { workspaceId: (this.state.config?.workspaceId ?? '') } satisfies ModelCallEffectInput);
+    return effect.transientInput as ChatRequest;
   }
 
   /** The published webhook types, without the `objective_event.` prefix. */
