@@ -8,16 +8,15 @@
 // nothing twice, because the key is also the command's id at the actor.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiResponse, TestApi } from '../support/api';
 import { startTestApi } from '../support/api';
 import { createAgent, createVariation, created, MODEL_ID, workspaceFixture } from '../support/agents-world';
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
 import type { WorkspaceFixture } from '../support/workspace-keys';
+import { waitForObjectiveStatus } from '../support/objective-status';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
-const TERMINAL = ['OBJECTIVE_STATUS_COMPLETED', 'OBJECTIVE_STATUS_FAILED', 'OBJECTIVE_STATUS_CANCELLED'];
 
 describe('objective commands: follow-ups and Idempotency-Key', function () {
   this.timeout(60_000);
@@ -38,17 +37,7 @@ describe('objective commands: follow-ups and Idempotency-Key', function () {
   const getObjective = async (id: string) => ok(await api.request('GET', `${base()}/${id}`, { token: ws.token }));
   const eventsOf = async (id: string) => ok(await api.request('GET', `${base()}/${id}/events?limit=1000`, { token: ws.token })).items as any[];
   const typesOf = (events: any[]) => events.map((event) => String(event.data.type).replace('OBJECTIVE_EVENT_TYPE_', ''));
-  async function waitForStatus(id: string, status: string, timeoutMs = 20_000): Promise<any> {
-    const deadline = Date.now() + timeoutMs;
-    let objective: any;
-    for (;;) {
-      objective = await getObjective(id);
-      if (objective.info.status === status) return objective;
-      if (TERMINAL.includes(objective.info.status) || Date.now() > deadline) break;
-      await sleep(25);
-    }
-    assert.fail(`objective ${id} is ${objective.info.status}, expected ${status}: ${JSON.stringify(objective.info)}`);
-  }
+  const waitForStatus = (id: string, status: string, timeoutMs = 20_000): Promise<any> => waitForObjectiveStatus(getObjective, id, status, timeoutMs);
   /** Forgets the API's record of a key's first answer, as a node dying between the command and the record leaves it. */
   const loseRecord = (key: string) => api.dataSource.query('DELETE FROM idempotency_records WHERE idempotency_key = $1', [key]);
   /** Sends the same command twice with one key (the second must replay), then once more after losing the record. */

@@ -12,6 +12,7 @@ import { createAgent, created, createVariation } from '../support/agents-world';
 import { fakeAnswers, startFakeOpenRouter, type FakeOpenRouter } from '../support/fake-openrouter';
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
 import { workspaceFixture, type WorkspaceFixture } from '../support/workspace-keys';
+import { TERMINAL_OBJECTIVE_STATUSES } from '../support/objective-status';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -47,7 +48,7 @@ describe('tool call ids and tool names inside objectives', function () {
     let objective: any;
     await eventually(async () => {
       objective = await get(`${base()}/objectives/${id}`);
-      return ['OBJECTIVE_STATUS_COMPLETED', 'OBJECTIVE_STATUS_FAILED', 'OBJECTIVE_STATUS_CANCELLED'].includes(objective.info.status);
+      return TERMINAL_OBJECTIVE_STATUSES.includes(objective.info.status);
     }, 'objective finished', 20_000);
     const events = (await get(`${base()}/objectives/${id}/events?limit=1000`)).items as any[];
     return { objective, of: (type: string) => events.filter((event) => event.data.type === `OBJECTIVE_EVENT_TYPE_${type}`) };

@@ -13,6 +13,7 @@ import { createAgent, created, createVariation, MODEL_ID, workspaceFixture } fro
 import { startTestMcpServer, type TestMcpServer } from '../support/mcp-server';
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
 import type { WorkspaceFixture } from '../support/workspace-keys';
+import { TERMINAL_OBJECTIVE_STATUSES } from '../support/objective-status';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -38,7 +39,7 @@ describe('tools inside objectives', function () {
     let objective: any;
     await eventually(async () => {
       objective = await get(`${base()}/${id}`);
-      return ['OBJECTIVE_STATUS_COMPLETED', 'OBJECTIVE_STATUS_FAILED', 'OBJECTIVE_STATUS_CANCELLED'].includes(objective.info.status);
+      return TERMINAL_OBJECTIVE_STATUSES.includes(objective.info.status);
     }, 'objective finished', 15_000);
     const events = (await get(`${base()}/${id}/events?limit=1000`)).items as any[];
     return { objective, events, of: (type: string) => events.filter((event) => event.data.type === `OBJECTIVE_EVENT_TYPE_${type}`) };

@@ -16,11 +16,11 @@ import { assertError, createAgent, createTool, createVariation, created, MODEL_I
 import { Code, missingId } from '../support/fixtures';
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
 import type { WorkspaceFixture } from '../support/workspace-keys';
+import { waitForObjectiveStatus } from '../support/objective-status';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Json = any;
 
-const TERMINAL = ['OBJECTIVE_STATUS_COMPLETED', 'OBJECTIVE_STATUS_FAILED', 'OBJECTIVE_STATUS_CANCELLED'];
 
 interface SseMessage {
   id?: string;
@@ -84,17 +84,7 @@ describe('objectives API', function () {
   }
 
   /** Polls until the objective has `status` (or any terminal one, which then fails the assertion). */
-  async function waitForStatus(id: string, status: string, timeoutMs = 10_000): Promise<Json> {
-    const deadline = Date.now() + timeoutMs;
-    let objective: Json;
-    for (;;) {
-      objective = await getObjective(id);
-      if (objective.info.status === status) return objective;
-      if (TERMINAL.includes(objective.info.status) || Date.now() > deadline) break;
-      await sleep(25);
-    }
-    assert.fail(`objective ${id} is ${objective.info.status}, expected ${status}: ${JSON.stringify(objective.info)}`);
-  }
+  const waitForStatus = (id: string, status: string, timeoutMs = 10_000): Promise<Json> => waitForObjectiveStatus(getObjective, id, status, timeoutMs);
 
   async function eventsOf(id: string): Promise<Json[]> {
     const response = await api.request('GET', `${base()}/${id}/events?limit=1000`, { token: ws.token });
