@@ -4,12 +4,16 @@
 // it is killed with SIGKILL finishes on the other node with no outside message,
 // the tool seeing the same Idempotency-Key again; and an objective awaiting
 // approval on a node that is then killed is approved through the other node
-// and finishes there. The node running an objective is found from GET
+// and finishes there. A node stopped with SIGTERM while its tool call never
+// answers and a request's body never arrives ends within its drain time
+// (exit 0), and the other node completes the objective. The node running an objective is found from GET
 // /v1/cluster (shard owners) and the "listening" log line's nodeId.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import { once } from 'node:events';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +26,11 @@ import { assertBuilt, cliEnv, startServe, type ServeProcess } from './cli-proces
 
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 const SHARD_COUNT = 8;
+/** The nodes' drain time (AGENTRT_DRAIN_TIMEOUT_MS) and the end of it kept for the handoff (AGENTRT_HANDOFF_TIMEOUT_MS). */
+const DRAIN_MS = 8000;
+const HANDOFF_MS = 2000;
+/** What a stopping process may take beyond its drain time: a bound on shutdown, not a measure of its speed. */
+const EXIT_SLACK_MS = 4000;
 
 interface HeldToolServer {
   url: string;
@@ -132,6 +141,8 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
       AGENTRT_SUBJECT_PREFIX: `e2e_${suffix}`,
       AGENTRT_EVENT_STREAM: eventStream,
       AGENTRT_SHARD_COUNT: String(SHARD_COUNT),
+      AGENTRT_DRAIN_TIMEOUT_MS: String(DRAIN_MS),
+      AGENTRT_HANDOFF_TIMEOUT_MS: String(HANDOFF_MS),
       AGENTRT_ALLOW_PRIVATE_NETWORK: 'true',
       PORT: '0',
     };
@@ -193,6 +204,40 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
     assert.equal(published[0].subject, `objective_events.${created.metadata.accountId}.${workspaceId}.${agentId}.${id}.user_message`);
     assert.equal(published.at(-1)!.body.type, 'objective_event.finalized');
     await startNode(nodes.indexOf(null));
+  });
+
+  it('ends a node within its drain time on SIGTERM while its tool call never answers and a request is in flight; the other node completes the objective', async () => {
+    if (nodes.includes(null)) await startNode(nodes.indexOf(null));
+    // Balanced first: the SIGTERM's handoff is the only one (a node just restarted would take shards over in a rebalance meanwhile).
+    await eventually(async () => {
+      const status = await call('GET', '/v1/cluster');
+      return (status.nodes as Array<{ shards: number[] }>).map((node) => node.shards.length).join() === `${SHARD_COUNT / 2},${SHARD_COUNT / 2}`;
+    }, 'two nodes sharing the shards', 30_000);
+    const holdsBefore = tools.requests.filter((request) => request.path === '/hold').length;
+    const created = await call('POST', `/v1/workspaces/${workspaceId}/objectives`, { agentId, initialMessage: 'CALL hold {"n":3}\nSAY drained and done' });
+    const id = created.metadata.id as string;
+    await eventually(async () => tools.requests.filter((request) => request.path === '/hold').length > holdsBefore, 'the tool call reached the tool', 20_000);
+    const owner = await ownerOf(id);
+    const stopping = nodes[owner]!;
+    // A request in flight that does not end by itself (its body never comes): shutdown must cut it within the drain time too.
+    const stalled = net.connect(Number(new URL(stopping.url).port), new URL(stopping.url).hostname);
+    stalled.on('error', () => undefined);
+    const cut = once(stalled, 'close');
+    await once(stalled, 'connect');
+    stalled.write(`POST /v1/workspaces/${workspaceId}/objectives HTTP/1.1\r\nHost: node\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"agentId":`);
+    const signalledAt = Date.now();
+    const exit = await stopping.stop('SIGTERM');
+    const stoppedInMs = Date.now() - signalledAt;
+    nodes[owner] = null;
+    await cut;
+    assert.deepEqual(exit, { code: 0, signal: null }, 'a graceful stop');
+    assert.ok(stoppedInMs <= DRAIN_MS + EXIT_SLACK_MS, `exited ${stoppedInMs} ms after SIGTERM; the drain time is ${DRAIN_MS} ms`);
+    assert.ok(stopping.logs().some((line) => line.msg === 'effects still running at the end of the drain time: the next owner runs them again'), 'the unanswered call was given up at the end of the drain time');
+    await eventually(async () => (await objective(id)).info.status === 'OBJECTIVE_STATUS_COMPLETED', 'COMPLETED on the other node', 60_000);
+    const holds = tools.requests.filter((request) => request.path === '/hold').slice(holdsBefore);
+    assert.equal(holds.length, 2, 'the call given up is made again by the next owner');
+    assert.equal(holds[1].idempotencyKey, holds[0].idempotencyKey, 'with the same Idempotency-Key');
+    await startNode(owner);
   });
 
   it('approves, through the other node, a tool call that was waiting on a node since killed', async () => {
