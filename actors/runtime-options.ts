@@ -34,12 +34,20 @@ export interface RuntimeOptions {
    */
   outboxLingerMs: number;
   /**
-   * Time a handoff (rebalance, SIGTERM) lets the shard's running effects
-   * finish, their outcomes recorded under this node's fence, before it
-   * abandons the rest (the next owner runs those again). @default 15000
+   * Longest a handoff takes, from its start (a rebalance) or from the stop
+   * (SIGTERM: the whole shutdown, HTTP included, ends within it). Running
+   * effects get what is left of it after `handoffTimeoutMs` to finish, their
+   * outcomes recorded under this node's fence; the rest are abandoned (the
+   * next owner runs those again). 25 s: below the callers' retry budget
+   * (askTimeoutMs, 30 s) and inside Kubernetes' default grace period (30 s).
+   * @default 25000
    */
   drainTimeoutMs: number;
-  /** Time a handoff then waits for mailboxes to drain before it gives up on them. @default 10000 */
+  /**
+   * The end of the drain time kept for what follows the effects: mailboxes
+   * drain, actors snapshot, leases are released (and, on a stop, connections
+   * close). Effects get `drainTimeoutMs - handoffTimeoutMs`. @default 5000
+   */
   handoffTimeoutMs: number;
   /**
    * First token of every bus subject (`<prefix>.shard.<n>.<kind>.<id>`, `<prefix>.events.…`); in cluster mode
@@ -79,8 +87,8 @@ export function defaultRuntimeOptions(): RuntimeOptions {
     reminderPollMs: 1000,
     outboxPollMs: 1000,
     outboxLingerMs: 10,
-    drainTimeoutMs: 15_000,
-    handoffTimeoutMs: 10_000,
+    drainTimeoutMs: 25_000,
+    handoffTimeoutMs: 5000,
     subjectPrefix: 'agentrt',
     eventStream: 'AGENTRT_EVENTS',
     recoveryConcurrency: 32,
@@ -103,7 +111,7 @@ const INTEGER_VARIABLES: Array<[keyof RuntimeOptions, string, number]> = [
   ['reminderPollMs', 'AGENTRT_REMINDER_POLL_MS', 10],
   ['outboxPollMs', 'AGENTRT_OUTBOX_POLL_MS', 10],
   ['outboxLingerMs', 'AGENTRT_OUTBOX_LINGER_MS', 0],
-  ['drainTimeoutMs', 'AGENTRT_DRAIN_TIMEOUT_MS', 0],
+  ['drainTimeoutMs', 'AGENTRT_DRAIN_TIMEOUT_MS', 1000],
   ['handoffTimeoutMs', 'AGENTRT_HANDOFF_TIMEOUT_MS', 1],
   ['recoveryConcurrency', 'AGENTRT_RECOVERY_CONCURRENCY', 1],
   ['databasePoolSize', 'AGENTRT_RUNTIME_POOL_SIZE', 1],

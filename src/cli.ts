@@ -105,10 +105,17 @@ async function serveCommand(args: string[], env: NodeJS.ProcessEnv): Promise<num
   // Listen for signals before starting, so one that arrives during start-up
   // stops the node as soon as it is up instead of killing it half-started.
   const stopSignal = nextSignal(['SIGTERM', 'SIGINT']);
-  const node = await startNode(config, { logger, runtimeOptions: runtimeOptionsFromEnv(env) });
+  const runtimeOptions = runtimeOptionsFromEnv(env);
+  const node = await startNode(config, { logger, runtimeOptions });
   const signal = await stopSignal;
-  logger.info({ signal }, 'shutting down');
+  logger.info({ signal, drainTimeoutMs: runtimeOptions.drainTimeoutMs }, 'shutting down');
+  // The stop ends within the drain time by itself; a step that hangs past it (a database that stopped answering) must not keep the process.
+  const overdue = setTimeout(() => {
+    logger.error({ drainTimeoutMs: runtimeOptions.drainTimeoutMs }, 'shutdown did not finish within the drain time: exiting');
+    process.exit(ExitCode.FAILED);
+  }, runtimeOptions.drainTimeoutMs);
   await node.stop();
+  clearTimeout(overdue);
   logger.info('stopped');
   return ExitCode.OK;
 }

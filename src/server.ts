@@ -29,7 +29,7 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 export const HEADERS_TIMEOUT_MS = 10_000;
 /** How often node:http checks the two timeouts above (its default, 30 s, would let them run 30 s late). */
 export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
-/** How long shutdown waits for in-flight requests before cutting connections. */
+/** Longest shutdown waits for in-flight requests before cutting connections (less when the drain time leaves less). */
 export const SHUTDOWN_GRACE_MS = 10_000;
 /** File in the data folder receiving the first-start global key token (mode 0600). */
 export const GLOBAL_KEY_TOKEN_FILE = 'global-api-key.token';
@@ -53,8 +53,10 @@ export interface NodeHandle {
   embedded: boolean;
   /**
    * Stops accepting connections, lets in-flight requests finish (bounded by
-   * the grace period), then closes the runtime, the data source and the
-   * embedded database. Idempotent: later calls return the first call's promise.
+   * the grace period and by the drain time less the handoff's reserve), then
+   * stops the runtime and closes the data source and the embedded database,
+   * all within the runtime's drain time from the call.
+   * Idempotent: later calls return the first call's promise.
    */
   stop(): Promise<void>;
 }
@@ -156,6 +158,8 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     const scheduleCommands = new RuntimeScheduleCommands();
     const erasureRuntime = new RuntimeErasure();
     let draining = false;
+    // One end for the whole shutdown, set when stop() is called: the drain time from then.
+    let stopEndsAt: number | undefined;
     const deps = createAppDependencies({
       config, dataSource: database.dataSource, masterKey, logger, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime,
       // Called only once the node serves requests, after the runtime below has started.
@@ -172,7 +176,7 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
       options: options.runtimeOptions,
       logger: logger.child({ component: 'actors' }),
     });
-    closers.push(() => runtime.stop());
+    closers.push(() => runtime.stop(stopEndsAt));
     objectiveCommands.bind(runtime);
     webhookEndpointCommands.bind(runtime);
     scheduleCommands.bind(runtime);
@@ -185,13 +189,19 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     const server = await listen(createApp(deps.app).callback(), config, logger);
     closers.push(() => {
       draining = true;
-      return closeServer(server, options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
+      // Requests are cut at the latest when the runtime gives up on running effects: the rest of the drain time is the handoff's.
+      const effectsEndAt = (stopEndsAt ?? Date.now() + runtime.drainTimeoutMs) - runtime.handoffTimeoutMs;
+      return closeServer(server, Math.max(0, Math.min(options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS, effectsEndAt - Date.now())));
     });
     const port = (server.address() as AddressInfo).port;
     const url = `http://${formatHost(config.host)}:${port}`;
     // The cluster id names what this cluster owns on a shared NATS server (docs/operations.md, "Several clusters on one NATS").
     logger.info({ url, embedded: database.embedded, bus: config.natsUrl ? 'nats' : 'in-process', nodeId: runtime.nodeId, clusterId: runtime.clusterId, subjectPrefix: runtime.subjectPrefix, eventStream: runtime.eventStream }, 'listening');
-    return { url, port, embedded: database.embedded, stop: once(() => closeAll(closers, logger)) };
+    const stop = once(() => {
+      stopEndsAt = Date.now() + runtime.drainTimeoutMs;
+      return closeAll(closers, logger);
+    });
+    return { url, port, embedded: database.embedded, stop };
   } catch (error) {
     await closeAll(closers, logger);
     throw error;

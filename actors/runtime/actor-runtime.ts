@@ -32,6 +32,12 @@ import { defaultRuntimeLogger, type RuntimeLogger } from './runtime-logger';
 import { ShardBalancer } from './shard-balancer';
 import { ShardHost } from './shard-host';
 
+/**
+ * The end of a stop's time kept for leaving the membership and closing the
+ * bus and the pools (at most half of handoffTimeoutMs): handoffs end before it.
+ */
+export const CLOSING_RESERVE_MS = 1000;
+
 /** What a runtime is built from. */
 export interface ActorRuntimeDeps {
   /** The runtime's own pool: no request transaction reaches it. Closed by `stop()`. */
@@ -183,6 +189,16 @@ export class ActorRuntime {
     return this.identity.createdAt;
   }
 
+  /** The drain time: a stop (and a rebalancing handoff) ends within it (see stop). */
+  get drainTimeoutMs(): number {
+    return this.options.drainTimeoutMs;
+  }
+
+  /** The end of the drain time kept for what follows the effects' wait. */
+  get handoffTimeoutMs(): number {
+    return this.options.handoffTimeoutMs;
+  }
+
   /** This node's id. */
   get nodeId(): string {
     return this.options.nodeId;
@@ -305,25 +321,26 @@ export class ActorRuntime {
   }
 
   /**
-   * Graceful stop (SIGTERM): stops polling, hands every shard off (running
-   * effects finish within the drain time and their outcomes are applied,
-   * mailboxes drained, actors snapshotted), releases the leases, leaves the
-   * membership and closes the bus and the pool. Bounded by drainTimeoutMs +
-   * handoffTimeoutMs. Idempotent.
+   * Graceful stop (SIGTERM), done by `endsAt` (ms since the epoch; default:
+   * the drain time from now): stops polling, hands every shard off (running
+   * effects finish until handoffTimeoutMs before the end and their outcomes
+   * are applied, mailboxes drained, actors snapshotted), releases the leases,
+   * leaves the membership and closes the bus and the pool in the last moment
+   * kept for them (CLOSING_RESERVE_MS). Idempotent.
    */
-  stop(): Promise<void> {
-    this.stopping ??= this.shutdown();
+  stop(endsAt = Date.now() + this.options.drainTimeoutMs): Promise<void> {
+    this.stopping ??= this.shutdown(endsAt);
     return this.stopping;
   }
 
   // Events still in the outbox after the handoff are published by the shards' next owners.
-  private async shutdown(): Promise<void> {
+  private async shutdown(endsAt: number): Promise<void> {
     // Consumers first: no new message reaches an actor that is being handed off.
     await Promise.all([...this.consumerHandles].map((handle) => handle.stop().catch(() => undefined)));
     await this.poller.stop();
     await this.sweeper.stop();
     await this.relay.stop();
-    await this.balancer.stop();
+    await this.balancer.stop(endsAt - Math.min(CLOSING_RESERVE_MS, this.options.handoffTimeoutMs / 2));
     stopActor(this.system);
     await this.deps.bus.close();
     await this.deps.publisher.close();

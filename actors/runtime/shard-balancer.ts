@@ -2,8 +2,8 @@
 // row, computes its fair share from the live members, takes free shards up to
 // that share (and any orphaned shard: recorded owner set but lock free, i.e.
 // the owner died), and hands off surplus shards gracefully. A handoff lets
-// the shard's running effects finish first (up to the drain time), so it runs
-// beside the rounds, which go on heartbeating meanwhile.
+// the shard's running effects finish first (within the drain time), so it
+// runs beside the rounds, which go on heartbeating meanwhile.
 import { fairShare } from '../../src/sharding/fair-share';
 import type { LeaseProvider } from '../../src/ports/leases';
 import type { ActorClusterRepository, ShardOwner } from '../../persistence/runtime/actor-cluster.repository';
@@ -56,13 +56,16 @@ export class ShardBalancer {
     return this.running;
   }
 
-  /** Stops balancing, hands every shard off, releases the leases and leaves the membership. */
-  async stop(): Promise<void> {
+  /**
+   * Stops balancing, hands every shard off (all done by `handoffsEndAt`, ms
+   * since the epoch), releases the leases and leaves the membership.
+   */
+  async stop(handoffsEndAt = Date.now() + this.deps.options.drainTimeoutMs): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
     await this.running;
-    // Rebalancing handoffs still draining are joined, not started again.
-    await Promise.all([...this.deps.host.owned().map((shard) => this.handoff(shard)), ...this.handoffs.values()]);
+    // Rebalancing handoffs still draining are joined, not started again; their end is brought forward to the stop's when later.
+    await Promise.all([...this.deps.host.owned().map((shard) => this.handoff(shard, handoffsEndAt)), ...this.handoffs.values()]);
     await this.deps.cluster.removeNode(this.deps.options.nodeId).catch(() => undefined);
     await this.deps.leases.close();
   }
@@ -160,19 +163,25 @@ export class ShardBalancer {
     }
   }
 
-  /** Hands a shard off once: a second call joins the handoff in progress. */
-  private handoff(shard: number): Promise<void> {
+  /**
+   * Hands a shard off once, done by `endsAt` (default: the drain time from
+   * now): a second call joins the handoff in progress, bringing its end forward.
+   */
+  private handoff(shard: number, endsAt = Date.now() + this.deps.options.drainTimeoutMs): Promise<void> {
     const running = this.handoffs.get(shard);
-    if (running) return running;
-    const handoff = this.handOver(shard).finally(() => this.handoffs.delete(shard));
+    if (running) {
+      void this.deps.host.handoff(shard, endsAt);
+      return running;
+    }
+    const handoff = this.handOver(shard, endsAt).finally(() => this.handoffs.delete(shard));
     this.handoffs.set(shard, handoff);
     return handoff;
   }
 
-  private async handOver(shard: number): Promise<void> {
+  private async handOver(shard: number, endsAt: number): Promise<void> {
     const fence = this.deps.host.fenceOf(shard);
     if (!fence) return;
-    await this.deps.host.handoff(shard);
+    await this.deps.host.handoff(shard, endsAt);
     // Owner cleared before unlocking, so nobody mistakes the shard for an orphan.
     await this.deps.cluster.releaseShard(shard, fence.epoch).catch(() => undefined);
     await this.deps.leases.release([shard]).catch(() => undefined);

@@ -33,6 +33,35 @@ interface ShardSlot {
   router: ActorRef<RouterMessage>;
   subscription: BusSubscription;
   accepting: boolean;
+  /** Set while the shard is handed off: its end can be brought forward (a stop during a rebalancing handoff). */
+  handoff?: { done: Promise<void>; bringForward: (endsAt: number) => void };
+}
+
+/** Resolves once its time (ms since the epoch) has come; the time can be brought forward. */
+class Alarm {
+  readonly rung: Promise<void>;
+  private ring!: () => void;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private at: number) {
+    this.rung = new Promise((resolve) => (this.ring = resolve));
+    this.arm();
+  }
+
+  bringForward(at: number): void {
+    if (at >= this.at) return;
+    this.at = at;
+    this.arm();
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
+  }
+
+  private arm(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(this.ring, Math.max(0, this.at - Date.now()));
+  }
 }
 
 export interface ShardHostDeps {
@@ -117,28 +146,50 @@ export class ShardHost {
   }
 
   /**
-   * Hands a shard off: stops taking messages (callers get a retryable "moved"
-   * reply at once) and starting effects, lets the effects running finish
-   * (each within its deadline, all within `drainTimeoutMs`) and records their
-   * outcomes under this owner's fence, the actors applying them (an effect
-   * their turns start is only journaled: the next owner starts it). Effects
-   * still running then are abandoned (the next owner runs them again). Then
-   * drains every mailbox, snapshots, unsubscribes and stops the actors. The
-   * caller then releases the lease.
+   * Hands a shard off, done by `endsAt` (ms since the epoch; default: the
+   * drain time from now): stops taking messages (callers get a retryable
+   * "moved" reply at once) and starting effects, lets the effects running
+   * finish (each within its deadline, all until `handoffTimeoutMs` before the
+   * end) and records their outcomes under this owner's fence, the actors
+   * applying them (an effect their turns start is only journaled: the next
+   * owner starts it). Effects still running then are abandoned (the next owner
+   * runs them again). Then drains every mailbox and snapshots (until the end),
+   * unsubscribes and stops the actors. The caller then releases the lease. A
+   * second call while the shard is handed off may bring its end forward.
    */
-  async handoff(shard: number): Promise<void> {
+  handoff(shard: number, endsAt = Date.now() + this.deps.options.drainTimeoutMs): Promise<void> {
     const slot = this.slots.get(shard);
-    if (!slot) return;
+    if (!slot) return Promise.resolve();
+    if (slot.handoff) {
+      slot.handoff.bringForward(endsAt);
+      return slot.handoff.done;
+    }
+    const effectsEnd = new Alarm(endsAt - this.deps.options.handoffTimeoutMs);
+    const handoffEnd = new Alarm(endsAt);
+    const bringForward = (earlier: number) => {
+      effectsEnd.bringForward(earlier - this.deps.options.handoffTimeoutMs);
+      handoffEnd.bringForward(earlier);
+    };
+    const done = this.handOver(slot, effectsEnd, handoffEnd).finally(() => {
+      effectsEnd.cancel();
+      handoffEnd.cancel();
+    });
+    slot.handoff = { done, bringForward };
+    return done;
+  }
+
+  private async handOver(slot: ShardSlot, effectsEnd: Alarm, handoffEnd: Alarm): Promise<void> {
+    const { shard } = slot;
     slot.accepting = false;
     this.effects.holdShard(shard);
-    const finished = await this.effectsFinished(slot);
+    const finished = await Promise.race([this.effects.whenShardIdle(shard).then(() => true), effectsEnd.rung.then(() => false)]);
     // Dropped meanwhile (lease lost): nothing is left to hand over.
     if (this.slots.get(shard) !== slot) return;
     if (!finished) {
-      this.deps.logger.warn({ shard, drainTimeoutMs: this.deps.options.drainTimeoutMs }, 'effects still running at the end of the drain time: the next owner runs them again');
+      this.deps.logger.warn({ shard }, 'effects still running at the end of the drain time: the next owner runs them again');
       this.effects.abandonShard(shard);
     }
-    const errors = await this.drain(slot);
+    const errors = await this.drain(slot, handoffEnd);
     if (errors.length) this.deps.logger.warn({ shard, errors: errors.map(String) }, 'handoff snapshot failed for some actors');
     if (this.slots.get(shard) !== slot) return;
     slot.subscription.unsubscribe();
@@ -153,17 +204,6 @@ export class ShardHost {
     this.effects.abandonShard(shard);
     slot.subscription.unsubscribe();
     this.close(slot);
-  }
-
-  /** Waits for the shard's effects and their outcomes (see handoff). @returns false when the drain time ran out first */
-  private async effectsFinished(slot: ShardSlot): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), this.deps.options.drainTimeoutMs)));
-    try {
-      return await Promise.race([this.effects.whenShardIdle(slot.shard).then(() => true as const), timedOut]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   /** Drops every shard (lease session lost). */
@@ -248,16 +288,11 @@ export class ShardHost {
     }
   }
 
-  private drain(slot: ShardSlot): Promise<unknown[]> {
+  /** Drains the shard's mailboxes behind a barrier and snapshots its actors, until `end` rings. */
+  private drain(slot: ShardSlot, end: Alarm): Promise<unknown[]> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve([new Error(`drain of shard ${slot.shard} timed out`)]), this.deps.options.handoffTimeoutMs);
-      dispatch(slot.router, {
-        type: 'drain',
-        done: (errors) => {
-          clearTimeout(timer);
-          resolve(errors);
-        },
-      });
+      void end.rung.then(() => resolve([new Error(`drain of shard ${slot.shard} timed out`)]));
+      dispatch(slot.router, { type: 'drain', done: resolve });
     });
   }
 

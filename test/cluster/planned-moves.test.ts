@@ -10,15 +10,23 @@ import type { AddressInfo } from 'node:net';
 import { ClusterNode, clusterEnv, deleteStream, eventually, uniqueBusNames, waitForBalance } from '../support/cluster-harness';
 import type { CounterCommand, CounterReply } from '../support/cluster-counter';
 import { createTestDatabase, type TestDatabase } from '../support/database';
+import { shardOf } from '../../src/sharding/fnv1a32';
 
 const SHARDS = 32;
 const ACTORS = 40;
-/** How long the tool takes to answer each request: longer than a node takes to start and join, shorter than the drain time. */
-const TOOL_MS = 10_000;
+/**
+ * How long the tool takes to answer each request: long enough for a node to
+ * start and join, and for both moves to begin, while the calls run (the test
+ * checks they did), and within the drain time below less its handoff part.
+ */
+const TOOL_MS = 20_000;
+const DRAIN_MS = 45_000;
 
-/** A slow tool: answers `{add: 1}` TOOL_MS after each request, counting the requests of each Idempotency-Key. */
+/** A slow tool: answers `{add: 1}` TOOL_MS after each request, counting the requests of each Idempotency-Key and those not answered yet. */
 class SlowTool {
   readonly requestsByKey = new Map<string, number>();
+  /** Idempotency-Keys of the requests received and not answered yet. */
+  readonly inProgress = new Set<string>();
   private readonly timers = new Set<NodeJS.Timeout>();
 
   private constructor(private readonly server: Server) {}
@@ -27,13 +35,16 @@ class SlowTool {
     const holder: { tool?: SlowTool } = {};
     const server = createServer((request, response) => {
       request.resume();
+      const tool = holder.tool!;
       const key = String(request.headers['idempotency-key']);
-      holder.tool!.requestsByKey.set(key, (holder.tool!.requestsByKey.get(key) ?? 0) + 1);
+      tool.requestsByKey.set(key, (tool.requestsByKey.get(key) ?? 0) + 1);
+      tool.inProgress.add(key);
       const timer = setTimeout(() => {
-        holder.tool!.timers.delete(timer);
+        tool.timers.delete(timer);
+        tool.inProgress.delete(key);
         response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ add: 1 }));
       }, TOOL_MS);
-      holder.tool!.timers.add(timer);
+      tool.timers.add(timer);
     });
     holder.tool = new SlowTool(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -52,7 +63,7 @@ class SlowTool {
 }
 
 describe('cluster: planned moves of shards while slow tool calls run', function () {
-  this.timeout(120_000);
+  this.timeout(180_000);
   let database: TestDatabase;
   let names: { subjectPrefix: string; eventStream: string };
   let tool: SlowTool;
@@ -73,19 +84,35 @@ describe('cluster: planned moves of shards while slow tool calls run', function 
 
   const ask = (node: ClusterNode, id: string, message: CounterCommand) => node.call<CounterReply>({ op: 'ask', kind: 'counter', id, message, timeoutMs: 30_000 });
 
-  it('a node joining and another stopped with SIGTERM: every Idempotency-Key reaches the tool once, and every call completes with its first attempt', async () => {
-    const env = clusterEnv(database.url, names);
+  it('a node joining and another stopped with SIGTERM while calls run: every Idempotency-Key reaches the tool once, and every call completes with its first attempt', async () => {
+    const env = clusterEnv(database.url, names, { AGENTRT_DRAIN_TIMEOUT_MS: String(DRAIN_MS) });
     nodes.push(...(await Promise.all([ClusterNode.start(env), ClusterNode.start(env)])));
     await waitForBalance(nodes, SHARDS);
     const [first, second] = nodes;
     const ids = Array.from({ length: ACTORS }, (_, index) => `planned-${index}`);
+    /** The shards whose actors' calls the tool is still working on. */
+    const shardsWithCallsRunning = () => new Set(ids.filter((id) => tool.inProgress.has(`call-${id}`)).map((id) => shardOf(id, SHARDS)));
     await Promise.all(ids.map((id) => ask(first, id, { type: 'work', url: tool.url(), effectId: `call-${id}` })));
     await eventually(() => tool.requestsByKey.size === ACTORS, 'every call reaches the tool', 15_000);
-    // While the calls run: a third node joins (both others hand shards to it), then the second one is stopped.
+
+    // A third node joins: both others start handing shards to it, among them shards whose calls still run.
     const joiner = await ClusterNode.start(env);
     nodes.push(joiner);
+    let handedOff: number[] = [];
+    await eventually(async () => {
+      handedOff = (await Promise.all([first.status(), second.status()])).flatMap((status) => status.handoffsStarted);
+      return handedOff.length >= Math.floor(SHARDS / 3);
+    }, 'the join\'s handoffs start', 15_000);
+    const joinMovedWithCalls = handedOff.filter((shard) => shardsWithCallsRunning().has(shard));
+    assert.ok(joinMovedWithCalls.length > 0, `the join moves shards with calls running (handed off: ${handedOff.join()}; with calls running: ${[...shardsWithCallsRunning()].join()})`);
+    await eventually(async () => (await joiner.status()).owned.length > 0, 'the joiner owns shards', 15_000);
+
+    // Then the second node is stopped while it holds shards with calls running.
+    const stoppedWithCalls = (await second.status()).owned.filter((shard) => shardsWithCallsRunning().has(shard));
+    assert.ok(stoppedWithCalls.length > 0, 'the stopped node holds shards with calls running');
     second.signal('SIGTERM');
     assert.equal(await second.exited, 0, 'the stopped node exits cleanly');
+
     const survivors = [first, joiner];
     const states = () => Promise.all(ids.map((id) => ask(first, id, { type: 'get' })));
     await eventually(async () => (await states()).every((reply, index) => reply.effects[`call-${ids[index]}`] !== 'running'), 'every call ends', 60_000);
@@ -98,5 +125,7 @@ describe('cluster: planned moves of shards while slow tool calls run', function 
       'each call applied once, from its first attempt',
     );
     await waitForBalance(survivors, SHARDS);
+    const moved = (await joiner.status()).owned.filter((shard) => joinMovedWithCalls.includes(shard) || stoppedWithCalls.includes(shard));
+    assert.ok(moved.length > 0, 'the joiner serves shards that moved with calls running');
   });
 });

@@ -6,12 +6,18 @@
 // approval on a node that is then killed is approved through the other node
 // and finishes there; a model call in flight when its node is killed runs
 // again on the other node, its request rebuilt from the objective's state.
-// The node running an objective is found from GET
+// A node stopped with SIGTERM while its tool call never answers and a
+// request's body never arrives ends within its drain time (exit 0), and the
+// other node completes the objective; a slow tool call running at SIGTERM
+// finishes on the stopping node, its result recorded, and reaches the tool
+// once. The node running an objective is found from GET
 // /v1/cluster (shard owners) and the "listening" log line's nodeId.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import { once } from 'node:events';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,21 +30,32 @@ import { assertBuilt, cliEnv, startServe, type ServeProcess } from './cli-proces
 
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 const SHARD_COUNT = 8;
+/** The nodes' drain time (AGENTRT_DRAIN_TIMEOUT_MS) and the end of it kept for the handoff (AGENTRT_HANDOFF_TIMEOUT_MS). */
+const DRAIN_MS = 8000;
+const HANDOFF_MS = 2000;
+/** What a stopping process may take beyond its drain time: a bound on shutdown, not a measure of its speed. */
+const EXIT_SLACK_MS = 4000;
+/** How long `/slow` takes to answer: less than the drain time leaves running calls (DRAIN_MS - HANDOFF_MS). */
+const SLOW_TOOL_MS = 4000;
 
 interface HeldToolServer {
   url: string;
   /** Every request: path and Idempotency-Key. */
   requests: Array<{ path: string; idempotencyKey: string | undefined }>;
+  /** Idempotency-Keys of the `/slow` requests not answered yet. */
+  slowInProgress: Set<string>;
   close(): Promise<void>;
 }
 
 /**
  * `/hold` never answers the first request of an Idempotency-Key (the node
- * sending it is killed while it waits) and answers any later one; `/echo`
- * answers at once.
+ * sending it is killed while it waits) and answers any later one; `/slow`
+ * answers SLOW_TOOL_MS after each request; `/echo` answers at once.
  */
 async function startHeldToolServer(): Promise<HeldToolServer> {
   const requests: HeldToolServer['requests'] = [];
+  const slowInProgress = new Set<string>();
+  const slowTimers = new Set<NodeJS.Timeout>();
   const server = http.createServer((request, response) => {
     request.resume();
     request.on('end', () => {
@@ -47,14 +64,24 @@ async function startHeldToolServer(): Promise<HeldToolServer> {
       const earlier = requests.filter((item) => item.path === route && item.idempotencyKey === key).length;
       requests.push({ path: route, idempotencyKey: key });
       if (route === '/hold' && earlier === 0) return;
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, attempt: earlier + 1 }));
+      const answer = () => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, attempt: earlier + 1 }));
+      if (route !== '/slow') return answer();
+      slowInProgress.add(String(key));
+      const timer = setTimeout(() => {
+        slowTimers.delete(timer);
+        slowInProgress.delete(String(key));
+        answer();
+      }, SLOW_TOOL_MS);
+      slowTimers.add(timer);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
+    slowInProgress,
     close: () => new Promise((resolve) => {
+      for (const timer of slowTimers) clearTimeout(timer);
       server.closeAllConnections();
       server.close(() => resolve());
     }),
@@ -112,6 +139,15 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
     nodes[index] = await startServe(cliEnv({ ...shared, AGENTRT_DATA_DIR: dataDirs[index] }));
   }
 
+  /** Waits until both nodes share the shards evenly: no rebalance is under way (a node just restarted takes shards over in one). */
+  async function waitForBalance(): Promise<void> {
+    if (nodes.includes(null)) await startNode(nodes.indexOf(null));
+    await eventually(async () => {
+      const status = await call('GET', '/v1/cluster');
+      return (status.nodes as Array<{ shards: number[] }>).map((node) => node.shards.length).join() === `${SHARD_COUNT / 2},${SHARD_COUNT / 2}`;
+    }, 'two nodes sharing the shards', 30_000);
+  }
+
   async function objective(id: string) {
     return call('GET', `/v1/workspaces/${workspaceId}/objectives/${id}`);
   }
@@ -134,6 +170,8 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
       AGENTRT_SUBJECT_PREFIX: `e2e_${suffix}`,
       AGENTRT_EVENT_STREAM: eventStream,
       AGENTRT_SHARD_COUNT: String(SHARD_COUNT),
+      AGENTRT_DRAIN_TIMEOUT_MS: String(DRAIN_MS),
+      AGENTRT_HANDOFF_TIMEOUT_MS: String(HANDOFF_MS),
       AGENTRT_ALLOW_PRIVATE_NETWORK: 'true',
       PORT: '0',
     };
@@ -152,7 +190,10 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
     const risky = await call('POST', `/v1/workspaces/${workspaceId}/tools`, {
       metadata: { name: 'risky' }, spec: { description: 'Needs approval', requiresApproval: true, http: { url: `${tools.url}/echo`, method: 'POST' } },
     });
-    for (const tool of [hold, risky]) {
+    const slow = await call('POST', `/v1/workspaces/${workspaceId}/tools`, {
+      metadata: { name: 'slow' }, spec: { description: 'Takes a few seconds', http: { url: `${tools.url}/slow`, method: 'POST' } },
+    });
+    for (const tool of [hold, risky, slow]) {
       await call('POST', `/v1/workspaces/${workspaceId}/agents/${agentId}/variations/${variation.metadata.id}/assignments`, { toolId: tool.metadata.id });
     }
   });
@@ -211,6 +252,54 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
     const types = (await events(id)).map((event) => event.data.type.replace('OBJECTIVE_EVENT_TYPE_', ''));
     assert.deepEqual(types, ['USER_MESSAGE', 'ASSISTANT_MESSAGE', 'FINALIZED']);
     await startNode(nodes.indexOf(null));
+  });
+
+  it('ends a node within its drain time on SIGTERM while its tool call never answers and a request is in flight; the other node completes the objective', async () => {
+    // The SIGTERM's handoff is the only one.
+    await waitForBalance();
+    const holdsBefore = tools.requests.filter((request) => request.path === '/hold').length;
+    const created = await call('POST', `/v1/workspaces/${workspaceId}/objectives`, { agentId, initialMessage: 'CALL hold {"n":3}\nSAY drained and done' });
+    const id = created.metadata.id as string;
+    await eventually(async () => tools.requests.filter((request) => request.path === '/hold').length > holdsBefore, 'the tool call reached the tool', 20_000);
+    const owner = await ownerOf(id);
+    const stopping = nodes[owner]!;
+    // A request in flight that does not end by itself (its body never comes): shutdown must cut it within the drain time too.
+    const stalled = net.connect(Number(new URL(stopping.url).port), new URL(stopping.url).hostname);
+    stalled.on('error', () => undefined);
+    const cut = once(stalled, 'close');
+    await once(stalled, 'connect');
+    stalled.write(`POST /v1/workspaces/${workspaceId}/objectives HTTP/1.1\r\nHost: node\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"agentId":`);
+    const signalledAt = Date.now();
+    const exit = await stopping.stop('SIGTERM');
+    const stoppedInMs = Date.now() - signalledAt;
+    nodes[owner] = null;
+    await cut;
+    assert.deepEqual(exit, { code: 0, signal: null }, 'a graceful stop');
+    assert.ok(stoppedInMs <= DRAIN_MS + EXIT_SLACK_MS, `exited ${stoppedInMs} ms after SIGTERM; the drain time is ${DRAIN_MS} ms`);
+    assert.ok(stopping.logs().some((line) => line.msg === 'effects still running at the end of the drain time: the next owner runs them again'), 'the unanswered call was given up at the end of the drain time');
+    await eventually(async () => (await objective(id)).info.status === 'OBJECTIVE_STATUS_COMPLETED', 'COMPLETED on the other node', 60_000);
+    const holds = tools.requests.filter((request) => request.path === '/hold').slice(holdsBefore);
+    assert.equal(holds.length, 2, 'the call given up is made again by the next owner');
+    assert.equal(holds[1].idempotencyKey, holds[0].idempotencyKey, 'with the same Idempotency-Key');
+    await startNode(owner);
+  });
+
+  it('lets a tool call running at SIGTERM finish and records its result: the tool sees it once, and the other node completes the objective', async () => {
+    await waitForBalance();
+    const created = await call('POST', `/v1/workspaces/${workspaceId}/objectives`, { agentId, initialMessage: 'CALL slow {"n":4}\nSAY slow and done' });
+    const id = created.metadata.id as string;
+    await eventually(async () => tools.slowInProgress.size === 1, 'the tool call reached the tool', 20_000);
+    const [key] = tools.slowInProgress;
+    const owner = await ownerOf(id);
+    assert.ok(tools.slowInProgress.has(key), 'the call still runs when the node is stopped');
+    const exit = await nodes[owner]!.stop('SIGTERM');
+    nodes[owner] = null;
+    assert.deepEqual(exit, { code: 0, signal: null });
+    await eventually(async () => (await objective(id)).info.status === 'OBJECTIVE_STATUS_COMPLETED', 'COMPLETED on the other node', 60_000);
+    assert.deepEqual(tools.requests.filter((request) => request.path === '/slow').map((request) => request.idempotencyKey), [key], 'the call reached the tool once');
+    const types = (await events(id)).map((event) => event.data.type.replace('OBJECTIVE_EVENT_TYPE_', ''));
+    assert.deepEqual(types.filter((type) => type.startsWith('TOOL_')), ['TOOL_CALLED', 'TOOL_RESULT']);
+    await startNode(owner);
   });
 
   it('approves, through the other node, a tool call that was waiting on a node since killed', async () => {

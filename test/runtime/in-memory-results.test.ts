@@ -8,11 +8,11 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import type { ActorRuntime, RuntimeOptions } from '../../actors';
+import { runtimeMetrics, type ActorRuntime, type RuntimeLogger, type RuntimeOptions } from '../../actors';
 import { shardOf } from '../../src/sharding/fnv1a32';
 import type { ActorBehavior, ActorKind } from '../../src/ports/actor-behavior';
 import { createDataSource } from '../../persistence/data-source';
-import { eventually } from '../support/cluster-harness';
+import { eventually, silentLogger } from '../support/cluster-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { startEmbeddedTestRuntime } from '../support/embedded-test-runtime';
 
@@ -72,13 +72,28 @@ const gatedKind: ActorKind = {
   },
 };
 
+/** The errors of the turns that stopped an actor, as the runtime logged them (the database's message included). */
+const failedTurns: string[] = [];
+const crashRecorder: RuntimeLogger = {
+  ...silentLogger,
+  warn(fields, message) {
+    const error = (fields as { err?: Error & { cause?: unknown } }).err;
+    if (message === 'actor stopped after a failed turn') failedTurns.push(`${error?.message} ${String((error?.cause as Error | undefined)?.message)}`);
+  },
+};
+
+/** Messages accepted by this process's actors and not yet taken by them (a gauge: compare readings). */
+async function mailboxDepth(): Promise<number> {
+  return (await runtimeMetrics.mailboxDepth.get()).values.reduce((sum, value) => sum + value.value, 0);
+}
+
 describe('actor runtime: outcomes handed over in memory, and planned stops (issue 24)', function () {
   this.timeout(30_000);
   let database: TestDatabase;
   let dataSource: DataSource;
   let runtime: ActorRuntime;
 
-  const start = async () => (await startEmbeddedTestRuntime(database.url, OPTIONS, { kinds: [gatedKind] })).runtime;
+  const start = async () => (await startEmbeddedTestRuntime(database.url, OPTIONS, { kinds: [gatedKind], logger: crashRecorder })).runtime;
   const ask = (id: string, command: GatedCommand, commandId?: string) => runtime.ask<GatedState>('gated', id, command, commandId ? { commandId, timeoutMs: 2000 } : undefined);
   const applied = async (id: string) => (await ask(id, { type: 'get' })).applied;
 
@@ -86,14 +101,17 @@ describe('actor runtime: outcomes handed over in memory, and planned stops (issu
     database = await createTestDatabase();
     dataSource = createDataSource({ url: database.url, poolSize: 2 });
     await dataSource.initialize();
-    // A journal insert that fails for command ids starting with `poisoned`: the turn carrying one cannot be written.
+    // A journal insert that fails for command ids starting with `poisoned`: the turns written with one cannot be written.
+    // Its error names the events of every turn the statement carried, so a test sees what the failed write held.
     await dataSource.query(`
       CREATE FUNCTION refuse_poisoned_entry() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        IF NEW.payload->>'cid' LIKE 'poisoned%' THEN RAISE EXCEPTION 'poisoned entry refused'; END IF;
-        RETURN NEW;
+        IF EXISTS (SELECT 1 FROM inserted WHERE payload->>'cid' LIKE 'poisoned%') THEN
+          RAISE EXCEPTION 'poisoned write refused, carrying events %', (SELECT string_agg(payload->>'events', ' ') FROM inserted);
+        END IF;
+        RETURN NULL;
       END $$`);
-    await dataSource.query('CREATE TRIGGER refuse_poisoned_entry BEFORE INSERT ON actor_journal FOR EACH ROW EXECUTE FUNCTION refuse_poisoned_entry()');
+    await dataSource.query('CREATE TRIGGER refuse_poisoned_entry AFTER INSERT ON actor_journal REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION refuse_poisoned_entry()');
     runtime = await start();
   });
 
@@ -146,17 +164,23 @@ describe('actor runtime: outcomes handed over in memory, and planned stops (issu
     const hold = await holdShardOf('failed-write');
     // The actor waits on this turn's write while the outcome and a poisoned ask queue behind it: they are written as one group.
     const waiting = ask('failed-write', { type: 'touch' }, 'before-group');
-    await sleep(100);
+    await eventually(async () => (await dataSource.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).length === 1, 'the turn waits on its write');
+    // The gauge is the process's: counted from here (other suites in this process may have moved it).
+    const depth = await mailboxDepth();
     gate('failed-write-1').open();
-    await sleep(100);
+    await eventually(async () => (await mailboxDepth()) === depth + 1, 'the outcome queued behind the waiting turn');
     const poisoned = ask('failed-write', { type: 'touch' }, 'poisoned-group').then(
       () => 'answered',
       (error: Error) => error.message,
     );
-    await sleep(100);
+    await eventually(async () => (await mailboxDepth()) === depth + 2, 'the poisoned ask queued behind the outcome');
+    const failedBefore = failedTurns.length;
     await hold.release();
     await waiting;
     assert.equal(await poisoned, 'internal error', 'the group carrying the outcome failed');
+    const failed = failedTurns.slice(failedBefore);
+    assert.equal(failed.length, 1, 'one failed turn stopped the actor');
+    assert.match(failed[0], /poisoned write refused, carrying events .*"outcome": ?"failed-write-1:1"/, 'the failed write carried the outcome');
     // No outside message: the outcome is applied by a new activation.
     await eventually(async () => (await dataSource.query("SELECT 1 FROM actor_work WHERE actor_id = 'failed-write'")).length === 0, 'the effect ended');
     assert.deepEqual(await applied('failed-write'), ['failed-write-1:1']);

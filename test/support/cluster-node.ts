@@ -1,13 +1,14 @@
 // A runtime node as a separate process, for the cluster suites and the
 // benchmark. Started by ClusterNode (cluster-harness.ts) with `node --import tsx`;
 // configured by the environment (DATABASE_URL, NATS_URL, AGENTRT_*), driven
-// over the IPC channel. SIGTERM stops it gracefully. The counter's effect
+// over the IPC channel. SIGTERM stops it gracefully. It reports the shards its
+// balancer started handing off. The counter's effect
 // handlers are wrapped to record how each run ended (status.effectRuns) and,
 // on request, to hold a run's value until released or until the process,
 // stopped by itself (freeze), is continued.
 import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
-import { runtimeMetrics, runtimeOptionsFromEnv, startActorRuntime, type ActorRuntime } from '../../actors';
+import { runtimeMetrics, runtimeOptionsFromEnv, startActorRuntime, type ActorRuntime, type RuntimeLogger } from '../../actors';
 import { toApiError } from '../../src/errors';
 import type { ActorKind, EffectContext } from '../../src/ports/actor-behavior';
 import { createDataSource } from '../../persistence/data-source';
@@ -17,6 +18,16 @@ import type { EffectRunRecord, NodeRequest } from './cluster-protocol';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
+
+/** Shards the balancer started handing off (reported by `status`), read from its log. */
+const handoffsStarted: number[] = [];
+const recordingLogger: RuntimeLogger = {
+  ...silentLogger,
+  info(fields, message) {
+    if (message === 'handing shards off') handoffsStarted.push(...((fields as { shards?: number[] }).shards ?? []));
+    silentLogger.info(fields, message);
+  },
+};
 
 /** Effect handler runs that ended in this process (reported by `status`). */
 const effectRuns: EffectRunRecord[] = [];
@@ -144,6 +155,7 @@ async function handle(runtime: ActorRuntime, request: NodeRequest): Promise<unkn
         recoveries: await metricValue(runtimeMetrics.recoveries),
         effectRuns,
         heldEffects: [...held.keys()],
+        handoffsStarted,
         now: Date.now(),
       };
     case 'cluster':
@@ -174,7 +186,7 @@ async function main(): Promise<void> {
     natsUrl: process.env.NATS_URL,
     kinds: [recordingKind(counterKind)],
     options: runtimeOptionsFromEnv(),
-    logger: silentLogger,
+    logger: recordingLogger,
   });
   process.on('message', (request: NodeRequest & { seq: number }) => {
     handle(runtime, request).then(

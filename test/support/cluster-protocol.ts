@@ -42,6 +42,8 @@ export interface NodeStatus {
   effectRuns: EffectRunRecord[];
   /** Effect ids whose runs have a value and wait (see holdEffects). */
   heldEffects: string[];
+  /** The shards this node started handing off while it kept running (a rebalance), as its balancer logged them. */
+  handoffsStarted: number[];
   /** This process's wall clock (Date.now(), skewed when AGENTRT_TEST_CLOCK_SKEW_MS is set). */
   now: number;
 }
