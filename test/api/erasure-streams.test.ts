@@ -109,7 +109,7 @@ describe('erasure through JetStream and webhooks (cluster mode)', function () {
     assert.ok(snapshot, 'the erasure snapshotted the endpoint');
     assert.doesNotMatch(snapshot.payload, /secret of alice/);
     assert.match(snapshot.payload, /secret of bob/);
-    assert.deepEqual(JSON.parse(snapshot.payload).state.erasedObjectiveIds, [alice.metadata.id], 'a late event of alice\'s would be erased too');
+    assert.deepEqual(Object.keys(JSON.parse(snapshot.payload).state.erasedObjectives), [alice.metadata.id], 'a late event of alice\'s would be erased too');
   });
 
   it('gives OBJECTIVE_EVENTS at least the configured retention (default 7 days)', async () => {
