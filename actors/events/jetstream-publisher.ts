@@ -1,26 +1,41 @@
 // The EventPublisher port over JetStream. `prepare` creates the declared
 // streams (the runtime's and the ones actor kinds declare) or adds the
 // subjects they lack, with a duplicate window of at least 10 minutes and the
-// declared maximum age (set on an existing stream too: a retention added or
-// changed in the configuration holds from the next start); each
-// event is published with its id as message id, so a retry after a crash
-// within the window is stored once, and with its headers.
+// declared maximum age. On an existing stream a node only ever raises the
+// maximum age (or sets it on a stream that has none): a stream may be shared
+// by every cluster on the NATS server (OBJECTIVE_EVENTS is), and one
+// configured with a shorter retention (staging next to production) must not
+// cut the others'; it keeps the stream's and warns how to lower it on
+// purpose. Each event is published with its id as message id, so a retry
+// after a crash within the window is stored once, and with its headers.
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
 import { mergeStreamDeclarations } from '../../src/events/stream-declarations';
 import type { EventPublisher, PublishedEvent, StreamDeclaration } from '../../src/ports/event-publisher';
+import { defaultRuntimeLogger, type RuntimeLogger } from '../runtime/runtime-logger';
 
 const TEN_MINUTES_NS = 10 * 60 * 1_000_000_000;
+const NS_PER_MS = 1_000_000;
 
 export interface JetStreamPublisherOptions {
   /** Publish timeout. @default 5000 */
   timeoutMs?: number;
+  /** Where the warning of a retention kept goes. @default defaultRuntimeLogger() */
+  logger?: RuntimeLogger;
+}
+
+/** A maximum age as the nats CLI takes it (`--max-age=36h`, `--max-age=90m`, `--max-age=45s`). */
+function natsDuration(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  return `${Math.ceil(ms / 1000)}s`;
 }
 
 /** Publishes to JetStream streams on a shared connection (closing the publisher leaves the connection open). */
 export class JetStreamPublisher implements EventPublisher {
   private readonly client: JetStreamClient;
   private readonly timeoutMs: number;
+  private readonly logger: RuntimeLogger;
   private manager: JetStreamManager | undefined;
 
   constructor(
@@ -28,6 +43,7 @@ export class JetStreamPublisher implements EventPublisher {
     options: JetStreamPublisherOptions = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? 5000;
+    this.logger = options.logger ?? defaultRuntimeLogger();
     this.client = jetstream(connection, { timeout: this.timeoutMs });
   }
 
@@ -71,21 +87,33 @@ export class JetStreamPublisher implements EventPublisher {
   private async prepareStream(manager: JetStreamManager, stream: StreamDeclaration): Promise<void> {
     const existing = await this.streamInfo(manager, stream.name);
     // JetStream counts in nanoseconds; 0 is "no limit". The duplicate window may not exceed the age limit.
-    const maxAge = stream.maxAgeMs === undefined ? 0 : stream.maxAgeMs * 1_000_000;
-    const window = (duplicateWindow: number) => (maxAge > 0 ? Math.min(duplicateWindow, maxAge) : duplicateWindow);
+    const declared = stream.maxAgeMs === undefined ? 0 : stream.maxAgeMs * NS_PER_MS;
+    const window = (duplicateWindow: number, maxAge: number) => (maxAge > 0 ? Math.min(duplicateWindow, maxAge) : duplicateWindow);
     if (!existing) {
-      await manager.streams.add({ name: stream.name, subjects: stream.subjects, duplicate_window: window(TEN_MINUTES_NS), max_age: maxAge });
+      await manager.streams.add({ name: stream.name, subjects: stream.subjects, duplicate_window: window(TEN_MINUTES_NS, declared), max_age: declared });
       return;
     }
+    const current = existing.config.max_age;
+    // A stream without a limit (as versions before retention made OBJECTIVE_EVENTS) takes the declared one.
+    const maxAge = declared > 0 && (current === 0 || declared > current) ? declared : current;
+    if (declared > 0 && declared < current) this.warnRetentionKept(stream.name, current, declared);
     const missing = stream.subjects.filter((subject) => !existing.config.subjects?.includes(subject));
-    const duplicateWindow = window(Math.max(existing.config.duplicate_window, TEN_MINUTES_NS));
-    const ageKept = stream.maxAgeMs === undefined || existing.config.max_age === maxAge;
-    if (missing.length === 0 && existing.config.duplicate_window === duplicateWindow && ageKept) return;
+    const duplicateWindow = window(Math.max(existing.config.duplicate_window, TEN_MINUTES_NS), maxAge);
+    if (missing.length === 0 && existing.config.duplicate_window === duplicateWindow && current === maxAge) return;
     await manager.streams.update(stream.name, {
       subjects: [...(existing.config.subjects ?? []), ...missing],
       duplicate_window: duplicateWindow,
-      ...(stream.maxAgeMs === undefined ? {} : { max_age: maxAge }),
+      max_age: maxAge,
     });
+  }
+
+  private warnRetentionKept(stream: string, currentNs: number, declaredNs: number): void {
+    const declared = natsDuration(declaredNs / NS_PER_MS);
+    this.logger.warn(
+      { stream, streamMaxAge: natsDuration(currentNs / NS_PER_MS), configuredMaxAge: declared },
+      `stream ${stream} keeps messages longer than this node is configured for (AGENTRT_EVENT_RETENTION): the longer retention is kept, ` +
+        `since other clusters on this NATS server may rely on it. To shorten it on purpose: nats stream edit ${stream} --max-age=${declared}`,
+    );
   }
 
   /** The stream sequences of the messages the filter takes now: read through an ephemeral consumer of their headers only. */

@@ -47,7 +47,7 @@ async function clusterPorts(natsUrl: string, databaseUrl: string, options: Runti
   const connection = await connect({ servers: natsUrl, name: options.nodeId });
   return {
     bus: new NatsBus(connection, false),
-    publisher: new JetStreamPublisher(connection),
+    publisher: new JetStreamPublisher(connection, { logger }),
     consumers: new JetStreamConsumers(connection, { logger }),
     leases: new PgLeaseProvider({ url: databaseUrl, leaseTimeoutMs: options.leaseTimeoutMs, applicationName: `agentrt-lease-${options.nodeId}` }),
     onStopped: () => connection.drain(),

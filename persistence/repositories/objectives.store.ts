@@ -310,11 +310,13 @@ export function createObjectivesStore(dataSource: DataSource): ObjectivesStore {
 
     countRunningByAgent: (agentId) => countRunningObjectives(manager, agentId),
 
-    async namedBy({ workspaceId, tenantId, subjectIds }) {
+    async namedBy({ workspaceId, tenantId, subjectIds }, { after, limit }) {
       if (tenantId === undefined && !subjectIds.length) return [];
       const rows: Array<{ id: string; account_id: string; workspace_id: string; agent_id: string }> = await manager.query(
-        `SELECT id, account_id, workspace_id, agent_id FROM objectives WHERE workspace_id = $1 AND (tenant_id = $2 OR subject_id = ANY($3::text[])) ORDER BY id`,
-        [workspaceId, tenantId ?? null, subjectIds],
+        `SELECT id, account_id, workspace_id, agent_id FROM objectives
+          WHERE workspace_id = $1 AND (tenant_id = $2 OR subject_id = ANY($3::text[])) AND ($4::text IS NULL OR id > $4)
+          ORDER BY id LIMIT $5`,
+        [workspaceId, tenantId ?? null, subjectIds, after, limit],
       );
       return rows.map((row) => ({ objectiveId: row.id, accountId: row.account_id, workspaceId: row.workspace_id, agentId: row.agent_id }));
     },

@@ -333,11 +333,15 @@ export class ObjectiveService {
    * Tenant and subject erasure (ObjectiveErasure): each objective naming them
    * erases its own content through its actor (stopping it when it runs), so
    * the actor's state, the rows and the events all say `[erased]`. Run by
-   * an erasure job (src/tenants/erasure-run.ts), which goes on with what
-   * this answers: where the objectives' events were published.
+   * an erasure job (src/tenants/erasure-run.ts), one batch at a time: the
+   * objectives after `page.after` in id order, at most `page.limit`. The job
+   * goes on with what this answers: where the objectives' events were published.
    */
-  async eraseObjectivesOf(target: { workspaceId: string; tenantId?: string; subjectIds: readonly string[] }): Promise<ObjectiveEventsAddress[]> {
-    const objectives = await this.objectives.namedBy(target);
+  async eraseObjectivesOf(
+    target: { workspaceId: string; tenantId?: string; subjectIds: readonly string[] },
+    page: { after: string | null; limit: number },
+  ): Promise<ObjectiveEventsAddress[]> {
+    const objectives = await this.objectives.namedBy(target, page);
     for (const { objectiveId } of objectives) await this.commands.send(objectiveId, { type: 'erase' }, { commandId: `erase:${objectiveId}` });
     return objectives;
   }

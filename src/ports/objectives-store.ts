@@ -61,6 +61,10 @@ export interface ObjectivesStore {
   listEvents(objectiveId: string, afterSequence: number, limit: number): Promise<ObjectiveEventRecord[]>;
   /** Objectives of the agent not in a terminal state. */
   countRunningByAgent(agentId: string): Promise<number>;
-  /** The workspace's objectives naming the tenant or one of the subjects, in id order, with where their events go (for erasure). */
-  namedBy(target: { workspaceId: string; tenantId?: string; subjectIds: readonly string[] }): Promise<ObjectiveEventsAddress[]>;
+  /**
+   * The workspace's objectives naming the tenant or one of the subjects, in id
+   * order, with where their events go (for erasure, a batch at a time): those
+   * after `page.after` (from the first when null), at most `page.limit`.
+   */
+  namedBy(target: { workspaceId: string; tenantId?: string; subjectIds: readonly string[] }, page: { after: string | null; limit: number }): Promise<ObjectiveEventsAddress[]>;
 }

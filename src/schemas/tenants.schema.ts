@@ -53,6 +53,13 @@ export const Erasure = Type.Object({
   info: Type.Object({
     status: Type.Union([Type.Literal('ERASURE_STATUS_RUNNING'), Type.Literal('ERASURE_STATUS_COMPLETED')]),
     attempts: Type.Integer(),
+    /** How far the job is: it erases the objectives a batch at a time, each batch through three steps. */
+    progress: Type.Object({
+      batchesCompleted: Type.Integer(),
+      objectivesErased: Type.Integer(),
+      /** The current batch's step; absent once completed. */
+      step: Type.Optional(Type.Union([Type.Literal('ERASURE_STEP_OBJECTIVES'), Type.Literal('ERASURE_STEP_EVENTS'), Type.Literal('ERASURE_STEP_WEBHOOKS')])),
+    }),
     lastError: Type.Optional(Type.String()),
     nextAttemptAt: Type.Optional(Type.String({ format: 'date-time' })),
     objectiveCount: Type.Optional(Type.Integer()),

@@ -25,6 +25,11 @@ export function toErasure(job: ErasureJob): Erasure {
     info: {
       status: job.status,
       attempts: job.attempts,
+      progress: {
+        batchesCompleted: job.progress.batchesCompleted,
+        objectivesErased: job.progress.objectivesErased,
+        ...(job.status === 'ERASURE_STATUS_RUNNING' ? { step: job.progress.step } : {}),
+      },
       ...(job.lastError !== null ? { lastError: job.lastError } : {}),
       ...(job.nextAttemptAt !== null ? { nextAttemptAt: job.nextAttemptAt } : {}),
       ...(job.objectiveCount !== null ? { objectiveCount: job.objectiveCount } : {}),

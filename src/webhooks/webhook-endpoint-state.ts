@@ -10,12 +10,26 @@
 // starts the heads in that order); an emptied lane leaves for idleLanes, where
 // only its next sequence stays, so a turn walks the queued lanes alone. A
 // snapshot stores the maps as plain objects (their toJSON, keys in order),
-// which webhookEndpointStateFromSnapshot makes maps again.
+// which webhookEndpointStateFromSnapshot makes maps again. Objectives erased
+// through the endpoint keep a dated mark (a persistent map too, oldest first)
+// for as long as a late event of theirs may still arrive: each event looks
+// its objective up in it, and marks past ERASED_MARK_HOLD_MS whose lane holds
+// no delivery are forgotten, so the marks do not grow with every erasure ever.
 import { OrderedMap as PersistentMap } from 'immutable';
 import { eraseEnvelopeText } from '../objectives/objective-erasure';
 import type { WebhookDeliveryRecord } from './webhook-delivery';
 
 export const FINALIZED_EVENT_TYPE = 'OBJECTIVE_EVENT_TYPE_FINALIZED';
+
+/**
+ * How long the endpoint remembers an erased objective once it holds no
+ * delivery of it. A late event of its comes from the intake: one it took from
+ * OBJECTIVE_EVENTS before the erasure purged the stream (the purge comes
+ * before the endpoints' erase, and a purged message is never handed out
+ * again) and was still handing over (an ask, bounded by AGENTRT_ASK_TIMEOUT_MS,
+ * within the intake's ack wait): seconds, far below this.
+ */
+export const ERASED_MARK_HOLD_MS = 3_600_000;
 
 /** A delivery not finished yet, with what it takes to send it again. */
 export interface QueuedDelivery {
@@ -54,22 +68,28 @@ export interface WebhookEndpointState {
    */
   idleLanes: PersistentMap<string, number>;
   /**
-   * Objectives erased with their tenant or subject: an event of theirs that
-   * still arrives (a consumer held it while the stream was purged) is queued
-   * with its content erased. Absent in snapshots from before erasure.
+   * Objectives erased with their tenant or subject, by id, with when the mark
+   * was made (ISO; '' for a mark from a snapshot that kept no date, dated at
+   * the next event), oldest first: an event of theirs that still arrives (a
+   * consumer held it while the stream was purged) is queued with its content
+   * erased. Forgotten past ERASED_MARK_HOLD_MS once their lane holds nothing.
    */
-  erasedObjectiveIds?: string[];
+  erasedObjectives: PersistentMap<string, string>;
 }
 
 export type Lanes = PersistentMap<string, ObjectiveLane>;
 
 /**
  * The state as a snapshot stores it (JSON): the maps as plain objects. A
- * snapshot from before idleLanes has every lane in `lanes`, empty ones too.
+ * snapshot from before idleLanes has every lane in `lanes`, empty ones too;
+ * one from before the dated marks has the erased objectives as a list
+ * (`erasedObjectiveIds`), one from before erasure neither.
  */
-export type StoredWebhookEndpointState = Omit<WebhookEndpointState, 'lanes' | 'idleLanes'> & {
+export type StoredWebhookEndpointState = Omit<WebhookEndpointState, 'lanes' | 'idleLanes' | 'erasedObjectives'> & {
   lanes: Record<string, ObjectiveLane>;
   idleLanes?: Record<string, number>;
+  erasedObjectives?: Record<string, string>;
+  erasedObjectiveIds?: string[];
 };
 
 export type WebhookEndpointEvent =
@@ -84,19 +104,48 @@ export type WebhookEndpointEvent =
   | { type: 'objectives_erased'; objectiveIds: string[]; at: string };
 
 export function initialWebhookEndpointState(endpointId: string): WebhookEndpointState {
-  return { endpointId, disabled: null, failingSince: null, lanes: PersistentMap(), idleLanes: PersistentMap() };
+  return { endpointId, disabled: null, failingSince: null, lanes: PersistentMap(), idleLanes: PersistentMap(), erasedObjectives: PersistentMap() };
 }
 
-/** The state a snapshot stored (its JSON, parsed), with its lanes as maps. */
+/** The state a snapshot stored (its JSON, parsed), with its lanes and marks as maps. */
 export function webhookEndpointStateFromSnapshot(stored: StoredWebhookEndpointState): WebhookEndpointState {
-  const { lanes, idleLanes, ...rest } = stored;
+  const { lanes, idleLanes, erasedObjectives, erasedObjectiveIds, ...rest } = stored;
+  const marks = erasedObjectives
+    ? PersistentMap(erasedObjectives)
+    : PersistentMap<string, string>((erasedObjectiveIds ?? []).map((objectiveId): [string, string] => [objectiveId, '']));
   const all = PersistentMap(lanes);
-  if (idleLanes) return { ...rest, lanes: all, idleLanes: PersistentMap(idleLanes) };
+  if (idleLanes) return { ...rest, lanes: all, idleLanes: PersistentMap(idleLanes), erasedObjectives: marks };
   return {
     ...rest,
     lanes: all.filter((lane) => lane.queue.length > 0),
     idleLanes: all.filter((lane) => lane.queue.length === 0).map((lane) => lane.nextSequence),
+    erasedObjectives: marks,
   };
+}
+
+/** Whether events of this objective are queued erased. */
+export function isErasedObjective(state: WebhookEndpointState, objectiveId: string): boolean {
+  return state.erasedObjectives.has(objectiveId);
+}
+
+/**
+ * Forgets the marks past their hold whose lane holds no delivery, from the
+ * oldest, stopping at the first one still held (usually the first one: no
+ * walk). A mark past its hold whose lane still holds deliveries, or of no
+ * date, is dated `at` and moves to the end.
+ */
+function forgetOldErasures(draft: WebhookEndpointState, at: string): void {
+  if (draft.erasedObjectives.size === 0) return;
+  const now = Date.parse(at);
+  let marks = draft.erasedObjectives;
+  const kept: string[] = [];
+  for (const [objectiveId, markedAt] of draft.erasedObjectives) {
+    if (markedAt && Date.parse(markedAt) + ERASED_MARK_HOLD_MS > now) break;
+    marks = marks.delete(objectiveId);
+    if (!markedAt || draft.lanes.has(objectiveId)) kept.push(objectiveId);
+  }
+  for (const objectiveId of kept) marks = marks.set(objectiveId, at);
+  draft.erasedObjectives = marks;
 }
 
 export function isFinal(delivery: WebhookDeliveryRecord): boolean {
@@ -146,6 +195,7 @@ export function draftWebhookEndpoint(state: WebhookEndpointState): WebhookEndpoi
 export function applyToWebhookEndpointDraft(draft: WebhookEndpointState, event: WebhookEndpointEvent): void {
   switch (event.type) {
     case 'delivery_queued': {
+      forgetOldErasures(draft, event.at);
       if (isFinal(event.delivery)) return;
       const queued: QueuedDelivery = {
         delivery: event.delivery, body: event.body, receivedAt: event.at, roundStartAttempt: event.delivery.attemptCount, ...(event.manual ? { manual: true } : {}),
@@ -184,13 +234,15 @@ export function applyToWebhookEndpointDraft(draft: WebhookEndpointState, event: 
       draft.idleLanes = PersistentMap();
       return;
     case 'objectives_erased': {
-      const known = new Set(draft.erasedObjectiveIds ?? []);
+      forgetOldErasures(draft, event.at);
+      let marks = draft.erasedObjectives;
       for (const objectiveId of event.objectiveIds) {
-        known.add(objectiveId);
+        // Erased again (another erasure naming it): dated anew, at the end.
+        marks = marks.delete(objectiveId).set(objectiveId, event.at);
         if (!draft.lanes.has(objectiveId)) continue;
         changeLane(draft, objectiveId, (lane) => ({ ...lane, queue: lane.queue.map((queued) => ({ ...queued, body: eraseEnvelopeText(queued.body) })) }));
       }
-      draft.erasedObjectiveIds = [...known];
+      draft.erasedObjectives = marks;
       return;
     }
   }

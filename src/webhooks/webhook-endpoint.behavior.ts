@@ -9,7 +9,8 @@ import { eraseEnvelopeText } from '../objectives/objective-erasure';
 import type { ActorBehavior, ActorContext, ActorDecision, EffectOutcome, EffectRequest, FiredReminder, RunningEffect } from '../ports/actor-behavior';
 import { newDeliveryOf, type WebhookDeliveryChange, type WebhookDeliveryRecord, type WebhookDeliveryStatus } from './webhook-delivery';
 import {
-  applyToWebhookEndpointDraft, draftWebhookEndpoint, evolveWebhookEndpoint, evolveWebhookEndpointAll, findQueued, initialWebhookEndpointState, webhookEndpointStateFromSnapshot,
+  applyToWebhookEndpointDraft, draftWebhookEndpoint, evolveWebhookEndpoint, evolveWebhookEndpointAll, findQueued, initialWebhookEndpointState, isErasedObjective,
+  webhookEndpointStateFromSnapshot,
   type QueuedDelivery, type StoredWebhookEndpointState, type WebhookEndpointEvent, type WebhookEndpointState,
 } from './webhook-endpoint-state';
 import { WEBHOOK_ENDPOINT_KIND } from './webhook-endpoint-id';
@@ -233,7 +234,7 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
       ? { ...delivery, status: 'WEBHOOK_DELIVERY_STATUS_DISABLED' as const, errorMessage: disabledMessage(turn.state.disabled.reason) }
       : delivery;
     // An event of an erased objective that was on its way while the erasure ran goes out with its content erased.
-    const body = turn.state.erasedObjectiveIds?.includes(delivery.objectiveId) ? eraseEnvelopeText(command.body) : command.body;
+    const body = isErasedObjective(turn.state, delivery.objectiveId) ? eraseEnvelopeText(command.body) : command.body;
     turn.apply({ type: 'delivery_queued', delivery: queued, body, at: turn.now.toISOString() });
     turn.project(queued);
     dispatch(turn);

@@ -109,14 +109,15 @@ describe('erasure through JetStream and webhooks (cluster mode)', function () {
     assert.ok(snapshot, 'the erasure snapshotted the endpoint');
     assert.doesNotMatch(snapshot.payload, /secret of alice/);
     assert.match(snapshot.payload, /secret of bob/);
-    assert.deepEqual(JSON.parse(snapshot.payload).state.erasedObjectiveIds, [alice.metadata.id], 'a late event of alice\'s would be erased too');
+    assert.deepEqual(Object.keys(JSON.parse(snapshot.payload).state.erasedObjectives), [alice.metadata.id], 'a late event of alice\'s would be erased too');
   });
 
-  it('sets the configured retention (default 7 days) on OBJECTIVE_EVENTS', async () => {
+  it('gives OBJECTIVE_EVENTS at least the configured retention (default 7 days)', async () => {
     const connection = await connect({ servers: TEST_NATS_URL });
     try {
       const manager = await jetstreamManager(connection);
-      assert.equal((await manager.streams.info('OBJECTIVE_EVENTS')).config.max_age, 7 * DAY_NS);
+      // Shared by every cluster on the server: a node never lowers it, so another's longer retention may stand.
+      assert.ok((await manager.streams.info('OBJECTIVE_EVENTS')).config.max_age >= 7 * DAY_NS);
     } finally {
       await connection.close();
     }

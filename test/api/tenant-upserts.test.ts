@@ -26,7 +26,8 @@ describe('TenantService upserts', () => {
       async start(id, target) {
         erased.push(target);
         const job: ErasureJob = {
-          id, target, status: 'ERASURE_STATUS_RUNNING', createdAt: new Date().toISOString(), attempts: 1, lastError: null, nextAttemptAt: null, objectiveCount: null, completedAt: null,
+          id, target, status: 'ERASURE_STATUS_RUNNING', createdAt: new Date().toISOString(), attempts: 1, failedRuns: 0, lastError: null, nextAttemptAt: null,
+          progress: { batchesCompleted: 0, objectivesErased: 0, step: 'ERASURE_STEP_OBJECTIVES' }, cursor: null, batch: null, objectiveCount: null, completedAt: null,
         };
         jobs.set(id, job);
         return job;

@@ -425,18 +425,32 @@ describe('JetStreamPublisher retention', function () {
   this.timeout(30_000);
   const DAY_MS = 86_400_000;
 
-  it('creates a stream with the declared maximum age, and sets it on an existing stream at the next prepare', async () => {
+  it('creates a stream with the declared maximum age, sets it on an existing stream without one, and only ever raises it', async () => {
     const names = uniqueBusNames();
     const connection = await connect({ servers: TEST_NATS_URL });
+    const warnings: Array<{ fields: object; message: string }> = [];
+    const logger = { ...silentLogger, warn: (fields: object, message: string) => warnings.push({ fields, message }) };
     try {
-      const publisher = new JetStreamPublisher(connection);
+      const publisher = new JetStreamPublisher(connection, { logger });
       const manager = await jetstreamManager(connection);
+      const maxAge = async () => (await manager.streams.info(names.eventStream)).config.max_age;
       await publisher.prepare([{ name: names.eventStream, subjects: [`${names.subjectPrefix}.>`] }]);
-      assert.equal((await manager.streams.info(names.eventStream)).config.max_age, 0, 'no age declared: kept for ever, as before');
+      assert.equal(await maxAge(), 0, 'no age declared: kept for ever, as before');
       await publisher.prepare([{ name: names.eventStream, subjects: [`${names.subjectPrefix}.>`], maxAgeMs: 7 * DAY_MS }]);
-      assert.equal((await manager.streams.info(names.eventStream)).config.max_age, 7 * DAY_MS * 1_000_000, 'an existing stream takes the age');
+      assert.equal(await maxAge(), 7 * DAY_MS * 1_000_000, 'an existing stream without a limit takes the age');
+      assert.equal(warnings.length, 0, 'no warning');
+      // Another cluster on the same server, configured with a shorter retention (staging next to production).
+      await new JetStreamPublisher(connection, { logger }).prepare([{ name: names.eventStream, subjects: [`${names.subjectPrefix}.>`], maxAgeMs: 3_600_000 }]);
+      assert.equal(await maxAge(), 7 * DAY_MS * 1_000_000, 'a shorter age does not cut the stream\'s');
+      assert.equal(warnings.length, 1);
+      assert.deepEqual(warnings[0].fields, { stream: names.eventStream, streamMaxAge: '168h', configuredMaxAge: '1h' });
+      assert.match(warnings[0].message, new RegExp(`nats stream edit ${names.eventStream} --max-age=1h`), 'the warning says how to lower it on purpose');
+      await publisher.prepare([{ name: names.eventStream, subjects: [`${names.subjectPrefix}.>`], maxAgeMs: 10 * DAY_MS }]);
+      assert.equal(await maxAge(), 10 * DAY_MS * 1_000_000, 'a longer age raises it');
+      // Lowered on purpose by hand, as the warning says: a node configured alike keeps it.
+      await manager.streams.update(names.eventStream, { max_age: 2 * DAY_MS * 1_000_000 });
       await publisher.prepare([{ name: names.eventStream, subjects: [`${names.subjectPrefix}.>`], maxAgeMs: 2 * DAY_MS }]);
-      assert.equal((await manager.streams.info(names.eventStream)).config.max_age, 2 * DAY_MS * 1_000_000, 'a changed age is applied');
+      assert.equal(await maxAge(), 2 * DAY_MS * 1_000_000, 'the age set by hand stays');
       await deleteStream(names.eventStream);
       await publisher.prepare([{ name: names.eventStream, subjects: [`${names.subjectPrefix}.>`], maxAgeMs: 5 * 60_000 }]);
       const created = (await manager.streams.info(names.eventStream)).config;

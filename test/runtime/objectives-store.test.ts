@@ -361,13 +361,21 @@ describe('objectives store (read model)', () => {
 
     it('names the objectives of a tenant or subjects, within the workspace, with where their events go', async () => {
       const sorted = (values: string[]) => [...values].sort();
-      const ids = async (target: { workspaceId: string; tenantId?: string; subjectIds: string[] }) => (await store.namedBy(target)).map((named) => named.objectiveId);
+      const all = { after: null, limit: 100 };
+      const ids = async (target: { workspaceId: string; tenantId?: string; subjectIds: string[] }, page: { after: string | null; limit: number } = all) =>
+        (await store.namedBy(target, page)).map((named) => named.objectiveId);
       assert.deepEqual(await ids({ workspaceId: listWorkspace, tenantId: 'tnt_1', subjectIds: [] }), [made.tenant.id]);
       assert.deepEqual(await ids({ workspaceId: listWorkspace, subjectIds: ['sbj_1', 'sbj_2'] }), sorted([made.subject.id, made.otherSubject.id]));
       assert.deepEqual(await ids({ workspaceId: listWorkspace, tenantId: 'tnt_2', subjectIds: ['sbj_2'] }), sorted([made.subject.id, made.otherSubject.id]));
       assert.deepEqual(await ids({ workspaceId: workspaceId, tenantId: 'tnt_1', subjectIds: ['sbj_1'] }), []);
       assert.deepEqual(await ids({ workspaceId: listWorkspace, subjectIds: [] }), []);
-      const [named] = await store.namedBy({ workspaceId: listWorkspace, tenantId: 'tnt_1', subjectIds: [] });
+      // A batch at a time, in id order, after the last id of the batch before.
+      const both = { workspaceId: listWorkspace, subjectIds: ['sbj_1', 'sbj_2'] };
+      const [first, second] = sorted([made.subject.id, made.otherSubject.id]);
+      assert.deepEqual(await ids(both, { after: null, limit: 1 }), [first]);
+      assert.deepEqual(await ids(both, { after: first, limit: 1 }), [second]);
+      assert.deepEqual(await ids(both, { after: second, limit: 1 }), []);
+      const [named] = await store.namedBy({ workspaceId: listWorkspace, tenantId: 'tnt_1', subjectIds: [] }, all);
       assert.deepEqual(named, { objectiveId: made.tenant.id, accountId, workspaceId: listWorkspace, agentId: 'agt_default' });
     });
 

@@ -120,6 +120,13 @@ class EndpointDriver {
   }
 }
 
+/** An event of the objective whose user message says `content`. */
+function said(driver: EndpointDriver, objectiveId: string, sequence: number, content: string) {
+  const body = JSON.parse(envelope(objectiveId, sequence));
+  body.data.objectiveEvent.data.userMessage = { content };
+  return driver.command({ type: 'event', body: JSON.stringify(body), webhookUrl: URL_A });
+}
+
 describe('webhook endpoint behaviour', () => {
   it('records a delivery for an event and sends it as an effect, then records the success', async () => {
     const driver = new EndpointDriver();
@@ -389,15 +396,10 @@ describe('webhook endpoint behaviour', () => {
 
   it('erases the queued bodies of erased objectives, and of their later events, and asks for a snapshot', async () => {
     const driver = new EndpointDriver();
-    const said = (objectiveId: string, sequence: number, content: string) => {
-      const body = JSON.parse(envelope(objectiveId, sequence));
-      body.data.objectiveEvent.data.userMessage = { content };
-      return driver.command({ type: 'event', body: JSON.stringify(body), webhookUrl: URL_A });
-    };
     const bodies = (objectiveId: string) => (driver.state.lanes.get(objectiveId)?.queue ?? []).map((queued) => queued.body).join('\n');
-    await said('obj_1', 1, 'card 4111');
-    await said('obj_1', 2, 'card 4111 again');
-    await said('obj_2', 1, 'keep me');
+    await said(driver, 'obj_1', 1, 'card 4111');
+    await said(driver, 'obj_1', 2, 'card 4111 again');
+    await said(driver, 'obj_2', 1, 'keep me');
     await driver.finish('whdel_obj_1_1.1', serverError);
     assert.match(bodies('obj_1'), /4111/);
 
@@ -411,11 +413,47 @@ describe('webhook endpoint behaviour', () => {
 
     await driver.advance(1000);
     assert.doesNotMatch(JSON.stringify(driver.running.get('whdel_obj_1_1.2')!.transientInput), /4111/, 'the next attempt sends the erased body');
-    await said('obj_1', 3, 'card 4111 late');
+    await said(driver, 'obj_1', 3, 'card 4111 late');
     assert.doesNotMatch(bodies('obj_1'), /4111/, 'an event arriving after the erasure is queued erased');
     const restored = driver.behavior.fromSnapshot!(asStored(driver.state));
-    assert.deepEqual(restored.erasedObjectiveIds, ['obj_1'], 'the snapshot remembers the erased objectives');
+    assert.deepEqual([...restored.erasedObjectives.keys()], ['obj_1'], 'the snapshot remembers the erased objectives');
     assert.doesNotMatch(JSON.stringify(asStored(driver.state)), /4111/, 'the state holds no content of theirs');
+  });
+
+  it('forgets an erased objective an hour after its erasure once it has no delivery queued, and keeps it while it has', async () => {
+    // A failed attempt is retried in two hours: obj_held's delivery stays queued past the hold.
+    const driver = new EndpointDriver({ retryDelayMs: () => 2 * 3_600_000 });
+    await driver.event('obj_held', 1);
+    await driver.finish('whdel_obj_held_1.1', serverError);
+    await driver.command({ type: 'erase', objectiveIds: ['obj_held', 'obj_gone'] });
+    await driver.advance(30 * 60_000);
+    await driver.command({ type: 'erase', objectiveIds: ['obj_later'] });
+    const marked = () => [...driver.state.erasedObjectives.keys()];
+    assert.deepEqual(marked(), ['obj_held', 'obj_gone', 'obj_later']);
+
+    await driver.advance(30 * 60_000 + 1000);
+    await driver.event('obj_other', 1);
+    assert.deepEqual(marked(), ['obj_later', 'obj_held'], 'past the hold: kept while a delivery of it is queued (dated anew), else forgotten');
+    assert.equal(JSON.stringify(asStored(driver.state)).includes('obj_gone'), false, 'the snapshot holds no mark of it either');
+    await said(driver, 'obj_held', 2, 'card 4111');
+    assert.match(driver.state.lanes.get('obj_held')!.queue[1].body, /\[erased\]/, 'a late event of a kept one is still erased');
+
+    await driver.advance(3 * 3_600_000);
+    await driver.event('obj_other', 2);
+    assert.deepEqual(marked(), ['obj_held'], 'the hold ran out for the other one too');
+  });
+
+  it('takes the erased objectives of a snapshot from before the dated marks, and dates them at the next event', async () => {
+    const driver = new EndpointDriver();
+    const { erasedObjectives: _dated, ...older } = asStored(driver.state) as Record<string, unknown>;
+    driver.state = driver.behavior.fromSnapshot!({ ...older, erasedObjectiveIds: ['obj_9'] });
+    await said(driver, 'obj_9', 1, 'card 4111');
+    assert.match(driver.state.lanes.get('obj_9')!.queue[0].body, /\[erased\]/, 'an event of an objective the older snapshot named is erased');
+    assert.deepEqual(Object.entries((asStored(driver.state) as { erasedObjectives: Record<string, string> }).erasedObjectives), [['obj_9', driver.now.toISOString()]]);
+    await driver.finish('whdel_obj_9_1.1', ok);
+    await driver.advance(3_600_000 + 1000);
+    await driver.event('obj_other', 1);
+    assert.equal(driver.state.erasedObjectives.size, 0, 'forgotten an hour after that');
   });
 
   it('forgets an objective once its FINALIZED event has left', async () => {
