@@ -1,6 +1,7 @@
 // Node configuration, read once from the environment. docs/operations.md lists
 // every variable; a bad value fails start-up with a message naming it.
 import path from 'node:path';
+import { DEFAULT_OBJECTIVE_MAX_TOKENS } from './objectives/objective-budgets';
 import { readDuration } from './resource/duration';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, parseWebhookRetrySchedule, WEBHOOK_RETRY_SCHEDULE_VARIABLE } from './webhooks/webhook-retry-schedule';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS } from './webhooks/webhook-sender';
@@ -39,10 +40,12 @@ export interface Config {
    * Objective limits (AGENTRT_OBJECTIVE_MAX_DEPTH, AGENTRT_MODEL_CALL_TIMEOUT_MS, AGENTRT_OBJECTIVE_TURN_TIMEOUT_MS, 0: no turn limit;
    * AGENTRT_MODEL_RETRY_BUDGET_MS, how long a model call's retryable failures are retried on reminders;
    * AGENTRT_MODEL_CALL_ATTEMPTS, attempts within one model call before it fails to the objective;
-   * AGENTRT_MODEL_RETRY_TIME_SCALE, test nodes only: the retries' waits and budget run at this fraction of real time).
+   * AGENTRT_MODEL_RETRY_TIME_SCALE, test nodes only: the retries' waits and budget run at this fraction of real time;
+   * AGENTRT_OBJECTIVE_MAX_TOKENS, the token cap of objectives whose variation sets no maxTokens, 0: none).
    */
   objectives: {
     maxDepth: number; modelCallTimeoutMs: number; turnTimeoutMs: number; modelRetryBudgetMs: number; modelCallAttempts: number; modelRetryTimeScale: number;
+    defaultMaxTokens: number;
   };
   /** Webhook delivery (docs/operations.md "Webhooks"). */
   webhooks: WebhookConfig;
@@ -179,6 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       modelRetryBudgetMs: integer(env, 'AGENTRT_MODEL_RETRY_BUDGET_MS', 30 * 60_000, 0),
       modelCallAttempts: integer(env, 'AGENTRT_MODEL_CALL_ATTEMPTS', 4, 1),
       modelRetryTimeScale: fraction(env, 'AGENTRT_MODEL_RETRY_TIME_SCALE', 1),
+      defaultMaxTokens: integer(env, 'AGENTRT_OBJECTIVE_MAX_TOKENS', DEFAULT_OBJECTIVE_MAX_TOKENS, 0),
     },
     webhooks: {
       retryScheduleMs: env[WEBHOOK_RETRY_SCHEDULE_VARIABLE] ? parseWebhookRetrySchedule(env[WEBHOOK_RETRY_SCHEDULE_VARIABLE]) : [...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS],

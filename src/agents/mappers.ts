@@ -86,8 +86,8 @@ export function toVariation(record: VariationRecord, info?: VariationInfo): Agen
         maxSubObjectives: record.maxSubObjectives ?? 0,
         maxToolCalls: record.maxToolCalls ?? 0,
         maxModelTurns: record.maxModelTurns ?? DEFAULT_MAX_MODEL_TURNS,
-        maxTokens: record.maxTokens ?? 0,
         maxCostCents: record.maxCostCents ?? 0,
+        ...optional('maxTokens', record.maxTokens),
         ...optional('modelRetryBudgetSeconds', record.modelRetryBudgetSeconds),
       },
       compactionConfig: {

@@ -59,6 +59,7 @@ export interface VariationRecord extends WorkspaceResourceRecord {
   maxToolCalls: number | null;
   /** Null: DEFAULT_MAX_MODEL_TURNS. */
   maxModelTurns: number | null;
+  /** Null: the node's AGENTRT_OBJECTIVE_MAX_TOKENS; 0: no limit. */
   maxTokens: number | null;
   maxCostCents: number | null;
   /** Null: the node's AGENTRT_MODEL_RETRY_BUDGET_MS. */

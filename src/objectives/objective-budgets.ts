@@ -1,7 +1,9 @@
 // Budgets that end runaway loops (issue 24 item 4; api-decisions.md
 // "Extensions"): the variation's `constraints.maxModelTurns` (model answers
-// per run, default 50), `maxTokens` and `maxCostCents` (over the objective
-// and its sub-objectives, no limit by default). They are checked before each
+// per run, default 50), `maxTokens` (over the objective and its
+// sub-objectives; default the node's AGENTRT_OBJECTIVE_MAX_TOKENS, resolved
+// when the objective starts) and `maxCostCents` (over the objective and its
+// sub-objectives, no limit by default). They are checked before each
 // model call, so a model that answered within them still has its answer
 // taken; one reached ends the objective FAILED with an ERROR of type
 // LIMIT_REACHED whose message names the constraint. Past `maxToolCalls` (and
@@ -12,6 +14,13 @@ import type { ObjectiveError, ObjectiveState, ObjectiveTool } from './objective-
 
 /** Model turns per run when the variation sets no `constraints.maxModelTurns`. */
 export const DEFAULT_MAX_MODEL_TURNS = 50;
+/**
+ * Tokens (prompt + completion, over the objective and its sub-objectives)
+ * when neither the variation (`constraints.maxTokens`) nor the node
+ * (AGENTRT_OBJECTIVE_MAX_TOKENS) sets a cap: enough for 50 turns at a
+ * 200k-token context, so only a runaway reaches it.
+ */
+export const DEFAULT_OBJECTIVE_MAX_TOKENS = 10_000_000;
 /** The ERROR type of an objective ended by one of its budgets. */
 export const LIMIT_REACHED_ERROR_TYPE = 'LIMIT_REACHED';
 

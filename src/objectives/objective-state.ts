@@ -92,7 +92,11 @@ export interface ObjectiveStart {
     maxDepth?: number;
     /** Model turns per run (objective-budgets.ts); 0: no limit. @default DEFAULT_MAX_MODEL_TURNS */
     maxModelTurns?: number;
-    /** Prompt + completion tokens over the objective and its sub-objectives; 0 or absent: no limit. */
+    /**
+     * Prompt + completion tokens over the objective and its sub-objectives; 0: no limit. Set on every start
+     * (the variation's, else the node's default); absent only in objectives started before the default existed,
+     * which keep running without one.
+     */
     maxTokens?: number;
     /** Cents over the objective and its sub-objectives; 0 or absent: no limit. */
     maxCostCents?: number;

@@ -31,6 +31,7 @@ import { objectiveEventBody, type ObjectiveEventsAddress } from './objective-eve
 import { startedObjective, toObjective } from './objective-mappers';
 import type { ObjectiveCommand } from './objective.behavior';
 import type { PrepareChildInput } from './objective-children';
+import { DEFAULT_OBJECTIVE_MAX_TOKENS } from './objective-budgets';
 import { DEFAULT_MAX_OBJECTIVE_DEPTH } from './objective-limits';
 import { DEFAULT_MODEL_RETRY_BUDGET_MS } from './objective-retries';
 import type { ObjectiveStart, ObjectiveTool } from './objective-state';
@@ -45,6 +46,8 @@ export interface ObjectiveServiceOptions {
   turnTimeoutMs?: number;
   /** How long a model call's retryable failures are retried when the variation sets no `modelRetryBudgetSeconds`. @default DEFAULT_MODEL_RETRY_BUDGET_MS */
   modelRetryBudgetMs?: number;
+  /** Token cap of an objective whose variation sets no `maxTokens`; 0: none. @default DEFAULT_OBJECTIVE_MAX_TOKENS */
+  defaultMaxTokens?: number;
   /** Test nodes: the model call retries' waits and budget run at this fraction of real time. @default 1 */
   modelRetryTimeScale?: number;
   /** @default Math.random */
@@ -217,7 +220,7 @@ export class ObjectiveService {
         maxSubObjectives: variation.maxSubObjectives ?? 0,
         maxDepth: this.options.maxDepth ?? DEFAULT_MAX_OBJECTIVE_DEPTH,
         ...(variation.maxModelTurns === null ? {} : { maxModelTurns: variation.maxModelTurns }),
-        ...(variation.maxTokens ? { maxTokens: variation.maxTokens } : {}),
+        maxTokens: variation.maxTokens ?? this.options.defaultMaxTokens ?? DEFAULT_OBJECTIVE_MAX_TOKENS,
         ...(variation.maxCostCents ? { maxCostCents: variation.maxCostCents } : {}),
         modelRetryBudgetMs: variation.modelRetryBudgetSeconds === null ? this.options.modelRetryBudgetMs ?? DEFAULT_MODEL_RETRY_BUDGET_MS : variation.modelRetryBudgetSeconds * 1000,
         ...(this.options.modelRetryTimeScale && this.options.modelRetryTimeScale !== 1 ? { modelRetryTimeScale: this.options.modelRetryTimeScale } : {}),

@@ -74,7 +74,9 @@ export const VariationSpecInput = Strict({
     maxToolCalls: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX, description: '0 means no limit' })),
     // Extensions (api-decisions.md "Extensions"; docs/api.md "Objective budgets").
     maxModelTurns: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX, description: 'Model turns per objective run; 0 means no limit; default 50' })),
-    maxTokens: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX, description: 'Prompt + completion tokens over the objective and its sub-objectives; 0 means no limit' })),
+    maxTokens: Type.Optional(Type.Integer({
+      minimum: 0, maximum: INT32_MAX, description: 'Prompt + completion tokens over the objective and its sub-objectives; 0 means no limit; default AGENTRT_OBJECTIVE_MAX_TOKENS',
+    })),
     maxCostCents: Type.Optional(Type.Number({ minimum: 0, maximum: INT32_MAX, description: 'Cents over the objective and its sub-objectives; 0 means no limit' })),
     modelRetryBudgetSeconds: Type.Optional(Type.Integer({
       minimum: 0, maximum: INT32_MAX, description: 'How long consecutive retryable model call failures are retried; 0 retries none; default AGENTRT_MODEL_RETRY_BUDGET_MS',
@@ -127,8 +129,9 @@ export const AgentVariation = Type.Object({
     prompt: Type.Optional(Type.String()),
     modelConfig: Type.Object({ modelId: Type.Optional(Type.String()), temperature: Type.Optional(Type.Number()) }),
     constraints: Type.Object({
-      maxSubObjectives: Type.Integer(), maxToolCalls: Type.Integer(), maxModelTurns: Type.Integer(), maxTokens: Type.Integer(), maxCostCents: Type.Number(),
-      modelRetryBudgetSeconds: Type.Optional(Type.Integer()),
+      maxSubObjectives: Type.Integer(), maxToolCalls: Type.Integer(), maxModelTurns: Type.Integer(), maxCostCents: Type.Number(),
+      // Only when set: unset, the node's default applies, which the variation does not know.
+      maxTokens: Type.Optional(Type.Integer()), modelRetryBudgetSeconds: Type.Optional(Type.Integer()),
     }),
     compactionConfig: Type.Object({
       triggerThreshold: Type.Number(),

@@ -4,9 +4,13 @@
 // RUNNING meanwhile with ERROR events that show each wait; the retry budget
 // ends an objective FAILED with the provider's last error; a model that keeps
 // calling a failing tool ends FAILED naming maxModelTurns at the default cap
-// (and the variation's maxModelTurns and maxTokens at theirs); past
-// maxToolCalls the next request offers no tools. Also: a Retry-After as an
-// HTTP date, a 401 failing at once, a failed call's reported usage counted.
+// (and the variation's maxModelTurns and maxTokens at theirs); one whose
+// variation sets no maxTokens ends FAILED naming maxTokens past the node's
+// default (AGENTRT_OBJECTIVE_MAX_TOKENS, lowered on this node), which the
+// variation's maxTokens overrides (0: no limit); past maxToolCalls the next
+// request offers no tools. Also: a Retry-After as an HTTP date, a
+// Retry-After longer than the retry budget and a 401 failing at once, a
+// failed call's reported usage counted.
 //
 // Time: the test node runs the objective's retry waits and budget at 1/100
 // of real time (AGENTRT_MODEL_RETRY_TIME_SCALE=0.01): a 45 s Retry-After is
@@ -28,6 +32,8 @@ import { workspaceFixture, type WorkspaceFixture } from '../support/workspace-ke
 const MODEL = 'openai/gpt-4o-mini';
 const ERROR = 'OBJECTIVE_EVENT_TYPE_ERROR';
 const TIME_SCALE = 0.01;
+/** This node's AGENTRT_OBJECTIVE_MAX_TOKENS: far above the fake's default 15 tokens per answer, reached only by large usage. */
+const NODE_MAX_TOKENS = 1_000_000;
 
 describe('objectives under provider trouble and runaway models', function () {
   this.timeout(120_000);
@@ -75,7 +81,7 @@ describe('objectives under provider trouble and runaway models', function () {
   const objectiveMsOf = (wait: any) => (Date.parse(wait.data.error.retryAt) - Date.parse(wait.metadata.createdAt)) / TIME_SCALE;
 
   before(async () => {
-    api = await startTestApi({ runtime: { reminderPollMs: 100 }, env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true', AGENTRT_MODEL_CALL_ATTEMPTS: '1', AGENTRT_MODEL_RETRY_TIME_SCALE: String(TIME_SCALE) } });
+    api = await startTestApi({ runtime: { reminderPollMs: 100 }, env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true', AGENTRT_MODEL_CALL_ATTEMPTS: '1', AGENTRT_MODEL_RETRY_TIME_SCALE: String(TIME_SCALE), AGENTRT_OBJECTIVE_MAX_TOKENS: String(NODE_MAX_TOKENS) } });
     ws = await workspaceFixture(api);
     openRouter = await startFakeOpenRouter();
     tools = await startTestToolServer();
@@ -119,6 +125,18 @@ describe('objectives under provider trouble and runaway models', function () {
     const waitMs = objectiveMsOf(wait);
     // The date has whole seconds, and the request took a moment.
     assert.ok(waitMs >= 42_000 && waitMs <= 45_000, `waited ${waitMs} ms for ${until}`);
+  });
+
+  it('a Retry-After longer than the retry budget fails the objective at once, with the provider\'s error', async () => {
+    const agentId = await agentWith('rate-limited-too-long', { constraints: { modelRetryBudgetSeconds: 30 } });
+    openRouter.answer(fakeAnswers.error(429, 'Rate limit exceeded', { headers: { 'retry-after': '45' } }), fakeAnswers.completion({ content: 'never asked' }));
+    const id = await startObjective(agentId);
+    const objective = await ended(id);
+    assert.equal(objective.info.status, 'OBJECTIVE_STATUS_FAILED');
+    assert.equal(objective.info.error.type, 'RATE_LIMITED');
+    assert.match(objective.info.error.message, /HTTP 429: Rate limit exceeded.*retry after 45 s.*\(the model call failed 1 times in a row over 0 s; its retry budget is 30 s\)$/u);
+    assert.equal(openRouter.requests.length, 1, 'no second call');
+    assert.equal((await eventsOf(id)).filter((event) => event.data.type === ERROR && event.data.error.retryAt).length, 0, 'no wait');
   });
 
   it('an error trying again cannot cure (HTTP 401) fails the objective at once', async () => {
@@ -219,6 +237,29 @@ describe('objectives under provider trouble and runaway models', function () {
     const byTokens = await ended(await startObjective(thrifty, 'Try until it works'));
     assert.equal(byTokens.info.error.message, 'limit reached: maxTokens (45 tokens used; the limit is 40)');
     assert.equal(openRouter.requests.length, 3 + 3);
+  });
+
+  it('with no maxTokens on the variation, the node\'s default token cap ends it naming maxTokens; the variation\'s value overrides it', async () => {
+    // A runaway on large contexts: 300,100 tokens per answer.
+    openRouter.fallback(fakeAnswers.completion({
+      toolCalls: [{ id: 'call_again', name: 'hungry-tool', arguments: '{}' }],
+      usage: { prompt_tokens: 300_000, completion_tokens: 100, total_tokens: 300_100 },
+    }));
+    const byDefault = await ended(await startObjective(await agentWith('hungry', {}, '/fail'), 'Try until it works'));
+    assert.equal(byDefault.info.status, 'OBJECTIVE_STATUS_FAILED');
+    assert.equal(byDefault.info.error.type, 'LIMIT_REACHED');
+    assert.equal(byDefault.info.error.message, `limit reached: maxTokens (1200400 tokens used; the limit is ${NODE_MAX_TOKENS})`);
+    assert.equal(openRouter.requests.length, 4, 'stopped before the fifth call');
+
+    const higher = await agentWith('hungrier', { constraints: { maxTokens: 2_000_000 } }, '/fail');
+    const byVariation = await ended(await startObjective(higher, 'Try until it works'));
+    assert.equal(byVariation.info.error.message, 'limit reached: maxTokens (2100700 tokens used; the limit is 2000000)');
+    assert.equal(openRouter.requests.length, 4 + 7);
+
+    const unlimited = await agentWith('unlimited', { constraints: { maxTokens: 0, maxModelTurns: 5 } }, '/fail');
+    const byTurns = await ended(await startObjective(unlimited, 'Try until it works'));
+    assert.equal(byTurns.info.error.message, 'limit reached: maxModelTurns (the model answered 5 times in this run; the limit is 5)', 'maxTokens 0: no token cap');
+    assert.equal(byTurns.info.usage.promptTokens + byTurns.info.usage.completionTokens, 1_500_500, 'past the node\'s default');
   });
 
   it('past maxToolCalls the next model call offers no tools, so the model answers', async () => {

@@ -52,7 +52,7 @@ describe('agent variations', () => {
         assert.equal(response.status, 200, JSON.stringify(response.body));
         assert.deepEqual(response.body.spec, {
           modelConfig: {},
-          constraints: { maxSubObjectives: 0, maxToolCalls: 0, maxModelTurns: 50, maxTokens: 0, maxCostCents: 0 },
+          constraints: { maxSubObjectives: 0, maxToolCalls: 0, maxModelTurns: 50, maxCostCents: 0 },
           compactionConfig: { triggerThreshold: 0.75, summarization: {}, toolResultClearing: { preserveRecentResults: 2 } },
           enableEpisodicMemory: false,
           weight: 1,
@@ -189,6 +189,16 @@ describe('agent variations', () => {
       assert.equal(response.status, 200);
       assert.equal(response.body.spec.compactionConfig.triggerThreshold, 0.75);
       assert.equal(response.body.spec.weight, 1);
+    });
+
+    it('keeps maxTokens 0 (no token cap) apart from unset (the node\'s default cap), which the mask restores', async () => {
+      const variation = await createVariation(api, ws.token, ws.workspaceId, agentId, { spec: { constraints: { maxTokens: 0 } } });
+      assert.equal(variation.spec.constraints.maxTokens, 0);
+      const path = `/v1/agents/${agentId}/variations/${variation.metadata.id}`;
+      const response = await api.request('PATCH', path, { token: ws.token, body: { updateMask: 'spec.constraints.maxTokens' } });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      assert.equal('maxTokens' in response.body.spec.constraints, false, JSON.stringify(response.body.spec.constraints));
+      assert.equal('maxTokens' in (await api.request('GET', path, { token: ws.token })).body.spec.constraints, false);
     });
 
     it('merges a partial toolSelection or progressiveDiscovery without a mask, keeping the fields not sent', async () => {

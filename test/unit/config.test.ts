@@ -1,5 +1,6 @@
 // Configuration read from the environment (src/config.ts): the event
-// retention of OBJECTIVE_EVENTS, a duration with a default and a floor.
+// retention of OBJECTIVE_EVENTS, a duration with a default and a floor; the
+// objectives' default token cap.
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../src/config';
 
@@ -13,6 +14,20 @@ describe('loadConfig: AGENTRT_EVENT_RETENTION', () => {
   it('refuses a malformed value, milliseconds and anything under a minute, naming the variable', () => {
     for (const raw of ['week', '7', '500ms', '30s', '-1d']) {
       assert.throws(() => loadConfig({ AGENTRT_EVENT_RETENTION: raw }), (error: unknown) => error instanceof ConfigError && error.message.includes('AGENTRT_EVENT_RETENTION'), raw);
+    }
+  });
+});
+
+describe('loadConfig: AGENTRT_OBJECTIVE_MAX_TOKENS', () => {
+  it('defaults to 10,000,000 tokens; 0 turns the default cap off', () => {
+    assert.equal(loadConfig({}).objectives.defaultMaxTokens, 10_000_000);
+    assert.equal(loadConfig({ AGENTRT_OBJECTIVE_MAX_TOKENS: '250000' }).objectives.defaultMaxTokens, 250_000);
+    assert.equal(loadConfig({ AGENTRT_OBJECTIVE_MAX_TOKENS: '0' }).objectives.defaultMaxTokens, 0);
+  });
+
+  it('refuses anything but a whole number >= 0, naming the variable', () => {
+    for (const raw of ['-1', '1.5', 'lots']) {
+      assert.throws(() => loadConfig({ AGENTRT_OBJECTIVE_MAX_TOKENS: raw }), (error: unknown) => error instanceof ConfigError && error.message.includes('AGENTRT_OBJECTIVE_MAX_TOKENS'), raw);
     }
   });
 });
