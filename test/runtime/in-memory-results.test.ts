@@ -6,15 +6,14 @@
 // the test opens, and counts its runs: an outcome lost or an effect taken for
 // interrupted shows as a second run.
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { runtimeMetrics, type ActorRuntime, type RuntimeLogger, type RuntimeOptions } from '../../actors';
-import { shardOf } from '../../src/sharding/fnv1a32';
 import type { ActorBehavior, ActorKind } from '../../src/ports/actor-behavior';
 import { createDataSource } from '../../persistence/data-source';
 import { eventually, silentLogger } from '../support/cluster-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { startEmbeddedTestRuntime } from '../support/embedded-test-runtime';
+import { holdShardOf as holdShard } from '../support/shard-lock';
 
 const SHARDS = 8;
 const OPTIONS: Partial<RuntimeOptions> = { shardCount: SHARDS, passivateAfterMs: 150, reminderPollMs: 50, outboxPollMs: 50 };
@@ -121,19 +120,7 @@ describe('actor runtime: outcomes handed over in memory, and planned stops (issu
     await database.drop();
   });
 
-  /** Holds the actor's shard row locked: every write of the shard waits on its fence read until release. */
-  async function holdShardOf(actorId: string): Promise<{ release(): Promise<void> }> {
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    await client.query('BEGIN');
-    await client.query('SELECT 1 FROM actor_shards WHERE shard = $1 FOR UPDATE', [shardOf(actorId, SHARDS)]);
-    return {
-      async release() {
-        await client.query('COMMIT');
-        await client.end();
-      },
-    };
-  }
+  const holdShardOf = (actorId: string) => holdShard(database.url, actorId, SHARDS);
 
   it('applies an outcome that arrives after its actor stopped, without starting a second attempt first', async () => {
     await ask('late', { type: 'run', effectId: 'late-1' });

@@ -5,14 +5,13 @@
 // reminders keep the last change of each, and a group whose write fails
 // writes nothing and answers every ask of it with the failure.
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import type { ActorRuntime } from '../../actors';
-import { shardOf } from '../../src/sharding/fnv1a32';
 import { persistenceKey } from '../../src/sharding/addressing';
 import type { CounterReply } from '../support/cluster-counter';
 import { startEmbeddedRuntimeFixture, type EmbeddedRuntimeFixture } from '../support/embedded-test-runtime';
 import type { TestDatabase } from '../support/database';
+import { holdShardOf as holdShard } from '../support/shard-lock';
 
 const SHARDS = 8;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -31,19 +30,7 @@ describe('actor runtime: the turns of queued messages written as one group', fun
 
   after(() => fixture.close());
 
-  /** Holds the actor's shard row locked: every write of the shard waits on its fence read until release. */
-  async function holdShardOf(actorId: string): Promise<{ release(): Promise<void> }> {
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    await client.query('BEGIN');
-    await client.query('SELECT 1 FROM actor_shards WHERE shard = $1 FOR UPDATE', [shardOf(actorId, SHARDS)]);
-    return {
-      async release() {
-        await client.query('COMMIT');
-        await client.end();
-      },
-    };
-  }
+  const holdShardOf = (actorId: string) => holdShard(database.url, actorId, SHARDS);
 
   const journal = async (actorId: string) =>
     (await dataSource.query(
