@@ -134,7 +134,9 @@ export class EmbeddedEventLog implements EventPublisher, EventConsumers {
    */
   async publishFromOutbox(events: OutboxPublication[]): Promise<void> {
     const rows = [];
-    for (const event of events) rows.push({ id: event.id, stream: await this.streamFor(event.subject) });
+    for (const event of events) {
+      rows.push({ id: event.id, stream: await this.streamFor(event.subject), ...(event.payloadProjected ? { payload: JSON.stringify(event.payload) } : {}) });
+    }
     const stored = await this.repository.appendFromOutbox(rows);
     this.heard(events, stored);
   }

@@ -13,7 +13,9 @@
 // previous owner may have left events), while a publication has failed, on
 // flush, and every pollMs as a safety net. While a backlog read is due,
 // offered rows are dropped: they are committed, so the read finds them, in
-// their place among the others.
+// their place among the others. A row that keeps no payload of its own
+// (OutgoingEvent.payloadProjected) is published from memory in the first
+// way and with the payload its kind's read model holds in the second.
 import type { StreamDeclaration } from '../../src/ports/actor-behavior';
 import type { EventPublisher } from '../../src/ports/event-publisher';
 import type { ActorOutboxRepository, OutboxEvent } from '../../persistence/runtime/actor-outbox.repository';
@@ -166,8 +168,15 @@ export class OutboxRelay {
   /** @returns true when a full batch was published and more may wait. */
   private async publishBatch(): Promise<boolean> {
     const rows = await this.deps.outbox.listUnpublished(this.deps.shards(), BATCH, this.excludedActors());
-    const { published, failed } = await this.publishRows(rows);
-    return rows.length === BATCH && (published > 0 || !failed);
+    const lost = rows.filter((row) => row.payload === undefined);
+    if (lost.length) {
+      // The read model that kept their payloads no longer holds them: their content was deleted, and holding
+      // them back would hold back their actors' later events for ever.
+      this.deps.logger.error({ ids: lost.map((row) => row.id) }, 'outbox rows whose payload their read model no longer holds; marked published without publishing');
+      await this.deps.outbox.markPublished(lost.map((row) => row.id));
+    }
+    const { published, failed } = await this.publishRows(lost.length ? rows.filter((row) => row.payload !== undefined) : rows);
+    return rows.length === BATCH && (published + lost.length > 0 || !failed);
   }
 
   /**
@@ -215,13 +224,16 @@ export class OutboxRelay {
 
   /**
    * The whole batch published and marked in one write, the payloads taken
-   * from the outbox table, when the publisher offers it (the embedded log).
+   * from the outbox table (or given, for rows that keep none), when the
+   * publisher offers it (the embedded log).
    * @returns false when it does not, or the write failed (as publishAllAtOnce)
    */
   private async publishFromOutbox(rows: OutboxEvent[]): Promise<boolean> {
     if (!this.deps.publisher.publishFromOutbox) return false;
     try {
-      await this.deps.publisher.publishFromOutbox(rows.map((event) => ({ id: event.id, subject: event.subject, payload: event.payload, headers: event.headers })));
+      await this.deps.publisher.publishFromOutbox(rows.map((event) => ({
+        id: event.id, subject: event.subject, payload: event.payload, headers: event.headers, ...(event.payloadProjected ? { payloadProjected: true } : {}),
+      })));
       return true;
     } catch {
       return false;

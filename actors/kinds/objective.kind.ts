@@ -2,7 +2,8 @@
 // of src/objectives with its side effects bound to the real libraries
 // (`model.call` to the model router, `tool.call` to the tool executor,
 // `objective.prepare_child` to the objective service's resolution) and its
-// projector writing the objectives read model in the actor's own turn.
+// projector writing the objectives read model in the actor's own turn (which
+// keeps the events' envelopes, so their outbox rows need not).
 import type { ActorKind, EffectContext } from '../../src/ports/actor-behavior';
 import { InternalError } from '../../src/errors';
 import type { ChatRequest, ModelProvider } from '../../src/ports/model-provider';
@@ -18,7 +19,7 @@ import type { ToolCallRequest } from '../../src/tools/tool-executor';
 export interface ObjectiveKindDependencies {
   models: Pick<ModelProvider, 'complete'>;
   tools: { executeToolCall(call: ToolCallRequest): Promise<ToolCallOutcome> };
-  store: Pick<ObjectivesStore, 'project' | 'projection'>;
+  store: Pick<ObjectivesStore, 'project' | 'projection' | 'projectedEnvelopes'>;
   /** Resolves a sub-agent's child objective (ObjectiveService.prepareChild). */
   prepareChild(input: PrepareChildInput): Promise<ObjectiveStart>;
   /** How long OBJECTIVE_EVENTS keeps an event (its max_age). @default for ever */
@@ -46,5 +47,6 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: ObjectiveChange }>),
     projection: (changes) => store.projection(changes as Array<{ actorId: string; change: ObjectiveChange }>),
+    projectedPayloads: (sql, ids) => store.projectedEnvelopes(sql, ids),
   };
 }

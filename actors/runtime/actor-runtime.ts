@@ -105,7 +105,7 @@ export class ActorRuntime {
     this.cluster = new ActorClusterRepository(database);
     this.system = startSystem();
     const streams = [{ name: options.eventStream, subjects: [`${options.subjectPrefix}.events.>`] }, ...deps.kinds.flatMap((kind) => kind.streams ?? [])];
-    this.outbox = new ActorOutboxRepository(database);
+    this.outbox = new ActorOutboxRepository(database, new Map(deps.kinds.filter((kind) => kind.projectedPayloads).map((kind) => [kind.behavior.kind, kind.projectedPayloads!])));
     this.relay = new OutboxRelay({ outbox: this.outbox, publisher: deps.publisher, streams, shards: () => this.host.owned(), pollMs: options.outboxPollMs, lingerMs: options.outboxLingerMs, logger });
     this.client = new ActorClient({
       bus: deps.bus, commands, options, logger, insideTransaction: deps.insideTransaction,

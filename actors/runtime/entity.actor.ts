@@ -220,11 +220,16 @@ function recordedReply(act: Activation, envelope: Envelope, cid: string): { repl
 }
 
 function outboxRows(act: Activation, decision: Decision, firstSeq: number): OutboxInsert[] {
+  // Only a kind that can give a payload back may leave it out of the outbox (OutgoingEvent.payloadProjected).
+  const projectable = act.kind.projectedPayloads !== undefined;
   return (decision.publish ?? []).map((event, index) => {
     const id = event.id ?? newId('event');
     const actorSeq = firstSeq + index;
     const payload = event.payload ?? { id, type: event.type, kind: act.behavior.kind, actorId: act.id, sequence: actorSeq, data: event.data, occurredAt: new Date().toISOString() };
-    return { id, subject: event.subject ?? act.eventSubject, payload, actorSeq, headers: { 'Agentrt-Actor-Key': act.key, 'Agentrt-Actor-Sequence': String(actorSeq) } };
+    return {
+      id, subject: event.subject ?? act.eventSubject, payload, actorSeq, headers: { 'Agentrt-Actor-Key': act.key, 'Agentrt-Actor-Sequence': String(actorSeq) },
+      ...(projectable && event.payloadProjected ? { payloadProjected: true as const } : {}),
+    };
   });
 }
 

@@ -107,6 +107,7 @@ export interface ActorOutboxRow {
   id: string;
   shard: number;
   subject: string;
+  /** NULL: the kind's read model keeps it (OutgoingEvent.payloadProjected). */
   payload: unknown;
   headers: Record<string, string> | null;
   /** Write order (a database sequence): publication order per actor. */
@@ -124,7 +125,7 @@ export const ActorOutboxEntity = new EntitySchema<ActorOutboxRow>({
     id: { type: 'text', primary: true },
     shard: { type: 'integer' },
     subject: { type: 'text' },
-    payload: { type: 'jsonb' },
+    payload: { type: 'jsonb', nullable: true },
     headers: { type: 'jsonb', nullable: true },
     position: { type: 'bigint', generated: 'increment' },
     persistenceKey: { type: 'text', name: 'persistence_key', nullable: true },

@@ -20,6 +20,7 @@ import { EmbeddedStreamClaim1763827200000 } from './1763827200000-EmbeddedStream
 import { VariationBudgets1763830800000 } from './1763830800000-VariationBudgets';
 import { ClusterId1763830900000 } from './1763830900000-ClusterId';
 import { IdempotencyClaimant1763831700000 } from './1763831700000-IdempotencyClaimant';
+import { OutboxProjectedPayloads1763832400000 } from './1763832400000-OutboxProjectedPayloads';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -41,4 +42,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   VariationBudgets1763830800000,
   ClusterId1763830900000,
   IdempotencyClaimant1763831700000,
+  OutboxProjectedPayloads1763832400000,
 ];

@@ -82,6 +82,8 @@ const INSERT_EVENTS_FROM_OUTBOX = `
       created_at timestamptz, data jsonb, webhook_type text)
     LEFT JOIN turn_outbox o ON o.id = r.id
     ON CONFLICT DO NOTHING`;
+/** The published envelopes of event rows by id (their outbox rows keep none): one primary key probe each. */
+const PROJECTED_ENVELOPES = `SELECT e.id, ${EVENT_ENVELOPE_SQL} AS payload FROM objective_events e WHERE e.id = ANY($1::text[])`;
 const PROJECTION_STATEMENTS = [...CREATE_AND_UPDATE_STATEMENTS, INSERT_EVENTS_FROM_OUTBOX];
 const PROJECT = `WITH created AS (${CREATE_AND_UPDATE_STATEMENTS[0]}), updated AS (${CREATE_AND_UPDATE_STATEMENTS[1]}), events AS (${INSERT_EVENTS}) SELECT 1`;
 
@@ -275,6 +277,11 @@ export function createObjectivesStore(dataSource: DataSource): ObjectivesStore {
       } catch (error) {
         throw translateDriverError(error);
       }
+    },
+
+    async projectedEnvelopes(connection, eventIds) {
+      if (!eventIds.length) return [];
+      return (await connection.query(PROJECTED_ENVELOPES, [eventIds])) as Array<{ id: string; payload: unknown }>;
     },
 
     findById: (id) => readOne(byId, [id]),

@@ -187,22 +187,23 @@ export class EmbeddedEventLogRepository {
 
   /**
    * Stores outbox rows as appendMany would, taking subject, payload and
-   * headers from `actor_outbox`, and marks those rows published, in one
-   * statement: a row is stored and marked together or neither. Rows already
-   * marked are left out, and so are ids the stream holds already (still marked).
+   * headers from `actor_outbox` (the payload given here for a row that keeps
+   * none), and marks those rows published, in one statement: a row is stored
+   * and marked together or neither. Rows already marked are left out, and so
+   * are ids the stream holds already (still marked).
    * @returns the stream and id of each message stored (the new ones).
    */
-  async appendFromOutbox(rows: Array<{ id: string; stream: string }>): Promise<Array<{ stream: string; messageId: string }>> {
+  async appendFromOutbox(rows: Array<{ id: string; stream: string; payload?: string }>): Promise<Array<{ stream: string; messageId: string }>> {
     if (!rows.length) return [];
     const stored = await this.database.query<{ stream: string; message_id: string }>(
       `WITH marked AS (
          UPDATE actor_outbox SET published_at = now() WHERE id = ANY($1::text[]) AND ${STILL_UNPUBLISHED}
          RETURNING id, subject, payload, headers
        ), input AS (
-         SELECT o.stream, m.subject, m.id AS message_id, m.payload::text AS payload, coalesce(m.headers, '{}'::jsonb) AS headers, o.ord
-         FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS o(id, stream, ord) JOIN marked m ON m.id = o.id
+         SELECT o.stream, m.subject, m.id AS message_id, coalesce(m.payload::text, o.payload) AS payload, coalesce(m.headers, '{}'::jsonb) AS headers, o.ord
+         FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS o(id, stream, payload, ord) JOIN marked m ON m.id = o.id
        ), ${APPEND_INPUT}`,
-      [rows.map((row) => row.id), rows.map((row) => row.stream)],
+      [rows.map((row) => row.id), rows.map((row) => row.stream), rows.map((row) => row.payload ?? null)],
       { preparedAs: 'agentrt_embedded_append_from_outbox' },
     );
     return stored.map((row) => ({ stream: row.stream, messageId: row.message_id }));

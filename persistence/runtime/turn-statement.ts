@@ -106,20 +106,23 @@ export function batchStatement(turns: readonly TurnWrite[], projections: Readonl
   if (!outbox.length) {
     head.push('turn_outbox AS (SELECT NULL::text AS id, NULL::jsonb AS payload WHERE false)');
   } else {
-    // WITH ORDINALITY + ORDER BY: positions (bigserial) follow the order the turns decided them.
-    // Named: projections read the payloads from it (ProjectionStatement).
     // One JSON document rather than parallel arrays: a jsonb[] parameter is an array literal, which the
     // driver builds by escaping every quote of every payload, and Postgres parses twice (array, then JSON).
     const rows = outbox.map(({ turn, row }) => ({
-      id: row.id, shard: turn.fence.shard, subject: row.subject, payload: row.payload, headers: row.headers, persistence_key: turn.key, actor_seq: row.actorSeq,
+      id: row.id, shard: turn.fence.shard, subject: row.subject, payload: row.payload, projected: row.payloadProjected ?? false, headers: row.headers,
+      persistence_key: turn.key, actor_seq: row.actorSeq,
     }));
-    head.push(`turn_outbox AS (INSERT INTO actor_outbox (id, shard, subject, payload, headers, persistence_key, actor_seq)
-      SELECT id, shard, subject, coalesce(payload, 'null'::jsonb), headers, persistence_key, actor_seq
-      FROM ROWS FROM (json_to_recordset(${sql.param(JSON.stringify(rows))}::json)
-        AS (id text, shard int, subject text, payload jsonb, headers jsonb, persistence_key text, actor_seq bigint)) WITH ORDINALITY
-        AS u(id, shard, subject, payload, headers, persistence_key, actor_seq, ord)
-      ORDER BY ord
-      RETURNING id, payload)`);
+    // Parsed once (MATERIALIZED), read twice: by the insert, and by the projections as turn_outbox, which
+    // gives them every payload, also the ones the table does not keep (a projected payload: the projection
+    // stores it, OutgoingEvent.payloadProjected).
+    head.push(`turn_outbox_input AS MATERIALIZED (SELECT * FROM ROWS FROM (json_to_recordset(${sql.param(JSON.stringify(rows))}::json)
+        AS (id text, shard int, subject text, payload jsonb, projected boolean, headers jsonb, persistence_key text, actor_seq bigint)) WITH ORDINALITY
+        AS u(id, shard, subject, payload, projected, headers, persistence_key, actor_seq, ord))`);
+    // WITH ORDINALITY + ORDER BY: positions (bigserial) follow the order the turns decided them.
+    head.push(`turn_outbox_written AS (INSERT INTO actor_outbox (id, shard, subject, payload, headers, persistence_key, actor_seq)
+      SELECT id, shard, subject, CASE WHEN projected THEN NULL ELSE coalesce(payload, 'null'::jsonb) END, headers, persistence_key, actor_seq
+      FROM turn_outbox_input ORDER BY ord)`);
+    head.push('turn_outbox AS (SELECT id, payload FROM turn_outbox_input)');
   }
 
   // One row per (actor, name) is set; a reminder set in the batch is not also deleted (CTEs must not touch a row twice).

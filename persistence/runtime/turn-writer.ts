@@ -36,6 +36,8 @@ export interface OutboxInsert {
   headers: Record<string, string>;
   /** The actor's own event sequence: gapless, publication order. */
   actorSeq: number;
+  /** The kind's read model stores the payload in the same turn (OutgoingEvent.payloadProjected): the row keeps none. */
+  payloadProjected?: true;
 }
 
 /** A reminder set with a turn. */
@@ -439,7 +441,7 @@ async function insertOutbox(sql: SqlQueryable, turns: TurnWrite[]): Promise<void
       rows.map(({ row }) => row.id),
       rows.map(({ turn }) => turn.fence.shard),
       rows.map(({ row }) => row.subject),
-      rows.map(({ row }) => JSON.stringify(row.payload)),
+      rows.map(({ row }) => (row.payloadProjected ? null : JSON.stringify(row.payload))),
       rows.map(({ row }) => JSON.stringify(row.headers)),
       rows.map(({ turn }) => turn.key),
       rows.map(({ row }) => row.actorSeq),

@@ -77,6 +77,8 @@ export function outgoingObjectiveEvent(config: ObjectiveStart, record: Objective
     subject: objectiveEventSubject(config, record.type),
     data: record.data,
     payload: envelope,
+    // The objective_events row of the same turn (its `objective_event` change) keeps the envelope: the outbox row need not.
+    payloadProjected: true,
   };
 }
 

@@ -22,6 +22,15 @@ export interface OutgoingEvent {
   subject?: string;
   /** The JSON payload as published. @default `{id, type, kind, actorId, sequence, data, occurredAt}` */
   payload?: unknown;
+  /**
+   * The kind's read model stores this payload in the same turn (its
+   * projection and its projector write it under the event's id) and gives it
+   * back by id (ActorKind.projectedPayloads): the outbox row then keeps no
+   * copy. The relay publishes the payload it was handed in memory, or, for a
+   * row it reads back (a previous owner's after a crash), the one the read
+   * model holds at that time. Ignored for a kind without projectedPayloads.
+   */
+  payloadProjected?: boolean;
 }
 
 /** A durable reminder to set: the runtime calls `onReminder` at `dueAt` (or soon after), at least once. */
@@ -223,14 +232,22 @@ export type Projector<Change = unknown> = (sql: SqlRunner, changes: Array<{ acto
  * CTE (`INSERT …`, `UPDATE …`): they run on one snapshot, must not depend on
  * each other's effects (a foreign key is checked at the end of the statement),
  * and number their parameters from $1 within `parameters`. They may read the
- * outbox rows the batch writes as `turn_outbox(id, payload)` (a CTE's rows
- * are not visible to its siblings otherwise), so a projection can store an
- * event's payload without it being sent twice.
+ * outbox rows the batch writes as `turn_outbox(id, payload)`, each with the
+ * payload it was given (also when the table keeps none:
+ * OutgoingEvent.payloadProjected), so a projection can store an event's
+ * payload without it being sent twice.
  */
 export interface ProjectionStatement {
   statements: string[];
   parameters: unknown[];
 }
+
+/**
+ * Reads back, by event id, the payloads a kind's read model stores for its
+ * outbox rows (OutgoingEvent.payloadProjected), on the runtime's connection:
+ * one entry per id it still holds.
+ */
+export type ProjectedPayloadReader = (sql: SqlRunner, ids: string[]) => Promise<Array<{ id: string; payload: unknown }>>;
 
 /**
  * Builds a kind's ProjectionStatement for a batch's changes; null when these
@@ -258,4 +275,10 @@ export interface ActorKind {
   projection?: ProjectionBuilder;
   /** Streams its published events go to (besides the runtime's default stream). */
   streams?: StreamDeclaration[];
+  /**
+   * Where the relay finds the payloads of this kind's outbox rows that keep
+   * none (OutgoingEvent.payloadProjected). Without it every row keeps its
+   * payload.
+   */
+  projectedPayloads?: ProjectedPayloadReader;
 }

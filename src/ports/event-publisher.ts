@@ -80,4 +80,6 @@ export interface OutboxPublication {
   subject: string;
   payload: unknown;
   headers: Record<string, string>;
+  /** The table keeps no payload for this row (OutgoingEvent.payloadProjected): `payload` is the one to store. */
+  payloadProjected?: boolean;
 }

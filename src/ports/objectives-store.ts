@@ -51,6 +51,12 @@ export interface ObjectivesStore {
   project(connection: ProjectionConnection, changes: ReadonlyArray<{ actorId: string; change: ObjectiveChange }>): Promise<void>;
   /** `project` as statements that join the batch's one statement; null for changes that need `project` (an erasure). */
   projection(changes: ReadonlyArray<{ actorId: string; change: ObjectiveChange }>): ProjectionStatement | null;
+  /**
+   * The webhook envelopes of these events as published, rebuilt from their
+   * objective_events rows (erased content stays erased), on the runtime's
+   * connection: the outbox rows of objective events keep none.
+   */
+  projectedEnvelopes(connection: ProjectionConnection, eventIds: string[]): Promise<Array<{ id: string; payload: unknown }>>;
 
   findById(id: string): Promise<ObjectiveRecord | null>;
   /** The objective a scoped Idempotency-Key created in the workspace, if any. */

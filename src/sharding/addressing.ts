@@ -37,3 +37,8 @@ export function shardSubject(prefix: string, shard: number): string {
 export function persistenceKey(kind: string, id: string): string {
   return `${kind}:${id}`;
 }
+
+/** The kind a persistence key names (its part before the first `:`). */
+export function kindOfPersistenceKey(key: string): string {
+  return key.slice(0, key.indexOf(':'));
+}

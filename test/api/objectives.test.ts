@@ -179,13 +179,18 @@ describe('objectives API', function () {
       assert.match(events[3].data.toolResult.content, /meaning/);
       assert.equal(events[4].data.assistantMessage.content, 'done');
       assert.equal(events[5].data.finalized.status, 'OBJECTIVE_STATUS_COMPLETED');
-      // Each event row gives back the webhook envelope exactly as published (its outbox row's), keeping the event's content once.
-      const envelopes = await api.dataSource.query(
-        `SELECT e.sequence, ${EVENT_ENVELOPE_SQL} = o.payload AS same, e.envelope->'data'->'objectiveEvent'->>'sequence' AS envelope_sequence
-         FROM objective_events e JOIN actor_outbox o ON o.id = e.id WHERE e.objective_id = $1 ORDER BY e.sequence`,
+      // Each event row gives back the webhook envelope exactly as published (the embedded log's message), keeping the
+      // event's content once: its outbox row keeps no payload.
+      const envelopes = async () => api.dataSource.query(
+        `SELECT e.sequence, ${EVENT_ENVELOPE_SQL} = m.payload::jsonb AS same, e.envelope->'data'->'objectiveEvent'->>'sequence' AS envelope_sequence,
+           o.payload IS NULL AS outbox_keeps_none
+         FROM objective_events e JOIN actor_outbox o ON o.id = e.id LEFT JOIN embedded_stream_messages m ON m.message_id = e.id
+         WHERE e.objective_id = $1 ORDER BY e.sequence`,
         [objective.metadata.id],
       );
-      assert.deepEqual(envelopes, [1, 2, 3, 4, 5, 6].map((sequence) => ({ sequence, same: true, envelope_sequence: String(sequence) })));
+      const expected = [1, 2, 3, 4, 5, 6].map((sequence) => ({ sequence, same: true, envelope_sequence: String(sequence), outbox_keeps_none: true }));
+      for (let polls = 0; polls < 100 && JSON.stringify(await envelopes()) !== JSON.stringify(expected); polls++) await sleep(50);
+      assert.deepEqual(await envelopes(), expected);
     });
 
     it('checks data against the inputDataSchema, naming data.<field>', async () => {

@@ -5,7 +5,9 @@
 // objective runs to COMPLETED with no outside message after `start`, the tool
 // sees the tool call id as its Idempotency-Key, and every event is published
 // in sequence and projected in the same turns. (The API, the tables and the
-// real projector are not built yet.)
+// real projector are not built yet.) Events whose outbox rows keep no payload
+// (the projector stores it) and that a node left unpublished when it stopped
+// are published by the next node with the payloads the read model gives back.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,7 +28,10 @@ import { startEmbeddedTestRuntime } from '../support/embedded-test-runtime';
 import type { FlakyPublisher } from '../support/flaky-publisher';
 import { lookupTool, startOf } from '../unit/objectives/objective-driver';
 
+const RUNTIME_OPTIONS = { shardCount: 8, outboxPollMs: 50 };
+
 describe('objective behaviour on the runtime (scripted model, real tool server)', () => {
+  let objectiveKind: ActorKind;
   let database: TestDatabase;
   let dataSource: DataSource;
   let runtime: ActorRuntime;
@@ -61,7 +66,7 @@ describe('objective behaviour on the runtime (scripted model, real tool server)'
       mcp: { callTool: async () => Promise.reject(new Error('no MCP server in this test')) },
       urlPolicy: { allowPrivateNetwork: true },
     });
-    const objectiveKind: ActorKind = {
+    objectiveKind = {
       ...objectiveKindDeclaration,
       effects: {
         'model.call': (_input: ModelCallEffectInput, context) =>
@@ -75,8 +80,15 @@ describe('objective behaviour on the runtime (scripted model, real tool server)'
           changes.map((change) => JSON.stringify(change.change)),
         ]);
       },
+      // The projected event changes keep the envelopes: the outbox rows need not.
+      projectedPayloads: (sql, ids) =>
+        sql.query<{ id: string; payload: unknown }>(
+          `SELECT change->'record'->>'id' AS id, change->'envelope' AS payload FROM test_objective_changes
+           WHERE change->>'type' = 'objective_event' AND change->'record'->>'id' = ANY($1::text[])`,
+          [ids],
+        ),
     };
-    ({ runtime, publisher } = await startEmbeddedTestRuntime(database.url, { shardCount: 8, outboxPollMs: 50 }, { kinds: [objectiveKind] }));
+    ({ runtime, publisher } = await startEmbeddedTestRuntime(database.url, RUNTIME_OPTIONS, { kinds: [objectiveKind] }));
   });
 
   after(async () => {
@@ -125,5 +137,40 @@ describe('objective behaviour on the runtime (scripted model, real tool server)'
     assert.equal(await activations(), before + 1, 'the waiting actor had been passivated');
     await runtime.ask('objective', objectiveId, { type: 'approve', toolCallId: waiting.info.pendingToolCallIds[0] });
     await eventually(async () => (await runtime.ask<ObjectiveReply>('objective', objectiveId, { type: 'get' })).info.status === ObjectiveStatus.COMPLETED, 'completed after approval');
+  });
+
+  it('publishes, from the next node, the events a node left unpublished, with the payloads the read model keeps for their outbox rows', async () => {
+    const objectiveId = 'obj_01KRUNTIMETEST00000000003';
+    const start = startOf({
+      objectiveId,
+      tools: [lookupTool({ executable: { ...lookupTool().executable, httpUrl: toolUrl } })],
+      initialMessage: 'CALL lookup {"q":"recovery"}\nSAY done',
+    });
+    // JetStream unreachable for the whole run: every event stays in the outbox.
+    publisher.down = true;
+    await runtime.ask('objective', objectiveId, { type: 'start', start });
+    await eventually(async () => (await runtime.ask<ObjectiveReply>('objective', objectiveId, { type: 'get' })).info.status === ObjectiveStatus.COMPLETED, 'objective completed', 10_000);
+    const envelopes: Array<{ id: string; envelope: unknown }> = await dataSource.query(
+      `SELECT change->'record'->>'id' AS id, change->'envelope' AS envelope FROM test_objective_changes
+       WHERE objective_id = $1 AND change->>'type' = 'objective_event' ORDER BY (change->'record'->>'sequence')::int`,
+      [objectiveId],
+    );
+    const [outbox] = await dataSource.query('SELECT count(*)::int AS unpublished, count(payload)::int AS payloads FROM actor_outbox WHERE persistence_key = $1 AND published_at IS NULL', [
+      `objective:${objectiveId}`,
+    ]);
+    assert.deepEqual(outbox, { unpublished: envelopes.length, payloads: 0 }, 'every event waits, its outbox row without a payload');
+    assert.equal(publisher.inner.published().filter((event) => event.subject.includes(objectiveId)).length, 0);
+
+    // The node stops without having published them; the next one owns the shard and publishes what it finds.
+    await runtime.stop();
+    ({ runtime, publisher } = await startEmbeddedTestRuntime(database.url, RUNTIME_OPTIONS, { kinds: [objectiveKind] }));
+    const published = () => publisher.inner.published().filter((event) => event.subject.includes(objectiveId));
+    await eventually(() => published().length === envelopes.length, 'the next node published the events');
+    assert.deepEqual(
+      published().map((event) => ({ id: event.id, envelope: JSON.parse(event.data) })),
+      envelopes,
+      'each event published once, in order, with the envelope the read model kept',
+    );
+    assert.match(JSON.stringify(envelopes.find((row) => JSON.stringify(row.envelope).includes('toolResult'))), /answer.*42/);
   });
 });

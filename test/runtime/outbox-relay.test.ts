@@ -5,7 +5,8 @@
 // the read); an actor whose publication fails holds back its later rows for
 // the pause while other actors' rows go out; rows of a shard no longer owned
 // stay in the table for its new owner; flush() racing a turn's commit keeps
-// the actor's order.
+// the actor's order; a row read back whose payload is gone from the read model
+// that kept it is marked, not published, and does not hold its actor back.
 import assert from 'node:assert/strict';
 import { OutboxRelay } from '../../actors/events/outbox-relay';
 import type { RuntimeLogger } from '../../actors/runtime/runtime-logger';
@@ -251,6 +252,15 @@ describe('OutboxRelay', () => {
           assert.deepEqual(w.publisher.attempts, [], 'publishMany carries every row');
           assert.deepEqual(w.publisher.batches.flat(), w.publisher.published);
         }
+      });
+
+      it('marks a row read back whose payload its read model no longer holds published without publishing it, and publishes the actor’s later rows', async () => {
+        const w = (current = world(create(), [1]));
+        // Left by a previous owner: the first keeps no payload and its read model lost it (the content was deleted).
+        w.outbox.insert([{ ...event('A', 1), payload: undefined, payloadProjected: true }, event('A', 2), event('B', 1)]);
+        await w.backlogPass();
+        assert.deepEqual(w.publisher.published, ['A#2', 'B#1']);
+        assert.deepEqual(w.outbox.unpublished(), [], 'the lost row is not read again and again, holding back its actor');
       });
 
       it('publishes the rows a shard’s previous owner left before the rows offered after the shard opens, each once', async () => {
