@@ -65,7 +65,7 @@ describe('objective behaviour on the runtime (scripted model, real tool server)'
       ...objectiveKindDeclaration,
       effects: {
         'model.call': (_input: ModelCallEffectInput, context) =>
-          model.complete(context.transientInput as ChatRequest, { signal: context.signal, deadline: context.deadline, callId: `${context.actorId}/${context.effectId}` }),
+          model.complete(context.transientInput as ChatRequest, { signal: context.signal, deadline: context.deadline }),
         'tool.call': (input: ToolCallEffectInput, context) =>
           tools.executeToolCall({ tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: input.context, signal: context.signal, deadline: context.deadline }),
       },
