@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { DataSource } from 'typeorm';
 import { runtimeMetrics, type ActorRuntime } from '../../actors';
 import { FailedPreconditionError } from '../../src/errors';
+import { isId } from '../../src/ids';
 import { ScriptedChatModel } from '../../src/models/scripted-model';
 import type { ActorKind } from '../../src/ports/actor-behavior';
 import type { ChatRequest } from '../../src/objectives/chat-model-types';
@@ -96,7 +97,7 @@ describe('objective behaviour on the runtime (scripted model, real tool server)'
     await runtime.ask('objective', objectiveId, { type: 'start', start });
     await eventually(async () => (await runtime.ask<ObjectiveReply>('objective', objectiveId, { type: 'get' })).info.status === ObjectiveStatus.COMPLETED, 'objective completed', 10_000);
     assert.equal(toolRequests.length, 1);
-    assert.match(toolRequests[0].idempotencyKey ?? '', /^call_/);
+    assert.ok(isId('toolCall', toolRequests[0].idempotencyKey ?? ''), `the tool gets the service's id for the call as its Idempotency-Key: ${toolRequests[0].idempotencyKey}`);
     assert.deepEqual(JSON.parse(toolRequests[0].body), { q: 'meaning' });
     await eventually(() => publisher.inner.published().some((event) => event.subject.endsWith('.finalized')), 'events published');
     const published = publisher.inner.published().filter((event) => event.subject.includes(objectiveId));
