@@ -83,6 +83,17 @@ function requestHash(ctx: Koa.Context, workspace: WorkspaceRef | undefined, body
   return createHash('sha256').update(`${ctx.method} ${ctx.path} ${workspace?.id ?? ''}\n${JSON.stringify(body ?? null)}`).digest('hex');
 }
 
+/**
+ * The request's Idempotency-Key, if it sent one: the key its response is kept
+ * under here and, for a command, the command id the actor de-duplicates by
+ * (so a retry is one command even after the kept response expired).
+ */
+export function idempotencyKeyOf(headers: Koa.Context['headers']): { idempotencyKey?: string } {
+  const key = headers['idempotency-key'];
+  const idempotencyKey = Array.isArray(key) ? key[0] : key;
+  return idempotencyKey ? { idempotencyKey } : {};
+}
+
 /** Runs `produce` at most once per (principal, Idempotency-Key); repeats replay the first response. */
 async function withIdempotency(
   ctx: Koa.Context,
@@ -92,7 +103,7 @@ async function withIdempotency(
   deps: MountDependencies,
   produce: () => Promise<unknown>,
 ) {
-  const key = ctx.get('idempotency-key');
+  const key = idempotencyKeyOf(ctx.headers).idempotencyKey;
   if (!key) return produce();
   if (key.length > 255) throw InvalidArgumentError.forField('Idempotency-Key', 'must be at most 255 characters');
   const owner = principalKey(principal);

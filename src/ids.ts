@@ -28,6 +28,7 @@ export const IdPrefix = {
   schedule: 'sched',
   objective: 'obj',
   objectiveEvent: 'objevt',
+  toolCall: 'toolcall',
   webhookDelivery: 'whdel',
   widget: 'widget',
   event: 'evt',

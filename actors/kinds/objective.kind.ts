@@ -36,8 +36,7 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
         // The request is the run's transient input (journals written before it carry it in the input).
         const request = (context.transientInput as ChatRequest | undefined) ?? input.request;
         if (!request) throw new InternalError(`model call ${context.effectId} of ${context.actorId} was started without its request`);
-        // The call id is stable across re-runs of the effect: a provider that de-duplicates by it sees one call.
-        return models.complete(input.workspaceId, request, { signal: context.signal, deadline: context.deadline, callId: `${context.actorId}/${context.effectId}` });
+        return models.complete(input.workspaceId, request, { signal: context.signal, deadline: context.deadline });
       },
       [TOOL_CALL_EFFECT]: (input: ToolCallEffectInput, context: EffectContext) =>
         tools.executeToolCall({

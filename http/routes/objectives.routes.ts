@@ -23,6 +23,7 @@ import {
   ApproveToolCallBody, CancelObjectiveBody, CreateObjectiveBody, DenyToolCallBody, FollowUpMessageBody, Objective, ObjectiveEventView,
   ObjectiveFeedbackBody, ObjectiveListFilters,
 } from '../../src/schemas/objectives.schema';
+import { idempotencyKeyOf } from '../mount';
 import { defineRoute, type RouteDefinition } from '../route';
 
 /** How often an open stream looks for new events. */
@@ -167,12 +168,6 @@ async function pump(objectives: ObjectiveService, settings: StreamSettings, stre
   }
 }
 
-/** The request's Idempotency-Key, if it sent one. */
-function idempotencyKeyOf(headers: Koa.Context['headers']): string | undefined {
-  const key = headers['idempotency-key'];
-  return (Array.isArray(key) ? key[0] : key) || undefined;
-}
-
 export function objectiveRoutes({ objectives, isDraining, stream }: ObjectiveRoutesOptions): RouteDefinition[] {
   const base = '/v1/workspaces/{workspaceId}/objectives';
   const read = { scope: 'objectives:read', workspace: 'path' } as const;
@@ -187,10 +182,7 @@ export function objectiveRoutes({ objectives, isDraining, stream }: ObjectiveRou
     defineRoute({
       method: 'POST', path: base, operationId: 'createObjective', summary: 'Create and start an objective', ...manage,
       params: WorkspacePath, body: CreateObjectiveBody, response: Objective, idempotent: true,
-      handler: ({ workspace, principal, body, headers }) => {
-        const idempotencyKey = idempotencyKeyOf(headers);
-        return objectives.create(workspace, principal, body, idempotencyKey ? { idempotencyKey } : {});
-      },
+      handler: ({ workspace, principal, body, headers }) => objectives.create(workspace, principal, body, idempotencyKeyOf(headers)),
     }),
     defineRoute({
       method: 'GET', path: base, operationId: 'listObjectives', summary: 'List objectives', ...read,
@@ -217,24 +209,24 @@ export function objectiveRoutes({ objectives, isDraining, stream }: ObjectiveRou
       method: 'POST', path: `${base}/{id}/messages`, operationId: 'sendObjectiveMessage',
       summary: 'Send a follow-up user message (taken at the next turn; after COMPLETED the objective runs again)', ...manage,
       params: ObjectivePath, body: FollowUpMessageBody, response: Objective, idempotent: true,
-      handler: ({ workspace, principal, params, body, headers }) => objectives.sendMessage(workspace, params.id, body.content, { principal, idempotencyKey: idempotencyKeyOf(headers) }),
+      handler: ({ workspace, principal, params, body, headers }) => objectives.sendMessage(workspace, params.id, body.content, { principal, ...idempotencyKeyOf(headers) }),
     }),
     defineRoute({
       method: 'POST', path: `${base}/{id}/cancel`, operationId: 'cancelObjective', summary: 'Cancel an objective and its running sub-objectives', ...manage,
       params: ObjectivePath, body: CancelObjectiveBody, response: Objective, idempotent: true,
-      handler: ({ workspace, principal, params, body, headers }) => objectives.cancel(workspace, params.id, body.reason, { principal, idempotencyKey: idempotencyKeyOf(headers) }),
+      handler: ({ workspace, principal, params, body, headers }) => objectives.cancel(workspace, params.id, body.reason, { principal, ...idempotencyKeyOf(headers) }),
     }),
     defineRoute({
       method: 'PUT', path: `${base}/{id}/tool_calls/{toolCallId}/approve`, operationId: 'approveToolCall', summary: 'Approve a tool call awaiting approval', ...manage,
       params: ToolCallPath, body: ApproveToolCallBody, response: Objective, idempotent: true,
-      handler: ({ workspace, principal, params, headers }) => objectives.approve(workspace, params.id, params.toolCallId, { principal, idempotencyKey: idempotencyKeyOf(headers) }),
+      handler: ({ workspace, principal, params, headers }) => objectives.approve(workspace, params.id, params.toolCallId, { principal, ...idempotencyKeyOf(headers) }),
     }),
     defineRoute({
       method: 'PUT', path: `${base}/{id}/tool_calls/{toolCallId}/deny`, operationId: 'denyToolCall',
       summary: 'Deny a tool call awaiting approval; the memo goes to the model as the call\'s result', ...manage,
       params: ToolCallPath, body: DenyToolCallBody, response: Objective, idempotent: true,
       handler: ({ workspace, principal, params, body, headers }) =>
-        objectives.deny(workspace, params.id, params.toolCallId, body.memo, { principal, idempotencyKey: idempotencyKeyOf(headers) }),
+        objectives.deny(workspace, params.id, params.toolCallId, body.memo, { principal, ...idempotencyKeyOf(headers) }),
     }),
     defineRoute({
       method: 'POST', path: `${base}/{id}/feedback`, operationId: 'createObjectiveFeedback', summary: 'Rate an objective (moves its variation\'s score)', ...manage,

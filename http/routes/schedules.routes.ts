@@ -8,18 +8,12 @@ import { ListOf, PathIds, Strict, listParamProperties } from '../../src/schemas/
 import {
   AgentSchedule, CreateScheduleBody, ScheduleListFilters, TriggerScheduleBody, TriggerScheduleResponse, UpcomingFireTimes, UpcomingQuery, UpdateScheduleBody,
 } from '../../src/schemas/schedules.schema';
-import { defineRoute, type AccessRequest, type RouteDefinition, type RouteRequest } from '../route';
+import { idempotencyKeyOf } from '../mount';
+import { defineRoute, type AccessRequest, type RouteDefinition } from '../route';
 
 const AgentPath = PathIds({ workspaceId: 'workspace', agentId: 'agent' });
 const SchedulePath = PathIds({ workspaceId: 'workspace', agentId: 'agent', id: 'schedule' });
 const ListQuery = Strict({ ...listParamProperties, ...ScheduleListFilters });
-
-/** The request's Idempotency-Key, handed to the actor as the command id. */
-function idempotencyKeyOf({ headers }: Pick<RouteRequest<unknown, unknown, unknown>, 'headers'>): { idempotencyKey?: string } {
-  const key = headers['idempotency-key'];
-  const idempotencyKey = Array.isArray(key) ? key[0] : key;
-  return idempotencyKey ? { idempotencyKey } : {};
-}
 
 export function scheduleRoutes({ schedules }: { schedules: ScheduleService }): RouteDefinition[] {
   const base = '/v1/workspaces/{workspaceId}/agents/{agentId}/schedules';
@@ -36,7 +30,7 @@ export function scheduleRoutes({ schedules }: { schedules: ScheduleService }): R
     defineRoute({
       method: 'POST', path: base, operationId: 'createAgentSchedule', summary: 'Create a schedule that starts objectives of the agent',
       scope: 'agents:manage', workspace: 'path', params: AgentPath, body: CreateScheduleBody, response: AgentSchedule, idempotent: true, checkAccess: agentAccess,
-      handler: (request) => schedules.create(request.principal, request.workspace, request.params.agentId, request.body, idempotencyKeyOf(request)),
+      handler: (request) => schedules.create(request.principal, request.workspace, request.params.agentId, request.body, idempotencyKeyOf(request.headers)),
     }),
     defineRoute({
       method: 'GET', path: one, operationId: 'getAgentSchedule', summary: 'Get a schedule',
@@ -56,7 +50,7 @@ export function scheduleRoutes({ schedules }: { schedules: ScheduleService }): R
     defineRoute({
       method: 'POST', path: `${one}/trigger`, operationId: 'triggerAgentSchedule', summary: 'Fire once now, honouring the overlap policy',
       scope: 'agents:manage', workspace: 'path', params: SchedulePath, body: TriggerScheduleBody, response: TriggerScheduleResponse, idempotent: true, checkAccess: agentAccess,
-      handler: (request) => schedules.trigger(request.principal, request.workspace, request.params.agentId, request.params.id, idempotencyKeyOf(request)),
+      handler: (request) => schedules.trigger(request.principal, request.workspace, request.params.agentId, request.params.id, idempotencyKeyOf(request.headers)),
     }),
     defineRoute({
       method: 'GET', path: `${one}/upcoming`, operationId: 'listUpcomingScheduleFireTimes', summary: 'The next fire times of the rules, in UTC',

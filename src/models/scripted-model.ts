@@ -3,7 +3,6 @@
 // message as a script and performs, on each model turn, the next turn of it
 // not yet performed since that message; the same request always gets the
 // same answer. Only SLEEP touches the clock, and it honours signal and deadline.
-import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EMIT_OUTPUT_TOOL_NAME } from '../objectives/objective-output';
 import { DEFAULT_MODEL_CALL_DEADLINE_MS, type ChatCallOptions, type ChatMessage, type ChatModel, type ChatRequest, type ChatResponse, type ChatToolCall } from '../ports/model-provider';
@@ -26,14 +25,10 @@ function charactersOf(message: ChatMessage): number {
 }
 
 /**
- * Ids unique across objectives when the caller gives a callId (a hash of it,
- * then the call's position), else unique within the conversation.
+ * Ids numbered through the conversation, so a re-run of the same request gets
+ * the same ones (the objective gives each call its own id for the tool).
  */
-function toolCallIds(request: ChatRequest, options: ChatCallOptions, count: number): string[] {
-  if (options.callId !== undefined) {
-    const prefix = createHash('sha256').update(options.callId).digest('hex').slice(0, 16);
-    return Array.from({ length: count }, (_, index) => `call_${prefix}_${index + 1}`);
-  }
+function toolCallIds(request: ChatRequest, count: number): string[] {
   const earlier = request.messages.reduce((sum, message) => sum + (message.role === 'assistant' ? message.toolCalls?.length ?? 0 : 0), 0);
   return Array.from({ length: count }, (_, index) => `call_${earlier + index + 1}`);
 }
@@ -88,21 +83,21 @@ export class ScriptedChatModel implements ChatModel {
     const performed = messages.slice(userIndex + 1).filter((message) => message.role === 'assistant').length;
     const turn = scriptTurns(script)[performed];
     if (turn?.sleepMs) await this.sleep(turn.sleepMs, options.signal, deadline);
-    const answer = turn?.action ? this.perform(turn.action, request, options) : this.fallback(messages, userIndex, script);
+    const answer = turn?.action ? this.perform(turn.action, request) : this.fallback(messages, userIndex, script);
     return { ...answer, usage: this.usage(request, answer) };
   }
 
-  private perform(action: ScriptAction, request: ChatRequest, options: ChatCallOptions): Omit<ChatResponse, 'usage'> {
+  private perform(action: ScriptAction, request: ChatRequest): Omit<ChatResponse, 'usage'> {
     switch (action.kind) {
       case 'SAY':
         return { content: action.text, toolCalls: [], finishReason: 'stop', model: SCRIPTED_MODEL_ID };
       case 'CALLS': {
-        const ids = toolCallIds(request, options, action.calls.length);
+        const ids = toolCallIds(request, action.calls.length);
         const toolCalls = action.calls.map((call, index): ChatToolCall => ({ id: ids[index], name: call.toolName, arguments: call.arguments }));
         return { content: null, toolCalls, finishReason: 'tool_calls', model: SCRIPTED_MODEL_ID };
       }
       case 'OUTPUT': {
-        const [id] = toolCallIds(request, options, 1);
+        const [id] = toolCallIds(request, 1);
         const toolCalls = [{ id, name: EMIT_OUTPUT_TOOL_NAME, arguments: outputArguments(request, action.json) }];
         return { content: null, toolCalls, finishReason: 'tool_calls', model: SCRIPTED_MODEL_ID };
       }

@@ -6,6 +6,7 @@
 // results come back as inputs; a sub-agent call runs a child objective
 // (objective-children.ts) whose report comes back as a command. Nothing here
 // does I/O.
+import { newId } from '../ids';
 import { SCHEDULE_KIND } from '../schedules/schedule-record';
 import type { EffectError, EffectOutcome, EffectRequest } from '../ports/actor-behavior';
 import type { ExecutableTool, ToolCallOutcome } from '../tools/tool-call-outcome';
@@ -22,7 +23,6 @@ import { EMIT_OUTPUT_TOOL_NAME, emitOutputToolDefinition, outputFromArguments, t
 import {
   isTerminal, ObjectiveStatus, type ObjectiveError, type ObjectiveState, type TurnToolCall,
 } from './objective-state';
-import { objectiveToolCallIds } from './objective-tool-call-ids';
 import type { ObjectiveTurn } from './objective-turn';
 
 export const MODEL_CALL_EFFECT = 'model.call';
@@ -291,14 +291,17 @@ export function acceptModelResponse(turn: ObjectiveTurn, effectId: string, respo
     { assistant: { toolCallIds: calls.map((call) => call.id), ...(response.content === null || response.content === undefined ? { content: null } : {}) } },
   );
   const dispositions = dispositionsOf(turn, calls);
-  const ids = objectiveToolCallIds(turn.state.knownToolCallIds, calls.map((call) => call.id));
+  // The service's own id for each call (issue 24 item 5): a provider's ids repeat within an answer, or
+  // across turns and objectives (`call_0` every turn), and this id is the tool's Idempotency-Key, so it must
+  // name one call across the service. Drawn here and journaled below, so a replay keeps it.
+  const ids = calls.map(() => newId('toolCall'));
   turn.apply({
     type: 'tool_calls_received',
     calls: calls.map((call, index) => {
       const disposition = dispositions[index];
       const counted = disposition.kind !== 'refused' && disposition.counted;
-      // Name and arguments are the ASSISTANT_MESSAGE's, just recorded: not journaled again.
-      return { id: ids[index], ...(ids[index] === call.id ? {} : { providerId: call.id }), counted };
+      // The model's id, name and arguments are the ASSISTANT_MESSAGE's, just recorded: not journaled again.
+      return { id: ids[index], counted };
     }),
   });
   calls.forEach((call, index) => {

@@ -200,7 +200,10 @@ export interface ChildObjectiveRef {
 }
 
 export interface TurnToolCall {
-  /** The objective's id for the call (unique within it; the Idempotency-Key the tool gets). */
+  /**
+   * The service's id for the call (`toolcall_…`, unique across the service; the Idempotency-Key the tool
+   * gets). Journals written before hold the model's id here when it was new to the objective.
+   */
   id: string;
   /** The model's id for the call, when it differs from `id`: the conversation sent back to the model uses it. */
   providerId?: string;
@@ -236,7 +239,7 @@ export interface ObjectiveState {
   runModelTurns?: number;
   /** Descendants whose report (and usage) was taken, so a report after the call stopped waiting is counted once. */
   reportedChildIds?: string[];
-  /** Every tool call id the objective gave out (objectiveToolCallIds), so an unknown id is NOT_FOUND and an old one FAILED_PRECONDITION. */
+  /** Every tool call id the objective gave out, so an unknown id is NOT_FOUND and an old one FAILED_PRECONDITION. */
   knownToolCallIds: string[];
   toolCallCount: number;
   subObjectiveCount: number;
@@ -305,8 +308,9 @@ export type ObjectiveEvent =
   | { type: 'late_usage_added'; sourceObjectiveId: string; usage: ObjectiveUsage }
   /**
    * The assistant's tool calls of this turn (not run yet); `counted` ones count against maxToolCalls.
-   * `id` is the objective's id for the call, `providerId` the model's when it differs; name and arguments
-   * are the last assistant message's (present in journals written before).
+   * `id` is the service's id for the call (in journals written before, the model's id when new to the
+   * objective, else with a suffix and the model's id as `providerId`); the model's id, name and arguments
+   * are the last assistant message's (name and arguments present in journals written before).
    */
   | { type: 'tool_calls_received'; calls: Array<{ id: string; providerId?: string; name?: string; arguments?: string; counted: boolean }> }
   | { type: 'output_emitted'; output: unknown }
@@ -482,8 +486,9 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
         ...state,
         turnCalls: event.calls.map((call, index): TurnToolCall => {
           const asked = lastAssistantCalls(state)[index];
+          const providerId = call.providerId ?? asked?.id;
           return {
-            id: call.id, ...(call.providerId === undefined ? {} : { providerId: call.providerId }),
+            id: call.id, ...(providerId === undefined || providerId === call.id ? {} : { providerId }),
             name: call.name ?? asked?.name ?? '', arguments: call.arguments ?? asked?.arguments ?? '', state: 'not_run', result: null,
           };
         }),

@@ -80,12 +80,6 @@ export interface ChatCallOptions {
   signal?: AbortSignal;
   /** No wait, retry or answer goes past it. @default now + 120 s */
   deadline?: Date;
-  /**
-   * Unique to this call and stable across its re-runs after a crash (the
-   * objective id and the effect id); builtin/scripted derives its tool call
-   * ids from it, so they are unique across objectives and the same on a re-run.
-   */
-  callId?: string;
 }
 
 /** One model implementation. */

@@ -35,7 +35,10 @@ export interface ToolCallContext {
 
 export interface ToolCallRequest {
   tool: ExecutableTool;
-  /** The model's id for the call; sent as `Idempotency-Key`, so a call run again after a crash is recognisable. */
+  /**
+   * The service's id for the call (unique across the service, never the model's own id, which providers reuse);
+   * sent as `Idempotency-Key`, so a call run again after a crash is recognisable and no two calls share a key.
+   */
   toolCallId: string;
   /** As the model gave them: a JSON string or an object (empty or absent means `{}`). */
   arguments: unknown;

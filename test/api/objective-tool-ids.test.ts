@@ -2,7 +2,9 @@
 // the API with the embedded runtime, a fake OpenRouter that answers what each
 // test queues and the real tool server: two calls with one provider id in one
 // answer both reach the tool (each under an Idempotency-Key of its own) and
-// both results reach the model under the provider's id; tools whose names
+// both results reach the model under the provider's id; two objectives (of
+// two workspaces) whose model reuses `call_0` reach a tool that de-duplicates
+// by Idempotency-Key under different keys, each getting its own result; tools whose names
 // sanitize alike, a sub-agent named like a tool and a tool named like a
 // service tool are offered under distinct names, each call reaching its own.
 import assert from 'node:assert/strict';
@@ -25,34 +27,38 @@ describe('tool call ids and tool names inside objectives', function () {
   let tools: TestToolServer;
   let openRouter: FakeOpenRouter;
 
-  const base = () => `/v1/workspaces/${ws.workspaceId}`;
-  const get = async (path: string) => {
-    const response = await api.request('GET', path, { token: ws.token });
+  /** A workspace and its full-access key (the fixture's, or another one's). */
+  type Space = { workspaceId: string; token: string };
+  const base = (space: Space = ws) => `/v1/workspaces/${space.workspaceId}`;
+  const get = async (path: string, space: Space = ws) => {
+    const response = await api.request('GET', path, { token: space.token });
     assert.equal(response.status, 200, JSON.stringify(response.body));
     return response.body as any;
   };
-  const tool = (name: string, marker: string) =>
-    created(api, ws.token, `${base()}/tools`, { metadata: { name }, spec: { description: `the ${marker} tool`, http: { url: `${tools.url}/echo?tool=${marker}`, method: 'POST' } } });
+  const tool = (name: string, marker: string, space: Space = ws, path = '/echo') =>
+    created(api, space.token, `${base(space)}/tools`, { metadata: { name }, spec: { description: `the ${marker} tool`, http: { url: `${tools.url}${path}?tool=${marker}`, method: 'POST' } } });
   /** An agent on the fake provider with these assignments. */
-  const agentWith = async (assignments: Array<Record<string, unknown>>) => {
-    const agentId = (await createAgent(api, ws.token, ws.workspaceId)).metadata.id as string;
-    const variation = await createVariation(api, ws.token, ws.workspaceId, agentId, { spec: { prompt: 'You help.', modelConfig: { modelId: MODEL } } });
-    for (const assignment of assignments) await created(api, ws.token, `${base()}/agents/${agentId}/variations/${variation.metadata.id}/assignments`, assignment);
+  const agentWith = async (assignments: Array<Record<string, unknown>>, space: Space = ws) => {
+    const agentId = (await createAgent(api, space.token, space.workspaceId)).metadata.id as string;
+    const variation = await createVariation(api, space.token, space.workspaceId, agentId, { spec: { prompt: 'You help.', modelConfig: { modelId: MODEL } } });
+    for (const assignment of assignments) await created(api, space.token, `${base(space)}/agents/${agentId}/variations/${variation.metadata.id}/assignments`, assignment);
     return agentId;
   };
   /** Runs an objective to a terminal status; returns it with its events. */
-  const run = async (agentId: string, initialMessage: string) => {
-    const response = await api.request('POST', `${base()}/objectives`, { token: ws.token, body: { agentId, initialMessage } });
+  const run = async (agentId: string, initialMessage: string, space: Space = ws) => {
+    const response = await api.request('POST', `${base(space)}/objectives`, { token: space.token, body: { agentId, initialMessage } });
     assert.equal(response.status, 200, JSON.stringify(response.body));
     const id = response.body.metadata.id as string;
     let objective: any;
     await eventually(async () => {
-      objective = await get(`${base()}/objectives/${id}`);
+      objective = await get(`${base(space)}/objectives/${id}`, space);
       return TERMINAL_OBJECTIVE_STATUSES.includes(objective.info.status);
     }, 'objective finished', 20_000);
-    const events = (await get(`${base()}/objectives/${id}/events?limit=1000`)).items as any[];
+    const events = (await get(`${base(space)}/objectives/${id}/events?limit=1000`, space)).items as any[];
     return { objective, of: (type: string) => events.filter((event) => event.data.type === `OBJECTIVE_EVENT_TYPE_${type}`) };
   };
+  const providerKey = (space: Space) =>
+    created(api, space.token, `${base(space)}/ai_provider_keys`, { metadata: { name: 'openrouter' }, spec: { apiKey: 'sk-test-tool-ids', openrouter: { baseUrl: openRouter.baseUrl } } });
   const echoedMarkers = (since: number) => tools.requestsTo('/echo').slice(since).map((request) => new URL(request.url, tools.url).searchParams.get('tool')).sort();
 
   before(async () => {
@@ -60,7 +66,7 @@ describe('tool call ids and tool names inside objectives', function () {
     ws = await workspaceFixture(api);
     tools = await startTestToolServer();
     openRouter = await startFakeOpenRouter();
-    await created(api, ws.token, `${base()}/ai_provider_keys`, { metadata: { name: 'openrouter' }, spec: { apiKey: 'sk-test-tool-ids', openrouter: { baseUrl: openRouter.baseUrl } } });
+    await providerKey(ws);
   });
 
   beforeEach(() => openRouter.reset());
@@ -95,6 +101,34 @@ describe('tool call ids and tool names inside objectives', function () {
     const toolMessages = second.filter((message) => message.role === 'tool');
     assert.deepEqual(toolMessages.map((message) => message.tool_call_id), ['call_dup', 'call_dup'], 'the provider sees its own ids');
     assert.deepEqual(toolMessages.map((message) => JSON.parse(message.content).body).map((body: string) => JSON.parse(body).q), ['first', 'second']);
+  });
+
+  it('sends calls of two objectives whose model reuses call_0 under different Idempotency-Keys, so a tool that de-duplicates by key answers each its own', async () => {
+    const other = await ws.otherWorkspace();
+    await providerKey(other);
+    const before = tools.requestsTo('/idempotent').length;
+    const runIn = async (space: Space, q: string) => {
+      const dedup = await tool('dedup', 'dedup', space, '/idempotent');
+      const agentId = await agentWith([{ toolId: dedup.metadata.id }], space);
+      openRouter.answer(
+        fakeAnswers.completion({ toolCalls: [{ id: 'call_0', name: 'dedup', arguments: JSON.stringify({ q }) }] }),
+        fakeAnswers.completion({ content: `found ${q}` }),
+      );
+      const requestsBefore = openRouter.requests.length;
+      const { objective, of } = await run(agentId, `look ${q} up`, space);
+      assert.equal(objective.info.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(objective.info));
+      const [result] = of('TOOL_RESULT').map((event) => event.data.toolResult);
+      const toolMessages = (openRouter.requests[requestsBefore + 1].body.messages as any[]).filter((message) => message.role === 'tool');
+      assert.deepEqual(toolMessages.map((message) => message.tool_call_id), ['call_0'], 'the provider sees its own id');
+      return { toolCallId: result.toolCallId as string, answeredFor: JSON.parse(JSON.parse(result.content).body).q as string };
+    };
+    const first = await runIn(ws, 'first');
+    const second = await runIn(other, 'second');
+
+    const keys = tools.requestsTo('/idempotent').slice(before).map((request) => request.headers['idempotency-key']);
+    assert.deepEqual(keys, [first.toolCallId, second.toolCallId], 'each call reached the tool under the id its events show');
+    assert.notEqual(first.toolCallId, second.toolCallId, 'the two objectives\' calls have different Idempotency-Keys');
+    assert.deepEqual([first.answeredFor, second.answeredFor], ['first', 'second'], 'each objective got its own call\'s result');
   });
 
   it('offers tools whose names collide (alike after sanitizing, a sub-agent, a service tool) under distinct names, each call reaching its own', async () => {

@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import type { DataSource } from 'typeorm';
 import { runtimeMetrics, type ActorRuntime } from '../../actors';
 import { FailedPreconditionError } from '../../src/errors';
+import { isId } from '../../src/ids';
 import { ScriptedChatModel } from '../../src/models/scripted-model';
 import type { ActorKind } from '../../src/ports/actor-behavior';
 import type { ChatRequest } from '../../src/objectives/chat-model-types';
@@ -70,7 +71,7 @@ describe('objective behaviour on the runtime (scripted model, real tool server)'
       ...objectiveKindDeclaration,
       effects: {
         'model.call': (_input: ModelCallEffectInput, context) =>
-          model.complete(context.transientInput as ChatRequest, { signal: context.signal, deadline: context.deadline, callId: `${context.actorId}/${context.effectId}` }),
+          model.complete(context.transientInput as ChatRequest, { signal: context.signal, deadline: context.deadline }),
         'tool.call': (input: ToolCallEffectInput, context) =>
           tools.executeToolCall({ tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: input.context, signal: context.signal, deadline: context.deadline }),
       },
@@ -108,7 +109,7 @@ describe('objective behaviour on the runtime (scripted model, real tool server)'
     await runtime.ask('objective', objectiveId, { type: 'start', start });
     await eventually(async () => (await runtime.ask<ObjectiveReply>('objective', objectiveId, { type: 'get' })).info.status === ObjectiveStatus.COMPLETED, 'objective completed', 10_000);
     assert.equal(toolRequests.length, 1);
-    assert.match(toolRequests[0].idempotencyKey ?? '', /^call_/);
+    assert.ok(isId('toolCall', toolRequests[0].idempotencyKey ?? ''), `the tool gets the service's id for the call as its Idempotency-Key: ${toolRequests[0].idempotencyKey}`);
     assert.deepEqual(JSON.parse(toolRequests[0].body), { q: 'meaning' });
     await eventually(() => publisher.inner.published().some((event) => event.subject.endsWith('.finalized')), 'events published');
     const published = publisher.inner.published().filter((event) => event.subject.includes(objectiveId));

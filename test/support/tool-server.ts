@@ -2,7 +2,8 @@
 // receives, and offers the answers tool execution must handle: an echo, an
 // answer that never comes, a redirect, a 1 MiB body, a 500, an empty 204 and a
 // rendezvous that answers only once two requests are in (to prove calls run
-// in parallel without timing anything).
+// in parallel without timing anything), and an echo that de-duplicates by
+// Idempotency-Key as a careful tool does (a repeated key gets the first answer).
 import { EventEmitter, once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -39,6 +40,7 @@ export async function startTestToolServer(): Promise<TestToolServer> {
   const requests: ReceivedToolRequest[] = [];
   const events = new EventEmitter();
   const waitingAtRendezvous: Array<() => void> = [];
+  const firstByIdempotencyKey = new Map<string, ReceivedToolRequest>();
   const server = http.createServer(async (request, response) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
@@ -49,6 +51,11 @@ export async function startTestToolServer(): Promise<TestToolServer> {
     switch (pathOf(received.url)) {
       case '/echo':
         return json(200, received);
+      case '/idempotent': {
+        const key = String(received.headers['idempotency-key'] ?? '');
+        if (!firstByIdempotencyKey.has(key)) firstByIdempotencyKey.set(key, received);
+        return json(200, firstByIdempotencyKey.get(key));
+      }
       case '/slow':
         return; // never answers; the client's deadline or signal ends the call
       case '/redirect':

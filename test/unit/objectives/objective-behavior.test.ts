@@ -1,8 +1,10 @@
 import { ModelCallError } from '../../../src/models/model-call-error';
 import assert from 'node:assert/strict';
 import { ApiError } from '../../../src/errors';
+import { isId } from '../../../src/ids';
 import type { ChatMessage } from '../../../src/objectives/chat-model-types';
 import type { ObjectiveChange } from '../../../src/objectives/objective-events';
+import type { ObjectiveEvent } from '../../../src/objectives/objective-state';
 import { createObjectiveBehavior, objectiveKindDeclaration } from '../../../src/objectives/objective.behavior';
 import { lookupTool, ObjectiveDriver, toolSuccess } from './objective-driver';
 
@@ -34,12 +36,14 @@ describe('objective behaviour', () => {
 
     await driver.modelAnswers({ content: null, toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{"q":"x"}' }], usage: { promptTokens: 10, completionTokens: 2, costCents: 1 } });
     assert.equal(statusOf(driver), 'RUNNING');
-    const toolEffect = driver.running.get('call_1');
+    const toolCallId = driver.callId('call_1');
+    assert.ok(isId('toolCall', toolCallId), `the service's own id: ${toolCallId}`);
+    const toolEffect = driver.running.get(toolCallId);
     assert.equal(toolEffect?.name, 'tool.call', 'the tool call runs as an effect whose id is the tool call id');
-    assert.deepEqual(toolEffect?.input, { toolCallId: 'call_1', tool: lookupTool().executable, arguments: '{"q":"x"}', context: { workspaceId: 'ws_1' } });
+    assert.deepEqual(toolEffect?.input, { toolCallId, tool: lookupTool().executable, arguments: '{"q":"x"}', context: { workspaceId: 'ws_1' } });
     assert.equal(toolEffect?.timeoutMs, 35_000);
 
-    await driver.succeed('call_1', toolSuccess('call_1', '42'));
+    await driver.succeed(driver.callId('call_1'), toolSuccess(driver.callId('call_1'), '42'));
     assert.equal(driver.runningModelCall().id, 'model_call_2');
     const messages = driver.modelRequest().messages;
     assert.deepEqual(messages.slice(2), [
@@ -67,7 +71,7 @@ describe('objective behaviour', () => {
     assert.equal(envelope.data.objectiveEvent.metadata?.id, result.id);
     assert.match(result.id!, /^objevt_/u);
     assert.equal(envelope.data.objectiveEvent.sequence, 4);
-    assert.deepEqual(envelope.data.objectiveEvent.data, { type: 'OBJECTIVE_EVENT_TYPE_TOOL_RESULT', toolResult: { content: '42', toolCallId: 'call_1', type: 'text' } });
+    assert.deepEqual(envelope.data.objectiveEvent.data, { type: 'OBJECTIVE_EVENT_TYPE_TOOL_RESULT', toolResult: { content: '42', toolCallId, type: 'text' } });
     const finalized = driver.published[5].payload as { data: { objectiveEvent: { data: unknown } } };
     assert.deepEqual(finalized.data.objectiveEvent.data, {
       type: 'OBJECTIVE_EVENT_TYPE_FINALIZED', finalized: { status: 'OBJECTIVE_STATUS_COMPLETED', output: null, usage: { promptTokens: 30, completionTokens: 6, costCents: 3 } },
@@ -86,10 +90,10 @@ describe('objective behaviour', () => {
     const driver = new ObjectiveDriver();
     await driver.start();
     await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }, { id: 'b', name: 'lookup', arguments: '{}' }] });
-    assert.deepEqual(driver.lastDecision.effects?.start?.map((effect) => effect.id), ['a', 'b']);
-    await driver.succeed('b', toolSuccess('b', 'B'));
+    assert.deepEqual(driver.lastDecision.effects?.start?.map((effect) => effect.id), [driver.callId('a'), driver.callId('b')]);
+    await driver.succeed(driver.callId('b'), toolSuccess(driver.callId('b'), 'B'));
     assert.equal([...driver.running.values()].some((effect) => effect.name === 'model.call'), false, 'the model waits for every call of the turn');
-    await driver.succeed('a', toolSuccess('a', 'A'));
+    await driver.succeed(driver.callId('a'), toolSuccess(driver.callId('a'), 'A'));
     assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'a', content: 'A' }, { toolCallId: 'b', content: 'B' }]);
   });
 
@@ -107,19 +111,19 @@ describe('objective behaviour', () => {
       assert.equal(driver.running.size, 0);
       assert.deepEqual(driver.kinds(), ['user_message', 'assistant_message', 'tool_approval_requested']);
       const reply = await driver.send({ type: 'get' });
-      assert.deepEqual(reply?.info.pendingToolCallIds, ['call_1']);
+      assert.deepEqual(reply?.info.pendingToolCallIds, [driver.callId('call_1')]);
     });
 
     it('approve runs the call; a second decision is FAILED_PRECONDITION', async () => {
       const driver = await awaitingApproval();
-      const reply = await driver.send({ type: 'approve', toolCallId: 'call_1' });
+      const reply = await driver.send({ type: 'approve', toolCallId: driver.callId('call_1') });
       assert.equal(reply?.info.status, 'OBJECTIVE_STATUS_RUNNING');
       assert.deepEqual(reply?.info.pendingToolCallIds, []);
-      assert.equal(driver.running.get('call_1')?.name, 'tool.call');
+      assert.equal(driver.running.get(driver.callId('call_1'))?.name, 'tool.call');
       assert.deepEqual(driver.kinds().slice(-2), ['tool_approved', 'tool_called']);
-      await rejectsWith(driver.send({ type: 'approve', toolCallId: 'call_1' }), 'FAILED_PRECONDITION');
-      await rejectsWith(driver.send({ type: 'deny', toolCallId: 'call_1' }), 'FAILED_PRECONDITION');
-      await driver.succeed('call_1', toolSuccess('call_1', 'ok'));
+      await rejectsWith(driver.send({ type: 'approve', toolCallId: driver.callId('call_1') }), 'FAILED_PRECONDITION');
+      await rejectsWith(driver.send({ type: 'deny', toolCallId: driver.callId('call_1') }), 'FAILED_PRECONDITION');
+      await driver.succeed(driver.callId('call_1'), toolSuccess(driver.callId('call_1'), 'ok'));
       await driver.modelAnswers({ content: 'Done.' });
       assert.equal(statusOf(driver), 'COMPLETED');
       assert.deepEqual(driver.sequences(), driver.sequences().map((_, index) => index + 1));
@@ -127,13 +131,13 @@ describe('objective behaviour', () => {
 
     it('deny sends the memo back to the model as the tool result', async () => {
       const driver = await awaitingApproval();
-      await driver.send({ type: 'deny', toolCallId: 'call_1', memo: 'too risky' });
+      await driver.send({ type: 'deny', toolCallId: driver.callId('call_1'), memo: 'too risky' });
       assert.equal(statusOf(driver), 'RUNNING');
-      assert.equal(driver.running.has('call_1'), false, 'a denied call never runs');
+      assert.equal(driver.running.has(driver.callId('call_1')), false, 'a denied call never runs');
       assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'call_1', content: '[denied: too risky]' }]);
       const denied = driver.published.find((event) => event.type === 'objective_event.tool_denied');
-      assert.deepEqual(denied?.data, { toolDenied: { toolCallId: 'call_1', memo: 'too risky' } });
-      await rejectsWith(driver.send({ type: 'approve', toolCallId: 'call_1' }), 'FAILED_PRECONDITION');
+      assert.deepEqual(denied?.data, { toolDenied: { toolCallId: driver.callId('call_1'), memo: 'too risky' } });
+      await rejectsWith(driver.send({ type: 'approve', toolCallId: driver.callId('call_1') }), 'FAILED_PRECONDITION');
     });
 
     it('an unknown tool call id is NOT_FOUND; a call that never needed approval is FAILED_PRECONDITION', async () => {
@@ -143,7 +147,7 @@ describe('objective behaviour', () => {
       const free = new ObjectiveDriver();
       await free.start();
       await free.modelAnswers({ content: null, toolCalls: [{ id: 'call_9', name: 'lookup', arguments: '{}' }] });
-      await rejectsWith(free.send({ type: 'approve', toolCallId: 'call_9' }), 'FAILED_PRECONDITION');
+      await rejectsWith(free.send({ type: 'approve', toolCallId: free.callId('call_9') }), 'FAILED_PRECONDITION');
     });
 
     it('a follow-up message while awaiting approval waits for the next model call', async () => {
@@ -151,7 +155,7 @@ describe('objective behaviour', () => {
       await driver.send({ type: 'message', content: 'also this' });
       assert.equal(statusOf(driver), 'AWAITING_APPROVAL');
       assert.equal(driver.running.size, 0);
-      await driver.send({ type: 'deny', toolCallId: 'call_1' });
+      await driver.send({ type: 'deny', toolCallId: driver.callId('call_1') });
       const messages = driver.modelRequest().messages;
       assert.deepEqual(messages.slice(-2), [{ role: 'tool', toolCallId: 'call_1', content: '[denied]' }, { role: 'user', content: 'also this' }]);
     });
@@ -177,9 +181,9 @@ describe('objective behaviour', () => {
       await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }, { id: 'b', name: 'risky', arguments: '{}' }] });
       assert.equal(statusOf(driver), 'AWAITING_APPROVAL');
       await driver.send({ type: 'cancel' });
-      assert.deepEqual(driver.aborted, ['a']);
+      assert.deepEqual(driver.aborted, [driver.callId('a')]);
       assert.equal(statusOf(driver), 'CANCELLED');
-      await rejectsWith(driver.send({ type: 'approve', toolCallId: 'b' }), 'FAILED_PRECONDITION');
+      await rejectsWith(driver.send({ type: 'approve', toolCallId: driver.callId('b') }), 'FAILED_PRECONDITION');
     });
   });
 
@@ -187,12 +191,12 @@ describe('objective behaviour', () => {
     const driver = new ObjectiveDriver();
     await driver.start({ limits: { maxToolCalls: 2, maxSubObjectives: 0 } });
     await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }] });
-    await driver.succeed('a', toolSuccess('a', 'A'));
+    await driver.succeed(driver.callId('a'), toolSuccess(driver.callId('a'), 'A'));
     await driver.modelAnswers({ content: null, toolCalls: [{ id: 'b', name: 'lookup', arguments: '{}' }, { id: 'c', name: 'lookup', arguments: '{}' }] });
-    assert.deepEqual([...driver.running.keys()], ['b']);
+    assert.deepEqual([...driver.running.keys()], [driver.callId('b')]);
     const error = driver.published.find((event) => event.type === 'objective_event.tool_error');
-    assert.deepEqual(error?.data, { toolError: { message: 'limit reached: maxToolCalls', toolCallId: 'c' } });
-    await driver.succeed('b', toolSuccess('b', 'B'));
+    assert.deepEqual(error?.data, { toolError: { message: 'limit reached: maxToolCalls', toolCallId: driver.callId('c') } });
+    await driver.succeed(driver.callId('b'), toolSuccess(driver.callId('b'), 'B'));
     assert.deepEqual(toolMessages(driver.modelRequest().messages).slice(-2), [{ toolCallId: 'b', content: 'B' }, { toolCallId: 'c', content: 'limit reached: maxToolCalls' }]);
     assert.equal(driver.state.toolCallCount, 2);
     await driver.modelAnswers({ content: 'Answer anyway.' });
@@ -283,12 +287,12 @@ describe('objective behaviour', () => {
       const driver = new ObjectiveDriver();
       await driver.start();
       await driver.modelAnswers({ content: null, toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{}' }] });
-      const first = driver.running.get('call_1')!;
-      await driver.interrupt('call_1');
-      const again = driver.running.get('call_1')!;
+      const first = driver.running.get(driver.callId('call_1'))!;
+      await driver.interrupt(driver.callId('call_1'));
+      const again = driver.running.get(driver.callId('call_1'))!;
       assert.deepEqual({ ...again, attempt: 1 }, first);
       assert.equal(driver.kinds().filter((kind) => kind === 'tool_called').length, 1, 'a re-run is no new event');
-      await driver.succeed('call_1', toolSuccess('call_1', 'ok'));
+      await driver.succeed(driver.callId('call_1'), toolSuccess(driver.callId('call_1'), 'ok'));
       assert.equal(driver.runningModelCall().id, 'model_call_2');
     });
 
@@ -307,19 +311,19 @@ describe('objective behaviour', () => {
       const driver = new ObjectiveDriver();
       await driver.start();
       await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }, { id: 'b', name: 'lookup', arguments: '{}' }] });
-      await driver.fail('a', { code: 'DEADLINE_EXCEEDED', message: 'deadline passed' });
-      await driver.succeed('b', toolSuccess('b', 'B'));
+      await driver.fail(driver.callId('a'), { code: 'DEADLINE_EXCEEDED', message: 'deadline passed' });
+      await driver.succeed(driver.callId('b'), toolSuccess(driver.callId('b'), 'B'));
       assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'a', content: '[timed out]' }, { toolCallId: 'b', content: 'B' }]);
       const error = driver.published.find((event) => event.type === 'objective_event.tool_error');
-      assert.deepEqual(error?.data, { toolError: { message: 'DEADLINE_EXCEEDED: deadline passed', toolCallId: 'a' } });
+      assert.deepEqual(error?.data, { toolError: { message: 'DEADLINE_EXCEEDED: deadline passed', toolCallId: driver.callId('a') } });
     });
 
     it('a failed tool outcome gives the model its explanation', async () => {
       const driver = new ObjectiveDriver();
       await driver.start();
       await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }] });
-      await driver.succeed('a', {
-        ok: false, toolCallId: 'a', toolId: 'tool_1', kind: 'http', content: 'HTTP 500 from the tool', truncated: false, durationMs: 3, errorType: 'HTTP_ERROR', message: 'POST https://tools.example.com/lookup answered 500',
+      await driver.succeed(driver.callId('a'), {
+        ok: false, toolCallId: driver.callId('a'), toolId: 'tool_1', kind: 'http', content: 'HTTP 500 from the tool', truncated: false, durationMs: 3, errorType: 'HTTP_ERROR', message: 'POST https://tools.example.com/lookup answered 500',
       });
       assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'a', content: 'HTTP 500 from the tool' }]);
     });
@@ -337,7 +341,7 @@ describe('objective behaviour', () => {
       await driver.modelAnswers({ content: null, toolCalls: [{ id: 'out', name: 'emit_output', arguments: '{"done":true}' }, { id: 'held', name: 'lookup', arguments: '{}' }] });
       assert.equal(statusOf(driver), 'COMPLETED', 'a valid output does not wait for a pending approval');
       assert.deepEqual(driver.state.output, { done: true });
-      await rejectsWith(driver.send({ type: 'approve', toolCallId: 'held' }), 'FAILED_PRECONDITION');
+      await rejectsWith(driver.send({ type: 'approve', toolCallId: driver.callId('held') }), 'FAILED_PRECONDITION');
       await driver.send({ type: 'message', content: 'and then?' });
       assert.equal(statusOf(driver), 'RUNNING');
       assert.equal(driver.runningModelCall().id, 'model_call_2');
@@ -353,7 +357,7 @@ describe('objective behaviour', () => {
       await driver.start({ outputDefinition: { type: 'object' } });
       await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }, { id: 'out', name: 'emit_output', arguments: '{}' }] });
       assert.equal(statusOf(driver), 'RUNNING');
-      await driver.succeed('a', toolSuccess('a', 'A'));
+      await driver.succeed(driver.callId('a'), toolSuccess(driver.callId('a'), 'A'));
       assert.equal(statusOf(driver), 'COMPLETED');
       assert.equal(driver.running.size, 0);
       assert.equal(driver.kinds().at(-1), 'finalized');
@@ -377,7 +381,7 @@ describe('objective behaviour', () => {
       await driver.start();
       await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }] });
       await driver.send({ type: 'message', content: 'hurry' });
-      await driver.succeed('a', toolSuccess('a', 'A'));
+      await driver.succeed(driver.callId('a'), toolSuccess(driver.callId('a'), 'A'));
       assert.deepEqual(driver.modelRequest().messages.slice(-2), [{ role: 'tool', toolCallId: 'a', content: 'A' }, { role: 'user', content: 'hurry' }]);
     });
 
@@ -411,46 +415,74 @@ describe('objective behaviour', () => {
       const driver = new ObjectiveDriver();
       await driver.start();
       await driver.modelAnswers({ content: null, toolCalls: [{ id: 'dup', name: 'lookup', arguments: '{"q":1}' }, { id: 'dup', name: 'lookup', arguments: '{"q":2}' }] });
-      assert.deepEqual([...driver.running.keys()], ['dup', 'dup_2']);
-      assert.deepEqual([...driver.running.values()].map((effect) => (effect.input as { toolCallId: string }).toolCallId), ['dup', 'dup_2'], 'the Idempotency-Keys differ');
-      await driver.succeed('dup_2', toolSuccess('dup_2', 'second'));
-      assert.equal(driver.running.has('dup'), true, 'the first call still runs');
-      await driver.succeed('dup', toolSuccess('dup', 'first'));
+      const [first, second] = driver.callIds('dup');
+      assert.notEqual(first, second);
+      assert.deepEqual([...driver.running.keys()], [first, second]);
+      assert.deepEqual([...driver.running.values()].map((effect) => (effect.input as { toolCallId: string }).toolCallId), [first, second], 'the Idempotency-Keys differ');
+      await driver.succeed(second, toolSuccess(second, 'second'));
+      assert.equal(driver.running.has(first), true, 'the first call still runs');
+      await driver.succeed(first, toolSuccess(first, 'first'));
       assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'dup', content: 'first' }, { toolCallId: 'dup', content: 'second' }]);
       const assistant = driver.modelRequest().messages.find((message) => message.role === 'assistant');
       assert.deepEqual(assistant && 'toolCalls' in assistant ? assistant.toolCalls?.map((call) => call.id) : null, ['dup', 'dup'], 'the model sees its own ids');
       const called = driver.published.filter((event) => event.type === 'objective_event.tool_called').map((event) => (event.data as { toolCalled: { toolCallId: string } }).toolCalled.toolCallId);
-      assert.deepEqual(called, ['dup', 'dup_2']);
+      assert.deepEqual(called, [first, second]);
       assert.equal(driver.state.toolCallCount, 2);
     });
 
-    it('an id the model used in an earlier turn runs again under a new id', async () => {
+    it('an id the model used in an earlier turn (or another objective) runs again under a new id', async () => {
       const driver = new ObjectiveDriver();
-      await driver.start();
+      const other = new ObjectiveDriver('obj_2');
+      for (const objective of [driver, other]) {
+        await objective.start();
+        await objective.modelAnswers({ content: null, toolCalls: [{ id: 'call_0', name: 'lookup', arguments: '{}' }] });
+      }
+      await driver.succeed(driver.callId('call_0'), toolSuccess(driver.callId('call_0'), 'A'));
       await driver.modelAnswers({ content: null, toolCalls: [{ id: 'call_0', name: 'lookup', arguments: '{}' }] });
-      await driver.succeed('call_0', toolSuccess('call_0', 'A'));
-      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'call_0', name: 'lookup', arguments: '{}' }] });
-      await driver.succeed('call_0_2', toolSuccess('call_0_2', 'B'));
+      const ids = [...driver.callIds('call_0'), ...other.callIds('call_0')];
+      assert.equal(new Set(ids).size, 3, `every call its own id: ${ids.join(', ')}`);
+      await driver.succeed(driver.callId('call_0'), toolSuccess(driver.callId('call_0'), 'B'));
       assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'call_0', content: 'A' }, { toolCallId: 'call_0', content: 'B' }]);
       assert.equal(driver.state.toolCallCount, 2);
     });
 
-    it('approve and deny take the objective\'s id of a call whose model id repeats', async () => {
+    it('approve and deny take the service\'s id of a call whose model id repeats', async () => {
       const driver = new ObjectiveDriver();
       await driver.start({ tools: [lookupTool({ requiresApproval: true })] });
       await driver.modelAnswers({ content: null, toolCalls: [{ id: 'x', name: 'lookup', arguments: '{}' }, { id: 'x', name: 'lookup', arguments: '{}' }] });
-      assert.deepEqual(driver.state.turnCalls.map((call) => [call.id, call.state]), [['x', 'awaiting_approval'], ['x_2', 'awaiting_approval']]);
+      const [first, second] = driver.callIds('x');
+      assert.deepEqual(driver.state.turnCalls.map((call) => [call.id, call.state]), [[first, 'awaiting_approval'], [second, 'awaiting_approval']]);
+      await driver.send({ type: 'deny', toolCallId: second, memo: 'no' });
+      await driver.send({ type: 'approve', toolCallId: first });
+      await driver.succeed(first, toolSuccess(first, 'done'));
+      assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'x', content: 'done' }, { toolCallId: 'x', content: '[denied: no]' }]);
+    });
+
+    it('a call whose model id is unfit for a path or a header (or empty) runs under the service\'s id', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start();
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: '', name: 'lookup', arguments: '{}' }, { id: 'a/b c', name: 'lookup', arguments: '{}' }] });
+      assert.deepEqual([...driver.running.keys()], [driver.callId(''), driver.callId('a/b c')]);
+      assert.ok([...driver.running.keys()].every((id) => isId('toolCall', id)));
+    });
+
+    it('replays a journal written before, whose calls kept the model\'s ids (a suffix where one repeated)', async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start({ tools: [lookupTool({ requiresApproval: true })] });
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: 'x', name: 'lookup', arguments: '{}' }, { id: 'x', name: 'lookup', arguments: '{}' }] });
+      // What the journal held before: the model's id when new to the objective, else a suffix with the model's id as providerId.
+      const [first, second] = driver.callIds('x');
+      const renamed = JSON.parse(JSON.stringify(driver.journal).replaceAll(first, 'x').replaceAll(second, 'x_2')) as ObjectiveEvent[];
+      const written = renamed.map((event): ObjectiveEvent => (event.type === 'tool_calls_received'
+        ? { type: 'tool_calls_received', calls: [{ id: 'x', counted: true }, { id: 'x_2', providerId: 'x', counted: true }] }
+        : event));
+      driver.journal.splice(0, driver.journal.length, ...written);
+      driver.state = written.reduce((state, event) => driver.behavior.evolve(state, event), driver.behavior.initialState('obj_1'));
+      assert.deepEqual((await driver.send({ type: 'get' }))?.info.pendingToolCallIds, ['x', 'x_2']);
       await driver.send({ type: 'deny', toolCallId: 'x_2', memo: 'no' });
       await driver.send({ type: 'approve', toolCallId: 'x' });
       await driver.succeed('x', toolSuccess('x', 'done'));
       assert.deepEqual(toolMessages(driver.modelRequest().messages), [{ toolCallId: 'x', content: 'done' }, { toolCallId: 'x', content: '[denied: no]' }]);
-    });
-
-    it('an id unfit for a path or a header is made fit', async () => {
-      const driver = new ObjectiveDriver();
-      await driver.start();
-      await driver.modelAnswers({ content: null, toolCalls: [{ id: '', name: 'lookup', arguments: '{}' }, { id: 'a/b c', name: 'lookup', arguments: '{}' }] });
-      assert.deepEqual([...driver.running.keys()], ['call', 'a_b_c']);
     });
   });
 

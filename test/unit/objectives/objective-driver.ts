@@ -172,6 +172,24 @@ export class ObjectiveDriver {
     return fresh;
   }
 
+  /** The service's ids (`toolcall_…`) of every call the model gave `providerId`, in order. */
+  callIds(providerId: string): string[] {
+    const ids: string[] = [];
+    let asked: string[] = [];
+    for (const event of this.journal) {
+      if (event.type === 'recorded' && event.record.type === 'ASSISTANT_MESSAGE') asked = event.assistant?.toolCallIds ?? [];
+      if (event.type === 'tool_calls_received') event.calls.forEach((call, index) => asked[index] === providerId && ids.push(call.id));
+    }
+    return ids;
+  }
+
+  /** The service's id of the latest call the model gave `providerId` (the id approve, deny, the events and the tool use). */
+  callId(providerId: string): string {
+    const id = this.callIds(providerId).at(-1);
+    assert.ok(id, `the model made no call ${providerId}`);
+    return id;
+  }
+
   runningModelCall(): RunningEffect {
     const calls = [...this.running.values()].filter((effect) => effect.name === 'model.call');
     assert.equal(calls.length, 1, 'exactly one model call runs');

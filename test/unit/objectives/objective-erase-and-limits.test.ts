@@ -29,7 +29,7 @@ describe('objective erasure', () => {
 
     const reply = await driver.send({ type: 'erase' });
     assert.equal(reply?.info.status, 'OBJECTIVE_STATUS_CANCELLED');
-    assert.deepEqual(driver.aborted, ['a']);
+    assert.deepEqual(driver.aborted, [driver.callId('a')]);
     assert.equal(driver.running.size, 0);
     assert.deepEqual(driver.kinds().slice(-2), ['cancelled', 'finalized']);
     assert.deepEqual(driver.published.at(-2)?.data, { cancelled: { reason: 'erased' } });
@@ -80,8 +80,8 @@ describe('objective erasure', () => {
     const parent = new ObjectiveDriver();
     await parent.start({ tools: [researcherTool()] });
     await parent.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"about Ada"}' }] });
-    const input = parent.running.get('s1')!.input as PrepareChildInput;
-    await parent.succeed('s1', startOf({
+    const input = parent.running.get(parent.callId('s1'))!.input as PrepareChildInput;
+    await parent.succeed(parent.callId('s1'), startOf({
       objectiveId: input.childObjectiveId, initialMessage: 'about Ada', metadata: { ...startOf().metadata, objective: { ...startOf().metadata.objective, id: input.childObjectiveId } },
     }));
     const child = new ObjectiveDriver(input.childObjectiveId);
@@ -112,7 +112,7 @@ describe('objective turn timeout and accounting', () => {
     driver.now = new Date('2026-11-23T12:01:00.000Z');
     await driver.fireReminder('turn_deadline');
     assert.equal(statusOf(driver), 'FAILED');
-    assert.deepEqual(driver.aborted, ['a']);
+    assert.deepEqual(driver.aborted, [driver.callId('a')]);
     assert.deepEqual(driver.published.at(-2)?.data, { error: { message: 'the objective turn ran longer than its limit of 60000 ms', type: 'TIMED_OUT' } });
     assert.deepEqual(driver.state.error?.type, 'TIMED_OUT');
     assert.equal(driver.reminders.size, 0);
@@ -128,10 +128,10 @@ describe('objective turn timeout and accounting', () => {
     assert.deepEqual(await driver.behavior.onReminder!(driver.state, stale, { kind: 'objective', id: 'obj_1', now: stale.dueAt }), {}, 'a stale reminder changes nothing');
 
     driver.now = new Date('2026-11-24T09:00:00.000Z');
-    await driver.send({ type: 'approve', toolCallId: 'a' });
+    await driver.send({ type: 'approve', toolCallId: driver.callId('a') });
     assert.deepEqual(driver.reminders.get('turn_deadline')?.dueAt, new Date('2026-11-24T09:01:00.000Z'));
     assert.deepEqual(await driver.behavior.onReminder!(driver.state, stale, { kind: 'objective', id: 'obj_1', now: driver.now }), {}, 'the earlier stretch\'s reminder is stale');
-    await driver.succeed('a', toolSuccess('a', 'A'));
+    await driver.succeed(driver.callId('a'), toolSuccess(driver.callId('a'), 'A'));
     await driver.modelAnswers({ content: 'done' });
     assert.equal(statusOf(driver), 'COMPLETED');
     assert.equal(driver.reminders.size, 0, 'the end cancels the clock');
@@ -147,7 +147,7 @@ describe('objective turn timeout and accounting', () => {
     const driver = new ObjectiveDriver();
     await driver.start();
     await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }] });
-    await driver.succeed('a', toolSuccess('a', 'A'));
+    await driver.succeed(driver.callId('a'), toolSuccess(driver.callId('a'), 'A'));
     await driver.modelAnswers({ content: 'ok', usage: { promptTokens: 3, completionTokens: 1, costCents: 0.5 } });
     const usages = driver.published
       .filter((event) => event.type === 'objective_event.assistant_message')

@@ -72,7 +72,7 @@ describe('objective model call retries', () => {
       await driver.fireReminder(MODEL_RETRY_REMINDER);
     }
     await driver.modelAnswers({ content: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }] });
-    await driver.succeed('c1', toolSuccess('c1', 'found'));
+    await driver.succeed(driver.callId('c1'), toolSuccess(driver.callId('c1'), 'found'));
     await driver.fail(driver.runningModelCall().id, unavailable());
     assert.equal(driver.state.modelRetries?.failures, 1, 'an answer ended the earlier run of failures');
   });
@@ -142,8 +142,8 @@ describe('objective budgets', () => {
     await driver.start();
     for (let turn = 1; ; turn++) {
       assert.ok(turn <= DEFAULT_MAX_MODEL_TURNS, 'ended within the cap');
-      const id = `c${turn}`;
-      await driver.modelAnswers({ content: null, toolCalls: [{ id, name: 'lookup', arguments: '{}' }] });
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: `c${turn}`, name: 'lookup', arguments: '{}' }] });
+      const id = driver.callId(`c${turn}`);
       await driver.succeed(id, { ok: false, toolCallId: id, toolId: 'tool_1', kind: 'http', errorType: 'HTTP_ERROR', message: 'HTTP 500', content: '[error: HTTP 500]', durationMs: 1 });
       if (statusOf(driver) !== 'RUNNING') break;
     }
@@ -156,14 +156,14 @@ describe('objective budgets', () => {
     const driver = new ObjectiveDriver();
     await driver.start({ limits: { maxToolCalls: 0, maxSubObjectives: 0, maxModelTurns: 2 } });
     await driver.modelAnswers({ content: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }] });
-    await driver.succeed('c1', toolSuccess('c1', 'x'));
+    await driver.succeed(driver.callId('c1'), toolSuccess(driver.callId('c1'), 'x'));
     await driver.modelAnswers({ content: 'done' });
     assert.equal(statusOf(driver), 'COMPLETED');
     await driver.send({ type: 'message', content: 'again' });
     await driver.modelAnswers({ content: null, toolCalls: [{ id: 'c2', name: 'lookup', arguments: '{}' }] });
-    await driver.succeed('c2', toolSuccess('c2', 'x'));
+    await driver.succeed(driver.callId('c2'), toolSuccess(driver.callId('c2'), 'x'));
     await driver.modelAnswers({ content: null, toolCalls: [{ id: 'c3', name: 'lookup', arguments: '{}' }] });
-    await driver.succeed('c3', toolSuccess('c3', 'x'));
+    await driver.succeed(driver.callId('c3'), toolSuccess(driver.callId('c3'), 'x'));
     assert.equal(statusOf(driver), 'FAILED');
     assert.match(driver.state.error!.message, /^limit reached: maxModelTurns/u);
   });
@@ -173,10 +173,10 @@ describe('objective budgets', () => {
     await driver.start({ limits: { maxToolCalls: 0, maxSubObjectives: 0, maxTokens: 100 } });
     const usage = { promptTokens: 40, completionTokens: 20, costCents: 1 };
     await driver.modelAnswers({ content: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }], usage });
-    await driver.succeed('c1', toolSuccess('c1', 'x'));
+    await driver.succeed(driver.callId('c1'), toolSuccess(driver.callId('c1'), 'x'));
     assert.equal(statusOf(driver), 'RUNNING');
     await driver.modelAnswers({ content: null, toolCalls: [{ id: 'c2', name: 'lookup', arguments: '{}' }], usage });
-    await driver.succeed('c2', toolSuccess('c2', 'x'));
+    await driver.succeed(driver.callId('c2'), toolSuccess(driver.callId('c2'), 'x'));
     assert.equal(statusOf(driver), 'FAILED');
     assert.deepEqual(driver.state.error, { type: 'LIMIT_REACHED', message: 'limit reached: maxTokens (120 tokens used; the limit is 100)' });
   });
@@ -197,7 +197,7 @@ describe('objective budgets', () => {
     await driver.start({ limits: { maxToolCalls: 1, maxSubObjectives: 0 } });
     assert.deepEqual(driver.modelRequest().tools.map((tool) => tool.name), ['lookup']);
     await driver.modelAnswers({ content: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }] });
-    await driver.succeed('c1', toolSuccess('c1', 'x'));
+    await driver.succeed(driver.callId('c1'), toolSuccess(driver.callId('c1'), 'x'));
     assert.deepEqual(driver.modelRequest().tools, [], 'the model has to answer');
   });
 });

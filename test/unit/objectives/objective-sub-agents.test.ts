@@ -70,7 +70,7 @@ function childStartFor(input: PrepareChildInput, overrides: Partial<ObjectiveSta
 }
 
 function prepareInput(driver: ObjectiveDriver, toolCallId: string): PrepareChildInput {
-  const effect = driver.running.get(toolCallId);
+  const effect = driver.running.get(driver.callId(toolCallId));
   assert.equal(effect?.name, PREPARE_CHILD_EFFECT, `${toolCallId} prepares a child`);
   return effect.input as PrepareChildInput;
 }
@@ -107,7 +107,7 @@ async function family(startOverrides: Partial<ObjectiveStart> = {}): Promise<Fam
     content: null, toolCalls: [{ id: 'call_sub', name: 'researcher', arguments: '{"prompt":"find X"}' }], usage: { promptTokens: 10, completionTokens: 2, costCents: 1 },
   });
   const input = prepareInput(parent, 'call_sub');
-  await parent.succeed('call_sub', childStartFor(input));
+  await parent.succeed(parent.callId('call_sub'), childStartFor(input));
   const actors = new Map([[parent.objectiveId, parent]]);
   await deliver(parent, actors);
   const child = actors.get(input.childObjectiveId)!;
@@ -129,18 +129,18 @@ describe('objective sub-agents', () => {
     const input = prepareInput(parent, 'call_sub');
     assert.match(input.childObjectiveId, /^obj_/u);
     assert.deepEqual(input, {
-      workspaceId: 'ws_1', accountId: 'acc_1', parentObjectiveId: 'obj_1', childObjectiveId: input.childObjectiveId, parentToolCallId: 'call_sub',
+      workspaceId: 'ws_1', accountId: 'acc_1', parentObjectiveId: 'obj_1', childObjectiveId: input.childObjectiveId, parentToolCallId: parent.callId('call_sub'),
       agentId: 'agent_2', data: { prompt: 'find X' }, initialMessage: 'find X', depth: 1, tenantId: 'tenant_1', subjectId: 'subject_1', profileId: 'prof_1',
     });
     assert.deepEqual(parent.sent, [], 'nothing is sent before the child is prepared');
     assert.equal(statusOf(parent), 'RUNNING');
 
     const childStart = childStartFor(input, { limits: { maxToolCalls: 0, maxSubObjectives: 0 } });
-    await parent.succeed('call_sub', childStart);
+    await parent.succeed(parent.callId('call_sub'), childStart);
     assert.deepEqual(parent.kinds(), ['user_message', 'assistant_message', 'tool_called', 'sub_objective_created', 'sub_agent_spawned']);
     const childMetadata = { ...metadataBase, id: input.childObjectiveId };
     assert.deepEqual(parent.published[3].data, { subObjectiveCreated: { metadata: childMetadata } });
-    assert.deepEqual(parent.published[4].data, { subAgentSpawned: { metadata: childMetadata, status: 'OBJECTIVE_STATUS_PENDING', toolCallId: 'call_sub' } });
+    assert.deepEqual(parent.published[4].data, { subAgentSpawned: { metadata: childMetadata, status: 'OBJECTIVE_STATUS_PENDING', toolCallId: parent.callId('call_sub') } });
     assert.equal(parent.state.subObjectiveCount, 1);
     assert.equal(parent.state.toolCallCount, 0, 'a sub-agent call does not count against maxToolCalls');
     assert.equal(parent.running.size, 0, 'the call waits for the child, not for an effect');
@@ -151,7 +151,7 @@ describe('objective sub-agents', () => {
     assert.equal(sent[0].id, input.childObjectiveId);
     assert.deepEqual(sent[0].command, {
       type: 'start',
-      start: { ...childStart, depth: 1, parentToolCallId: 'call_sub', spec: { ...childStart.spec, parentObjectiveId: 'obj_1' }, limits: { ...childStart.limits, maxDepth: DEFAULT_MAX_OBJECTIVE_DEPTH } },
+      start: { ...childStart, depth: 1, parentToolCallId: parent.callId('call_sub'), spec: { ...childStart.spec, parentObjectiveId: 'obj_1' }, limits: { ...childStart.limits, maxDepth: DEFAULT_MAX_OBJECTIVE_DEPTH } },
     });
 
     // The child runs on its own: the prompt is its first message.
@@ -165,15 +165,15 @@ describe('objective sub-agents', () => {
       kind: 'objective',
       id: 'obj_1',
       command: {
-        type: 'child_finished', childObjectiveId: input.childObjectiveId, toolCallId: 'call_sub', status: 'OBJECTIVE_STATUS_COMPLETED', content: 'X is 42.',
+        type: 'child_finished', childObjectiveId: input.childObjectiveId, toolCallId: parent.callId('call_sub'), status: 'OBJECTIVE_STATUS_COMPLETED', content: 'X is 42.',
         usage: { promptTokens: 5, completionTokens: 1, costCents: 2 }, error: null,
       },
     }]);
 
     await parent.send(reports[0].command as ObjectiveCommand);
     assert.deepEqual(parent.kinds().slice(5), ['sub_agent_updated', 'tool_result']);
-    assert.deepEqual(parent.published[5].data, { subAgentUpdated: { metadata: childMetadata, status: 'OBJECTIVE_STATUS_COMPLETED', toolCallId: 'call_sub' } });
-    assert.deepEqual(parent.published[6].data, { toolResult: { content: 'X is 42.', toolCallId: 'call_sub', type: 'text' } });
+    assert.deepEqual(parent.published[5].data, { subAgentUpdated: { metadata: childMetadata, status: 'OBJECTIVE_STATUS_COMPLETED', toolCallId: parent.callId('call_sub') } });
+    assert.deepEqual(parent.published[6].data, { toolResult: { content: 'X is 42.', toolCallId: parent.callId('call_sub'), type: 'text' } });
     assert.deepEqual(toolMessages(parent.modelRequest().messages), [{ toolCallId: 'call_sub', content: 'X is 42.' }]);
     assert.deepEqual(parent.state.usage, { promptTokens: 15, completionTokens: 3, costCents: 3 }, 'the child\'s usage is summed in');
 
@@ -195,7 +195,7 @@ describe('objective sub-agents', () => {
     assert.deepEqual({ data: input.data, initialMessage: input.initialMessage, agentId: input.agentId }, { data: { city: 'Oslo', days: 2 }, initialMessage: null, agentId: 'agent_3' });
 
     const actors = new Map([[parent.objectiveId, parent]]);
-    await parent.succeed('call_plan', childStartFor(input, { outputDefinition: { type: 'object', properties: { plan: { type: 'string' } } } }));
+    await parent.succeed(parent.callId('call_plan'), childStartFor(input, { outputDefinition: { type: 'object', properties: { plan: { type: 'string' } } } }));
     await deliver(parent, actors);
     const child = actors.get(input.childObjectiveId)!;
     assert.deepEqual(child.modelRequest().messages.at(-1), { role: 'user', content: '{"city":"Oslo","days":2}' });
@@ -211,7 +211,7 @@ describe('objective sub-agents', () => {
     assert.equal(statusOf(child), 'FAILED');
     await deliver(child, actors);
     assert.deepEqual(parent.kinds().slice(-2), ['sub_agent_updated', 'tool_error']);
-    assert.deepEqual(parent.published.at(-1)?.data, { toolError: { message: `sub-objective ${childId} ended OBJECTIVE_STATUS_FAILED: provider down`, toolCallId: 'call_sub' } });
+    assert.deepEqual(parent.published.at(-1)?.data, { toolError: { message: `sub-objective ${childId} ended OBJECTIVE_STATUS_FAILED: provider down`, toolCallId: parent.callId('call_sub') } });
     assert.deepEqual(toolMessages(parent.modelRequest().messages), [{ toolCallId: 'call_sub', content: '[sub-agent failed: provider down]' }]);
     assert.equal(statusOf(parent), 'RUNNING');
   });
@@ -240,7 +240,7 @@ describe('objective sub-agents', () => {
     };
     await parent.send(stray);
     noEvents(parent);
-    await parent.send({ ...stray, toolCallId: 'call_sub', childObjectiveId: 'obj_someone_else' });
+    await parent.send({ ...stray, toolCallId: parent.callId('call_sub'), childObjectiveId: 'obj_someone_else' });
     noEvents(parent);
     assert.equal(statusOf(parent), 'RUNNING');
   });
@@ -257,23 +257,23 @@ describe('objective sub-agents', () => {
           { id: 't1', name: 'lookup', arguments: '{}' },
         ],
       });
-      assert.deepEqual([...parent.running.keys()], ['s1', 't1']);
-      assert.deepEqual(parent.published.find((event) => event.type === 'objective_event.tool_error')?.data, { toolError: { message: 'limit reached: maxSubObjectives', toolCallId: 's2' } });
+      assert.deepEqual([...parent.running.keys()], [parent.callId('s1'), parent.callId('t1')]);
+      assert.deepEqual(parent.published.find((event) => event.type === 'objective_event.tool_error')?.data, { toolError: { message: 'limit reached: maxSubObjectives', toolCallId: parent.callId('s2') } });
       assert.equal(parent.state.toolCallCount, 1);
 
-      await parent.succeed('s1', childStartFor(prepareInput(parent, 's1')));
-      await parent.succeed('t1', toolSuccess('t1', 'T'));
+      await parent.succeed(parent.callId('s1'), childStartFor(prepareInput(parent, 's1')));
+      await parent.succeed(parent.callId('t1'), toolSuccess(parent.callId('t1'), 'T'));
       assert.equal(parent.state.subObjectiveCount, 1);
       const [start] = parent.takeSent();
       const childId = start.id;
-      await parent.send({ type: 'child_finished', childObjectiveId: childId, toolCallId: 's1', status: 'OBJECTIVE_STATUS_COMPLETED', content: 'A', usage: { promptTokens: 0, completionTokens: 0, costCents: 0 }, error: null });
+      await parent.send({ type: 'child_finished', childObjectiveId: childId, toolCallId: parent.callId('s1'), status: 'OBJECTIVE_STATUS_COMPLETED', content: 'A', usage: { promptTokens: 0, completionTokens: 0, costCents: 0 }, error: null });
       assert.deepEqual(toolMessages(parent.modelRequest().messages), [
         { toolCallId: 's1', content: 'A' }, { toolCallId: 's2', content: 'limit reached: maxSubObjectives' }, { toolCallId: 't1', content: 'T' },
       ]);
 
       // The next turn: the one child allowed exists already.
       await parent.modelAnswers({ content: null, toolCalls: [{ id: 's3', name: 'researcher', arguments: '{"prompt":"c"}' }] });
-      assert.equal(parent.running.has('s3'), false);
+      assert.equal(parent.running.has(parent.callId('s3')), false);
       assert.deepEqual(toolMessages(parent.modelRequest().messages).at(-1), { toolCallId: 's3', content: 'limit reached: maxSubObjectives' });
     });
 
@@ -281,7 +281,7 @@ describe('objective sub-agents', () => {
       const deep = new ObjectiveDriver();
       await deep.start({ tools: [researcherTool()], depth: 5 });
       await deep.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
-      assert.equal(deep.running.has('s1'), false);
+      assert.equal(deep.running.has(deep.callId('s1')), false);
       assert.deepEqual(toolMessages(deep.modelRequest().messages), [{ toolCallId: 's1', content: 'limit reached: sub-objective depth 5' }]);
 
       const shallow = new ObjectiveDriver();
@@ -292,7 +292,7 @@ describe('objective sub-agents', () => {
       const limited = new ObjectiveDriver();
       await limited.start({ tools: [researcherTool()], depth: 2, limits: { maxToolCalls: 0, maxSubObjectives: 0, maxDepth: 2 } });
       await limited.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
-      assert.deepEqual(limited.published.at(-1)?.data, { toolError: { message: 'limit reached: sub-objective depth 2', toolCallId: 's1' } });
+      assert.deepEqual(limited.published.at(-1)?.data, { toolError: { message: 'limit reached: sub-objective depth 2', toolCallId: limited.callId('s1') } });
     });
 
     it('a child inherits its parent\'s depth limit when its start sets none, and its depth is the parent\'s + 1', async () => {
@@ -300,11 +300,11 @@ describe('objective sub-agents', () => {
       await parent.start({ tools: [researcherTool()], depth: 1, limits: { maxToolCalls: 0, maxSubObjectives: 0, maxDepth: 3 } });
       await parent.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
       const input = prepareInput(parent, 's1');
-      await parent.succeed('s1', childStartFor(input, { depth: 0, parentToolCallId: null, limits: { maxToolCalls: 0, maxSubObjectives: 0 } }));
+      await parent.succeed(parent.callId('s1'), childStartFor(input, { depth: 0, parentToolCallId: null, limits: { maxToolCalls: 0, maxSubObjectives: 0 } }));
       const [{ command }] = parent.takeSent();
       const start = (command as { start: ObjectiveStart }).start;
       assert.deepEqual({ depth: start.depth, parentToolCallId: start.parentToolCallId, maxDepth: start.limits.maxDepth, parent: start.spec.parentObjectiveId }, {
-        depth: 2, parentToolCallId: 's1', maxDepth: 3, parent: 'obj_1',
+        depth: 2, parentToolCallId: parent.callId('s1'), maxDepth: 3, parent: 'obj_1',
       });
     });
   });
@@ -331,8 +331,8 @@ describe('objective sub-agents', () => {
       const parent = new ObjectiveDriver();
       await parent.start({ tools: [researcherTool()] });
       await parent.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
-      await parent.fail('s1', { code: 'FAILED_PRECONDITION', message: 'agent agent_2 is ARCHIVED' });
-      assert.deepEqual(parent.published.at(-1)?.data, { toolError: { message: 'the sub-agent could not be started: agent agent_2 is ARCHIVED', toolCallId: 's1' } });
+      await parent.fail(parent.callId('s1'), { code: 'FAILED_PRECONDITION', message: 'agent agent_2 is ARCHIVED' });
+      assert.deepEqual(parent.published.at(-1)?.data, { toolError: { message: 'the sub-agent could not be started: agent agent_2 is ARCHIVED', toolCallId: parent.callId('s1') } });
       assert.deepEqual(toolMessages(parent.modelRequest().messages), [{ toolCallId: 's1', content: 'the sub-agent could not be started: agent agent_2 is ARCHIVED' }]);
       assert.deepEqual(parent.sent, []);
       assert.equal(parent.state.subObjectiveCount, 0);
@@ -342,7 +342,7 @@ describe('objective sub-agents', () => {
       const parent = new ObjectiveDriver();
       await parent.start({ tools: [researcherTool()] });
       await parent.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
-      await parent.succeed('s1', childStartFor(prepareInput(parent, 's1'), { objectiveId: 'obj_wrong' }));
+      await parent.succeed(parent.callId('s1'), childStartFor(prepareInput(parent, 's1'), { objectiveId: 'obj_wrong' }));
       assert.match((parent.published.at(-1)?.data as { toolError: { message: string } }).toolError.message, /obj_wrong is not the child/u);
       assert.deepEqual(parent.sent, []);
     });
@@ -352,13 +352,13 @@ describe('objective sub-agents', () => {
     const parent = new ObjectiveDriver();
     await parent.start({ tools: [researcherTool()] });
     await parent.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
-    const first = parent.running.get('s1')!;
-    await parent.interrupt('s1');
-    const again = parent.running.get('s1')!;
+    const first = parent.running.get(parent.callId('s1'))!;
+    await parent.interrupt(parent.callId('s1'));
+    const again = parent.running.get(parent.callId('s1'))!;
     assert.deepEqual({ ...again, attempt: 1 }, first);
     assert.equal(again.attempt, 2);
     assert.equal(parent.kinds().filter((kind) => kind === 'tool_called').length, 1);
-    await parent.succeed('s1', childStartFor(again.input as PrepareChildInput));
+    await parent.succeed(parent.callId('s1'), childStartFor(again.input as PrepareChildInput));
     assert.deepEqual(parent.sent.map((send) => send.id), [(first.input as PrepareChildInput).childObjectiveId]);
 
     // Once the child was started, a stale interruption of the preparation is dropped.
@@ -372,7 +372,7 @@ describe('objective sub-agents', () => {
     await parent.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
     assert.equal(statusOf(parent), 'AWAITING_APPROVAL');
     assert.equal(parent.running.size, 0);
-    await parent.send({ type: 'approve', toolCallId: 's1' });
+    await parent.send({ type: 'approve', toolCallId: parent.callId('s1') });
     assert.equal(prepareInput(parent, 's1').initialMessage, 'a');
     assert.deepEqual(parent.kinds().slice(-2), ['tool_approved', 'tool_called']);
   });
@@ -429,7 +429,7 @@ describe('objective sub-agents', () => {
       await parent.start({ tools: [researcherTool()] });
       await parent.modelAnswers({ content: null, toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }] });
       await parent.send({ type: 'cancel' });
-      assert.deepEqual(parent.aborted, ['s1']);
+      assert.deepEqual(parent.aborted, [parent.callId('s1')]);
       assert.deepEqual(parent.sent, []);
     });
 
