@@ -1,6 +1,7 @@
 // Agent schedules (interface-spec 2.15, api-decisions.md "Schedules"): list,
 // create, get, update, DELETE (archives), trigger and upcoming fire times.
 // Scopes are the agents' (api-decisions.md: schedules belong with agents).
+import type { AgentService } from '../../src/agents/agent.service';
 import type { ScheduleService } from '../../src/schedules/schedule.service';
 import { parseLabelSelector } from '../../src/resource/labels';
 import { pageRequest } from '../../src/resource/pagination';
@@ -8,7 +9,8 @@ import { ListOf, PathIds, Strict, listParamProperties } from '../../src/schemas/
 import {
   AgentSchedule, CreateScheduleBody, ScheduleListFilters, TriggerScheduleBody, TriggerScheduleResponse, UpcomingFireTimes, UpcomingQuery, UpdateScheduleBody,
 } from '../../src/schemas/schedules.schema';
-import { defineRoute, type AccessRequest, type RouteDefinition, type RouteRequest } from '../route';
+import { agentAccess } from '../parent-access';
+import { defineRoute, type RouteDefinition, type RouteRequest } from '../route';
 
 const AgentPath = PathIds({ workspaceId: 'workspace', agentId: 'agent' });
 const SchedulePath = PathIds({ workspaceId: 'workspace', agentId: 'agent', id: 'schedule' });
@@ -21,11 +23,11 @@ function idempotencyKeyOf({ headers }: Pick<RouteRequest<unknown, unknown, unkno
   return idempotencyKey ? { idempotencyKey } : {};
 }
 
-export function scheduleRoutes({ schedules }: { schedules: ScheduleService }): RouteDefinition[] {
+export function scheduleRoutes({ schedules, agents }: { schedules: ScheduleService; agents: AgentService }): RouteDefinition[] {
   const base = '/v1/workspaces/{workspaceId}/agents/{agentId}/schedules';
   const one = `${base}/{id}`;
   // The agent is checked before the body, as the workspace is.
-  const agentAccess = ({ workspace, params }: AccessRequest<{ agentId: string }>) => schedules.assertAgent(workspace, params.agentId);
+  const agentFound = agentAccess(agents);
   return [
     defineRoute({
       method: 'GET', path: base, operationId: 'listAgentSchedules', summary: "List the agent's schedules",
@@ -35,7 +37,7 @@ export function scheduleRoutes({ schedules }: { schedules: ScheduleService }): R
     }),
     defineRoute({
       method: 'POST', path: base, operationId: 'createAgentSchedule', summary: 'Create a schedule that starts objectives of the agent',
-      scope: 'agents:manage', workspace: 'path', params: AgentPath, body: CreateScheduleBody, response: AgentSchedule, idempotent: true, checkAccess: agentAccess,
+      scope: 'agents:manage', workspace: 'path', params: AgentPath, body: CreateScheduleBody, response: AgentSchedule, idempotent: true, checkAccess: agentFound,
       handler: (request) => schedules.create(request.principal, request.workspace, request.params.agentId, request.body, idempotencyKeyOf(request)),
     }),
     defineRoute({
@@ -45,7 +47,7 @@ export function scheduleRoutes({ schedules }: { schedules: ScheduleService }): R
     }),
     defineRoute({
       method: 'PATCH', path: one, operationId: 'updateAgentSchedule', summary: 'Update a schedule (not an ARCHIVED one)',
-      scope: 'agents:manage', workspace: 'path', params: SchedulePath, body: UpdateScheduleBody, response: AgentSchedule, conditional: true, checkAccess: agentAccess,
+      scope: 'agents:manage', workspace: 'path', params: SchedulePath, body: UpdateScheduleBody, response: AgentSchedule, conditional: true, checkAccess: agentFound,
       handler: ({ workspace, params, body, headers }) => schedules.update(workspace, params.agentId, params.id, body, headers['if-match']),
     }),
     defineRoute({
@@ -55,7 +57,7 @@ export function scheduleRoutes({ schedules }: { schedules: ScheduleService }): R
     }),
     defineRoute({
       method: 'POST', path: `${one}/trigger`, operationId: 'triggerAgentSchedule', summary: 'Fire once now, honouring the overlap policy',
-      scope: 'agents:manage', workspace: 'path', params: SchedulePath, body: TriggerScheduleBody, response: TriggerScheduleResponse, idempotent: true, checkAccess: agentAccess,
+      scope: 'agents:manage', workspace: 'path', params: SchedulePath, body: TriggerScheduleBody, response: TriggerScheduleResponse, idempotent: true, checkAccess: agentFound,
       handler: (request) => schedules.trigger(request.principal, request.workspace, request.params.agentId, request.params.id, idempotencyKeyOf(request)),
     }),
     defineRoute({
