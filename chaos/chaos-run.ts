@@ -55,7 +55,7 @@ const SLOW_RECEIVER_MS = 3_000;
 const FAILING_FROM_MS = 5_000;
 const FAILING_FOR_MS = 20_000;
 const TOOL_ANSWER_DELAY_MS = 300;
-/** The slow tool: calls still running when a node hands its shards off (below the runtime's default drain time, 15 s). */
+/** The slow tool: calls still running when a node hands its shards off (below the runtime's default drain time, 25 s: actors/runtime-options.ts). */
 const SLOW_TOOL_ANSWER_DELAY_MS = 6_000;
 const RETRY_SCHEDULE = '1s,2s,4s,8s,8s,8s,8s,8s';
 /** A fault window lasts until this long after the run saw the system recovered. */

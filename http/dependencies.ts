@@ -288,13 +288,13 @@ export function allRoutes(services: Services, options: { isDraining?: () => bool
     ...aiProviderKeyRoutes({ providerKeys: services.providerKeys }),
     ...modelRoutes({ models: services.models }),
     ...agentRoutes({ agents: services.agents, feedback: services.feedback }),
-    ...variationRoutes({ variations: services.variations, assignments: services.assignments }),
-    ...scheduleRoutes({ schedules: services.schedules }),
+    ...variationRoutes({ variations: services.variations, assignments: services.assignments, agents: services.agents }),
+    ...scheduleRoutes({ schedules: services.schedules, agents: services.agents }),
     ...toolRoutes({ tools: services.tools }),
     ...toolSetRoutes({ toolSets: services.toolSets }),
     ...bundleRoutes({ bundles: services.bundles }),
     ...objectiveRoutes({ objectives: services.objectives, isDraining: options.isDraining }),
-    ...webhookDeliveryRoutes({ webhookDeliveries: services.webhookDeliveries }),
+    ...webhookDeliveryRoutes({ webhookDeliveries: services.webhookDeliveries, agents: services.agents }),
     ...clusterRoutes({ clusterStatus: services.clusterStatus }),
   ];
 }

@@ -16,6 +16,7 @@ import {
   UpdateMemoryEntryBody,
   UpdateMemoryLayerBody,
 } from '../../src/schemas/memory.schema';
+import { memoryLayerAccess } from '../parent-access';
 import { defineRoute, type RouteDefinition } from '../route';
 
 const LayerPath = PathIds({ id: 'memoryLayer' });
@@ -63,7 +64,8 @@ function layerRoutes(layers: MemoryLayerService): RouteDefinition[] {
   ];
 }
 
-function entryRoutes(entries: MemoryEntryService): RouteDefinition[] {
+function entryRoutes(entries: MemoryEntryService, layers: MemoryLayerService): RouteDefinition[] {
+  const layerAccess = memoryLayerAccess(layers);
   return [
     defineRoute({
       method: 'GET', path: '/v1/memory_layers/{memoryLayerId}/entries', operationId: 'listMemoryEntries', summary: 'List the entries of a memory layer (without bodies)',
@@ -73,7 +75,7 @@ function entryRoutes(entries: MemoryEntryService): RouteDefinition[] {
     }),
     defineRoute({
       method: 'POST', path: '/v1/memory_layers/{memoryLayerId}/entries', operationId: 'createMemoryEntry', summary: 'Create a memory entry from content or a COMPLETE upload',
-      scope: 'memory:manage', workspace: 'flat', params: EntriesPath, body: CreateMemoryEntryBody, readOnlyFields: ENTRY_READ_ONLY, response: MemoryEntryDetail, idempotent: true,
+      scope: 'memory:manage', workspace: 'flat', params: EntriesPath, checkAccess: layerAccess, body: CreateMemoryEntryBody, readOnlyFields: ENTRY_READ_ONLY, response: MemoryEntryDetail, idempotent: true,
       bodyLimitBytes: ENTRY_BODY_LIMIT_BYTES,
       handler: ({ principal, workspace, params, body }) => entries.create(principal, workspace, params.memoryLayerId, body),
     }),
@@ -84,7 +86,7 @@ function entryRoutes(entries: MemoryEntryService): RouteDefinition[] {
     }),
     defineRoute({
       method: 'PATCH', path: '/v1/memory_layers/{memoryLayerId}/entries/{id}', operationId: 'updateMemoryEntry', summary: 'Update a memory entry',
-      scope: 'memory:manage', workspace: 'flat', params: EntryPath, body: UpdateMemoryEntryBody, readOnlyFields: ENTRY_READ_ONLY, response: MemoryEntryDetail, conditional: true,
+      scope: 'memory:manage', workspace: 'flat', params: EntryPath, checkAccess: layerAccess, body: UpdateMemoryEntryBody, readOnlyFields: ENTRY_READ_ONLY, response: MemoryEntryDetail, conditional: true,
       bodyLimitBytes: ENTRY_BODY_LIMIT_BYTES,
       handler: ({ workspace, params, body, headers }) => entries.update(workspace, params.memoryLayerId, params.id, body, headers['if-match']),
     }),
@@ -102,5 +104,5 @@ const LAYER_READ_ONLY = ['spec.systemManaged', 'spec.expiresAt'];
 const ENTRY_READ_ONLY = ['content'];
 
 export function memoryRoutes({ memoryLayers, memoryEntries }: MemoryRoutesDependencies): RouteDefinition[] {
-  return [...layerRoutes(memoryLayers), ...entryRoutes(memoryEntries)];
+  return [...layerRoutes(memoryLayers), ...entryRoutes(memoryEntries, memoryLayers)];
 }

@@ -24,6 +24,7 @@ import {
   ObjectiveFeedbackBody, ObjectiveListFilters,
 } from '../../src/schemas/objectives.schema';
 import { idempotencyKeyOf } from '../mount';
+import { objectiveAccess } from '../parent-access';
 import { defineRoute, type RouteDefinition } from '../route';
 
 /** How often an open stream looks for new events. */
@@ -208,7 +209,7 @@ export function objectiveRoutes({ objectives, isDraining, stream }: ObjectiveRou
     defineRoute({
       method: 'POST', path: `${base}/{id}/messages`, operationId: 'sendObjectiveMessage',
       summary: 'Send a follow-up user message (taken at the next turn; after COMPLETED the objective runs again)', ...manage,
-      params: ObjectivePath, body: FollowUpMessageBody, response: Objective, idempotent: true,
+      params: ObjectivePath, body: FollowUpMessageBody, response: Objective, idempotent: true, checkAccess: objectiveAccess(objectives),
       handler: ({ workspace, principal, params, body, headers }) => objectives.sendMessage(workspace, params.id, body.content, { principal, ...idempotencyKeyOf(headers) }),
     }),
     defineRoute({
@@ -218,19 +219,19 @@ export function objectiveRoutes({ objectives, isDraining, stream }: ObjectiveRou
     }),
     defineRoute({
       method: 'PUT', path: `${base}/{id}/tool_calls/{toolCallId}/approve`, operationId: 'approveToolCall', summary: 'Approve a tool call awaiting approval', ...manage,
-      params: ToolCallPath, body: ApproveToolCallBody, response: Objective, idempotent: true,
+      params: ToolCallPath, body: ApproveToolCallBody, response: Objective, idempotent: true, checkAccess: objectiveAccess(objectives),
       handler: ({ workspace, principal, params, headers }) => objectives.approve(workspace, params.id, params.toolCallId, { principal, ...idempotencyKeyOf(headers) }),
     }),
     defineRoute({
       method: 'PUT', path: `${base}/{id}/tool_calls/{toolCallId}/deny`, operationId: 'denyToolCall',
       summary: 'Deny a tool call awaiting approval; the memo goes to the model as the call\'s result', ...manage,
-      params: ToolCallPath, body: DenyToolCallBody, response: Objective, idempotent: true,
+      params: ToolCallPath, body: DenyToolCallBody, response: Objective, idempotent: true, checkAccess: objectiveAccess(objectives),
       handler: ({ workspace, principal, params, body, headers }) =>
         objectives.deny(workspace, params.id, params.toolCallId, body.memo, { principal, ...idempotencyKeyOf(headers) }),
     }),
     defineRoute({
       method: 'POST', path: `${base}/{id}/feedback`, operationId: 'createObjectiveFeedback', summary: 'Rate an objective (moves its variation\'s score)', ...manage,
-      params: ObjectivePath, body: ObjectiveFeedbackBody, response: Feedback,
+      params: ObjectivePath, body: ObjectiveFeedbackBody, response: Feedback, checkAccess: objectiveAccess(objectives),
       handler: ({ workspace, principal, params, body }) => objectives.recordFeedback(workspace, principal, params.id, body),
     }),
     defineRoute({

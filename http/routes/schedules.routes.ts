@@ -1,6 +1,7 @@
 // Agent schedules (interface-spec 2.15, api-decisions.md "Schedules"): list,
 // create, get, update, DELETE (archives), trigger and upcoming fire times.
 // Scopes are the agents' (api-decisions.md: schedules belong with agents).
+import type { AgentService } from '../../src/agents/agent.service';
 import type { ScheduleService } from '../../src/schedules/schedule.service';
 import { parseLabelSelector } from '../../src/resource/labels';
 import { pageRequest } from '../../src/resource/pagination';
@@ -9,17 +10,18 @@ import {
   AgentSchedule, CreateScheduleBody, ScheduleListFilters, TriggerScheduleBody, TriggerScheduleResponse, UpcomingFireTimes, UpcomingQuery, UpdateScheduleBody,
 } from '../../src/schemas/schedules.schema';
 import { idempotencyKeyOf } from '../mount';
-import { defineRoute, type AccessRequest, type RouteDefinition } from '../route';
+import { agentAccess } from '../parent-access';
+import { defineRoute, type RouteDefinition } from '../route';
 
 const AgentPath = PathIds({ workspaceId: 'workspace', agentId: 'agent' });
 const SchedulePath = PathIds({ workspaceId: 'workspace', agentId: 'agent', id: 'schedule' });
 const ListQuery = Strict({ ...listParamProperties, ...ScheduleListFilters });
 
-export function scheduleRoutes({ schedules }: { schedules: ScheduleService }): RouteDefinition[] {
+export function scheduleRoutes({ schedules, agents }: { schedules: ScheduleService; agents: AgentService }): RouteDefinition[] {
   const base = '/v1/workspaces/{workspaceId}/agents/{agentId}/schedules';
   const one = `${base}/{id}`;
   // The agent is checked before the body, as the workspace is.
-  const agentAccess = ({ workspace, params }: AccessRequest<{ agentId: string }>) => schedules.assertAgent(workspace, params.agentId);
+  const agentFound = agentAccess(agents);
   return [
     defineRoute({
       method: 'GET', path: base, operationId: 'listAgentSchedules', summary: "List the agent's schedules",
@@ -29,7 +31,7 @@ export function scheduleRoutes({ schedules }: { schedules: ScheduleService }): R
     }),
     defineRoute({
       method: 'POST', path: base, operationId: 'createAgentSchedule', summary: 'Create a schedule that starts objectives of the agent',
-      scope: 'agents:manage', workspace: 'path', params: AgentPath, body: CreateScheduleBody, response: AgentSchedule, idempotent: true, checkAccess: agentAccess,
+      scope: 'agents:manage', workspace: 'path', params: AgentPath, body: CreateScheduleBody, response: AgentSchedule, idempotent: true, checkAccess: agentFound,
       handler: (request) => schedules.create(request.principal, request.workspace, request.params.agentId, request.body, idempotencyKeyOf(request.headers)),
     }),
     defineRoute({
@@ -39,7 +41,7 @@ export function scheduleRoutes({ schedules }: { schedules: ScheduleService }): R
     }),
     defineRoute({
       method: 'PATCH', path: one, operationId: 'updateAgentSchedule', summary: 'Update a schedule (not an ARCHIVED one)',
-      scope: 'agents:manage', workspace: 'path', params: SchedulePath, body: UpdateScheduleBody, response: AgentSchedule, conditional: true, checkAccess: agentAccess,
+      scope: 'agents:manage', workspace: 'path', params: SchedulePath, body: UpdateScheduleBody, response: AgentSchedule, conditional: true, checkAccess: agentFound,
       handler: ({ workspace, params, body, headers }) => schedules.update(workspace, params.agentId, params.id, body, headers['if-match']),
     }),
     defineRoute({
@@ -49,7 +51,7 @@ export function scheduleRoutes({ schedules }: { schedules: ScheduleService }): R
     }),
     defineRoute({
       method: 'POST', path: `${one}/trigger`, operationId: 'triggerAgentSchedule', summary: 'Fire once now, honouring the overlap policy',
-      scope: 'agents:manage', workspace: 'path', params: SchedulePath, body: TriggerScheduleBody, response: TriggerScheduleResponse, idempotent: true, checkAccess: agentAccess,
+      scope: 'agents:manage', workspace: 'path', params: SchedulePath, body: TriggerScheduleBody, response: TriggerScheduleResponse, idempotent: true, checkAccess: agentFound,
       handler: (request) => schedules.trigger(request.principal, request.workspace, request.params.agentId, request.params.id, idempotencyKeyOf(request.headers)),
     }),
     defineRoute({

@@ -5,6 +5,7 @@ import { parseLabelSelector } from '../../src/resource/labels';
 import { pageRequest } from '../../src/resource/pagination';
 import { Empty, ListOf, PathIds, Strict, listParamProperties } from '../../src/schemas/common.schema';
 import { AddToolBody, CreateToolSetBody, ToolSet, ToolSetSyncResult, UpdateToolSetBody } from '../../src/schemas/tools.schema';
+import { toolSetAccess } from '../parent-access';
 import { defineRoute, type RouteDefinition } from '../route';
 
 const WorkspacePath = PathIds({ workspaceId: 'workspace' });
@@ -43,7 +44,7 @@ export function toolSetRoutes({ toolSets }: { toolSets: ToolSetService }): Route
     }),
     defineRoute({
       method: 'POST', path: `${base}/{id}/tools`, operationId: 'addToolSetTool', summary: 'Add a tool to a tool set', scope: 'tools:manage', workspace: 'path',
-      params: SetPath, body: AddToolBody, response: ToolSet, idempotent: true,
+      params: SetPath, checkAccess: toolSetAccess(toolSets), body: AddToolBody, response: ToolSet, idempotent: true,
       handler: ({ principal, workspace, params, body }) => toolSets.addTool(principal, workspace, params.id, body.toolId),
     }),
     defineRoute({

@@ -1,6 +1,7 @@
 // Agent variations, their assignments and memory layer assignments (spec 4.9):
 // the workspace-addressed and the flat path styles, declared once each by the
 // same builders and served by the same service calls.
+import type { AgentService } from '../../src/agents/agent.service';
 import type { AssignmentService } from '../../src/agents/assignment.service';
 import type { VariationService } from '../../src/agents/variation.service';
 import { parseLabelSelector } from '../../src/resource/labels';
@@ -17,6 +18,7 @@ import {
 } from '../../src/schemas/agents.schema';
 import { Empty, ListOf, PathIds, Strict, listParamProperties } from '../../src/schemas/common.schema';
 import type { IdKind } from '../../src/ids';
+import { agentAccess, variationAccess } from '../parent-access';
 import { defineRoute, type RouteDefinition } from '../route';
 
 const ListQuery = Strict(listParamProperties);
@@ -55,7 +57,8 @@ function params<T extends Record<string, IdKind>>(style: PathStyle, ids: T) {
   return PathIds(style.workspace === 'path' ? { workspaceId: 'workspace' as const, ...ids } : ids);
 }
 
-function variationRoutesFor(style: PathStyle, variations: VariationService): RouteDefinition[] {
+function variationRoutesFor(style: PathStyle, variations: VariationService, agents: AgentService): RouteDefinition[] {
+  const agentFound = agentAccess(agents);
   const one = `${style.variations}/{id}`;
   const collection = params(style, { agentId: 'agent' });
   const item = params(style, { agentId: 'agent', id: 'agentVariation' });
@@ -68,7 +71,7 @@ function variationRoutesFor(style: PathStyle, variations: VariationService): Rou
     }),
     defineRoute({
       method: 'POST', path: style.variations, operationId: `createAgentVariation${style.suffix}`, summary: 'Create a variation',
-      scope: 'agents:manage', workspace: style.workspace, params: collection, body: CreateVariationBody, response: AgentVariation, idempotent: true,
+      scope: 'agents:manage', workspace: style.workspace, params: collection, body: CreateVariationBody, response: AgentVariation, idempotent: true, checkAccess: agentFound,
       handler: ({ principal, workspace, params: path, body }) => variations.create(principal, workspace, path.agentId, body),
     }),
     defineRoute({
@@ -78,7 +81,7 @@ function variationRoutesFor(style: PathStyle, variations: VariationService): Rou
     }),
     defineRoute({
       method: 'PATCH', path: one, operationId: `updateAgentVariation${style.suffix}`, summary: 'Update a variation',
-      scope: 'agents:manage', workspace: style.workspace, params: item, body: UpdateVariationBody, response: AgentVariation, conditional: true,
+      scope: 'agents:manage', workspace: style.workspace, params: item, body: UpdateVariationBody, response: AgentVariation, conditional: true, checkAccess: agentFound,
       handler: ({ workspace, params: path, body, headers }) => variations.update(workspace, path.agentId, path.id, body, headers['if-match']),
     }),
     defineRoute({
@@ -89,7 +92,8 @@ function variationRoutesFor(style: PathStyle, variations: VariationService): Rou
   ];
 }
 
-function assignmentRoutesFor(style: PathStyle, assignments: AssignmentService): RouteDefinition[] {
+function assignmentRoutesFor(style: PathStyle, assignments: AssignmentService, variations: VariationService): RouteDefinition[] {
+  const variationFound = variationAccess(variations, style.variationParam);
   const owner: Record<string, IdKind> = style.assignmentsHaveAgent ? { agentId: 'agent' } : {};
   const collection = params(style, { ...owner, [style.variationParam]: 'agentVariation' } as Record<string, IdKind>);
   const item = (kind: IdKind) => params(style, { ...owner, [style.variationParam]: 'agentVariation', id: kind } as Record<string, IdKind>);
@@ -98,7 +102,7 @@ function assignmentRoutesFor(style: PathStyle, assignments: AssignmentService): 
     defineRoute({
       method: 'POST', path: `${style.variation}/assignments`, operationId: `createVariationAssignment${style.suffix}`,
       summary: 'Assign a tool, tool set or sub-agent to a variation', scope: 'agents:manage', workspace: style.workspace,
-      params: collection, body: CreateAssignmentBody, response: VariationAssignment, idempotent: true,
+      params: collection, body: CreateAssignmentBody, response: VariationAssignment, idempotent: true, checkAccess: variationFound,
       handler: ({ principal, workspace, params: path, body }) => {
         const { agentId, variationId } = ids(path as Record<string, string>);
         return assignments.create(principal, workspace, agentId, variationId, body);
@@ -116,7 +120,7 @@ function assignmentRoutesFor(style: PathStyle, assignments: AssignmentService): 
     defineRoute({
       method: 'POST', path: `${style.variation}/memory_layer_assignments`, operationId: `createMemoryLayerAssignment${style.suffix}`,
       summary: "Attach a memory layer to a variation's stack", scope: 'agents:manage', workspace: style.workspace,
-      params: collection, body: CreateMemoryLayerAssignmentBody, response: MemoryLayerAssignment, idempotent: true,
+      params: collection, body: CreateMemoryLayerAssignmentBody, response: MemoryLayerAssignment, idempotent: true, checkAccess: variationFound,
       handler: ({ principal, workspace, params: path, body }) => {
         const { agentId, variationId } = ids(path as Record<string, string>);
         return assignments.createMemoryLayerAssignment(principal, workspace, agentId, variationId, body);
@@ -125,7 +129,7 @@ function assignmentRoutesFor(style: PathStyle, assignments: AssignmentService): 
     defineRoute({
       method: 'PATCH', path: `${style.variation}/memory_layer_assignments/{id}`, operationId: `updateMemoryLayerAssignment${style.suffix}`,
       summary: "Move a memory layer in a variation's stack", scope: 'agents:manage', workspace: style.workspace,
-      params: item('memoryLayerAssignment'), body: UpdateMemoryLayerAssignmentBody, response: MemoryLayerAssignment,
+      params: item('memoryLayerAssignment'), body: UpdateMemoryLayerAssignmentBody, response: MemoryLayerAssignment, checkAccess: variationFound,
       handler: ({ workspace, params: path, body }) => {
         const { agentId, variationId } = ids(path as Record<string, string>);
         return assignments.updateMemoryLayerAssignment(workspace, agentId, variationId, (path as { id: string }).id, body);
@@ -143,6 +147,6 @@ function assignmentRoutesFor(style: PathStyle, assignments: AssignmentService): 
   ];
 }
 
-export function variationRoutes({ variations, assignments }: { variations: VariationService; assignments: AssignmentService }): RouteDefinition[] {
-  return [WORKSPACE_STYLE, FLAT_STYLE].flatMap((style) => [...variationRoutesFor(style, variations), ...assignmentRoutesFor(style, assignments)]);
+export function variationRoutes({ variations, assignments, agents }: { variations: VariationService; assignments: AssignmentService; agents: AgentService }): RouteDefinition[] {
+  return [WORKSPACE_STYLE, FLAT_STYLE].flatMap((style) => [...variationRoutesFor(style, variations, agents), ...assignmentRoutesFor(style, assignments, variations)]);
 }

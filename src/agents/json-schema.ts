@@ -4,10 +4,11 @@
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { InvalidArgumentError } from '../errors';
-import { compileAndRelease } from '../schemas/compiled-schemas';
+import { AjvGenerations } from '../schemas/compiled-schemas';
 
-const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true });
-addFormats(ajv);
+/** Compiles per Ajv instance: what ajv holds of schemas only checked stays within it. */
+const COMPILES_PER_INSTANCE = 500;
+const checker = new AjvGenerations(() => addFormats(new Ajv({ allErrors: true, strict: false, validateSchema: true })), COMPILES_PER_INSTANCE);
 
 export interface JsonSchemaRules {
   /** Require `type: "object"` at the top (tool parameters, objective data). */
@@ -22,8 +23,8 @@ export function checkJsonSchema(field: string, schema: Record<string, unknown>, 
     throw InvalidArgumentError.forField(field, 'must be a JSON Schema with "type": "object"');
   }
   try {
-    // Compiled to be checked only: ajv keeps nothing of it afterwards.
-    compileAndRelease(ajv, schema);
+    // Compiled to be checked only: the validator is dropped.
+    checker.compile(schema);
   } catch (error) {
     const problem = error instanceof Error ? error.message : String(error);
     throw InvalidArgumentError.forField(field, `is not a valid JSON Schema: ${problem}`);

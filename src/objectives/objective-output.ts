@@ -44,13 +44,11 @@ export function outputFromArguments(definition: Record<string, unknown>, rawArgu
 // Compiled validators by definition text: a definition arrives as a new object
 // after every replay, and compiling it again on each emit_output is wasteful.
 const MAX_CACHED_VALIDATORS = 256;
-const ajv = new Ajv({ allErrors: true, strict: false });
-addFormats(ajv);
-const validators = new CompiledSchemas(ajv, MAX_CACHED_VALIDATORS);
+const validators = new CompiledSchemas(() => addFormats(new Ajv({ allErrors: true, strict: false })), MAX_CACHED_VALIDATORS);
 
 /** The default OutputValidator: ajv, all errors, formats. */
 export const ajvOutputValidator: OutputValidator = (definition, output) => {
   const validate = validators.validatorFor(definition);
   if (validate(output)) return null;
-  return ajv.errorsText(validate.errors, { dataVar: 'output' });
+  return validators.ajv.errorsText(validate.errors, { dataVar: 'output' });
 };

@@ -279,11 +279,7 @@ export class ScheduleService implements AgentScheduleArchive {
     return record;
   }
 
-  /** @throws NotFoundError unless the agent is one of the workspace's (checked before a request's body). */
-  async assertAgent(workspace: WorkspaceRef, agentId: string): Promise<void> {
-    await this.findAgent(workspace, agentId);
-  }
-
+  /** @throws NotFoundError unless the agent is one of the workspace's */
   private async findAgent(workspace: WorkspaceRef, agentId: string): Promise<AgentRecord> {
     return inWorkspace(await this.agents.agents.findById(agentId), workspace, 'agent', agentId);
   }

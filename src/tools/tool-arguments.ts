@@ -10,13 +10,14 @@ import { toFieldViolations } from '../schemas/field-violations';
 
 /** Field paths start here, so the model reads `arguments.query: is required`. */
 const ROOT = 'arguments';
-/** Compiled schemas kept; past it the least recently used goes (tools change rarely, schemas are small). */
+/** Compiles per Ajv instance, and so validators kept: up to twice this (tools change rarely, schemas are small). */
 const VALIDATOR_CACHE_LIMIT = 500;
 
 // No coercion and no defaults: the tool receives exactly what the model sent.
-const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: false, useDefaults: false });
-addFormats(ajv);
-const validators = new CompiledSchemas(ajv, VALIDATOR_CACHE_LIMIT);
+const validators = new CompiledSchemas(
+  () => addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: false, useDefaults: false })),
+  VALIDATOR_CACHE_LIMIT,
+);
 
 export type ParsedArguments = { ok: true; value: Record<string, unknown> } | { ok: false; violations: FieldViolation[] };
 

@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { allRoutes } from '../../http/dependencies';
 import type { RouteDefinition } from '../../http/route';
 import { scopeAllows, type Scope } from '../../src/auth/scopes';
+import { newUlid } from '../../src/ids';
 import { startTestApi, type ApiResponse, type TestApi } from '../support/api';
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
 import {
@@ -284,6 +285,16 @@ describe('isolation matrix: every route x every principal', function () {
 
   const routeName = (route: RouteDefinition) => `${route.method} ${route.path}`;
   const pathParams = (route: RouteDefinition) => [...route.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((match) => match[1]);
+  /**
+   * The path parameters that name a parent: a resource whose sub-collection
+   * the path goes into (`.../agents/{agentId}/variations`). Such a parent is
+   * checked before the body, as the workspace is (actions such as `/cancel`
+   * act on the resource itself, found by the handler).
+   */
+  const SUB_COLLECTIONS = new Set(['variations', 'assignments', 'memory_layer_assignments', 'entries', 'tools', 'schedules', 'messages', 'feedback', 'tool_calls', 'webhook_deliveries', 'members']);
+  const parentParams = (route: RouteDefinition) => [...route.path.matchAll(/\{([A-Za-z0-9_]+)\}\/([a-z_]+)/g)]
+    .filter((match) => SUB_COLLECTIONS.has(match[2]) && !(match[1] === 'workspaceId' && route.workspace === 'path'))
+    .map((match) => match[1]);
 
   /** What a principal is owed on a route: `allowed` or a refusal, from the declaration and api-decisions.md. */
   type Expected = { kind: 'allowed' } | { kind: 'refused'; status: number; code: number; message?: RegExp; resourceLevel?: boolean };
@@ -321,13 +332,14 @@ describe('isolation matrix: every route x every principal', function () {
     return { kind: 'allowed' };
   }
 
-  function fillPath(route: RouteDefinition, principal: PrincipalSpec, row: Row, overrides: Params): string {
+  /** The path to `route` with the ids of `seeded` (A1's by default), in A1 (or the principal's path workspace) when the path names one. */
+  function fillPath(route: RouteDefinition, principal: PrincipalSpec, row: Row, overrides: Params, seeded: SeededWorkspace = w): string {
     const defaults: Params = {
-      workspaceId: route.workspace === 'path' ? (principal.pathWorkspaceId ?? w.workspaceId) : w.workspaceId,
-      agentId: w.agentId, variationId: w.variationId, agentVariationId: w.variationId, memoryLayerId: w.layerId, tenantId: w.tenantId,
-      toolCallId: w.toolCallId ?? '', toolId: w.toolId, profileId: w.account.profileId, bundleKey: w.bundleKey,
+      workspaceId: route.workspace === 'path' ? (principal.pathWorkspaceId ?? w.workspaceId) : seeded.workspaceId,
+      agentId: seeded.agentId, variationId: seeded.variationId, agentVariationId: seeded.variationId, memoryLayerId: seeded.layerId, tenantId: seeded.tenantId,
+      toolCallId: seeded.toolCallId ?? '', toolId: seeded.toolId, profileId: seeded.account.profileId, bundleKey: seeded.bundleKey,
     };
-    const values = { ...defaults, ...row.ids?.(w), ...overrides };
+    const values = { ...defaults, ...row.ids?.(seeded), ...overrides };
     const path = route.path.replace(/\{([A-Za-z0-9_]+)\}/g, (_match, name: string) => {
       assert.ok(values[name], `${routeName(route)}: no value for {${name}}`);
       return encodeURIComponent(values[name]);
@@ -390,7 +402,8 @@ describe('isolation matrix: every route x every principal', function () {
     const asked = `${path} ${JSON.stringify(body ?? null)} ${JSON.stringify(headers)}`;
     const leaked = [...forbiddenFor(principal)].filter((value) => text.includes(value) && !asked.includes(value));
     if (leaked.length) failures.push(`${where}: the answer carries another tenant's ${leaked.join(', ')}: ${text.slice(0, 300)}`);
-    if (expectation.kind === 'refused' && !expectation.resourceLevel && route.body) await refusedBeforeTheBody(cell, path, headers);
+    // A resource-level refusal comes before the body only when it is the parent's (the resource itself is found by the handler).
+    if (expectation.kind === 'refused' && (!expectation.resourceLevel || parentParams(route).length > 0) && route.body) await refusedBeforeTheBody(cell, path, headers);
   }
 
   /** A caller refused access gets the same refusal with a body the schema rejects: access is checked first, the schema's complaints are not shown. */
@@ -498,6 +511,27 @@ describe('isolation matrix: every route x every principal', function () {
     const allowed = cells.filter((cell) => cell.expectation.kind === 'allowed').length;
     console.log(`      isolation matrix: ${routes.length} routes x ${principals.length} principals = ${cells.length} cells (${allowed} allowed, ${cells.length - allowed} refused), ${sent} answered`);
     assert.deepEqual(failures, [], `${failures.length} cells answered wrongly:\n${failures.join('\n')}`);
+  });
+
+  it('answers 404 to a parent of another account or a missing one in the path, whatever the body: the parent is checked before the body', async () => {
+    const rows = ROWS();
+    const routes = allRoutes(api.services).filter((route) => route.auth === 'bearer' && route.body && parentParams(route).length > 0);
+    assert.ok(routes.length >= 15, `${routes.length} routes with a parent and a body`);
+    const admin = principals.find((principal) => principal.name === 'global key of A (X-Workspace-Id A1)')!;
+    const wrong: string[] = [];
+    for (const route of routes) {
+      // Every id of the path is B1's: the first parent the route checks is foreign to A. Then the same ids with
+      // another ULID (A1's workspace kept): no such parent at all.
+      const foreign = fillPath(route, admin, rows[routeName(route)], {}, others.b1);
+      const missing = foreign.replace(/([a-z]+_)[0-9A-HJKMNP-TV-Z]{26}/g, (id, prefix: string) => (id === w.workspaceId ? id : `${prefix}${newUlid()}`));
+      for (const [path, body] of [foreign, missing].flatMap((candidate) => [INVALID_BODY, rows[routeName(route)].body?.(tag(), others.b1) ?? {}].map((sent) => [candidate, sent] as const))) {
+        const response = await api.request(route.method, path, { token: admin.token, body, headers: { 'x-workspace-id': w.workspaceId } });
+        if (response.status !== 404 || response.body?.code !== 5) {
+          wrong.push(`${routeName(route)} (${route.method} ${path}) with ${JSON.stringify(body)}: ${response.status} ${JSON.stringify(response.body).slice(0, 200)}`);
+        }
+      }
+    }
+    assert.deepEqual(wrong, [], `${wrong.length} answers other than 404:\n${wrong.join('\n')}`);
   });
 
   it("would see a leak: the owner's own answers carry the seeded ids and names the scan looks for", async () => {

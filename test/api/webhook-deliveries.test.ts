@@ -219,7 +219,7 @@ describe('webhook deliveries API', function () {
       });
       // The retry route alone over a service holding the double (authentication and scopes are the mount's, tested above).
       const service = new WebhookDeliveryService(createAgentsStore(api.dataSource), api.services.webhookDeliveriesStore, commands);
-      const route = webhookDeliveryRoutes({ webhookDeliveries: service }).find((candidate) => candidate.operationId === 'retryWebhookDelivery')!;
+      const route = webhookDeliveryRoutes({ webhookDeliveries: service, agents: api.services.agents }).find((candidate) => candidate.operationId === 'retryWebhookDelivery')!;
       const workspace: WorkspaceRef = { id: ws.workspaceId, accountId: ws.account.accountId, name: '', status: 'STATUS_ENABLED' };
       for (const [row, sequence] of [[rows.a2, 2], [rows.a4, 4]] as const) {
         const answer = (await route.handler({
