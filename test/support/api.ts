@@ -101,7 +101,12 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     ...(options.scheduleCommands ? { scheduleCommands: options.scheduleCommands } : {}),
     idempotencyClaimant: () => (runtime ? { nodeId: runtime.nodeId, leaseTimeoutMs: runtimeOptions.leaseTimeoutMs } : undefined),
   });
-  const runtimeOptions = { ...defaultRuntimeOptions(), shardCount: 16, outboxPollMs: 50, ...(typeof options.runtime === 'object' ? options.runtime : {}) };
+  // A suite's teardown stops the runtime with effects still running (a webhook retrying, a tool that never answers):
+  // a short drain gives them up as a crash would, instead of waiting the default drain time per suite.
+  const runtimeOptions = {
+    ...defaultRuntimeOptions(), shardCount: 16, outboxPollMs: 50, drainTimeoutMs: 1000, handoffTimeoutMs: 500,
+    ...(typeof options.runtime === 'object' ? options.runtime : {}),
+  };
   let runtime: ActorRuntime | undefined;
   if (options.runtime) {
     runtime = await startActorRuntime({
