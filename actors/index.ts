@@ -6,6 +6,7 @@ export { type CallOptions } from './runtime/actor-client';
 export { type RuntimeLogger } from './runtime/runtime-logger';
 export { defaultRuntimeOptions, runtimeOptionsFromEnv, type RuntimeOptions } from './runtime-options';
 export { runtimeMetrics } from './metrics';
+export { DependencyHealth, DEPENDENCY_NAMES, type Dependency, type DependencyListener } from './runtime/dependency-health';
 export { MemoryBus } from './bus/memory-bus';
 export { NatsBus } from './bus/nats-bus';
 export { MemoryLeaseProvider } from './leases/memory-lease-provider';

@@ -36,7 +36,7 @@ import { Pool } from 'pg';
 import { assertBuilt } from '../test/e2e/cli-process';
 import { startEffectTool, type EffectTool } from './effect-tool';
 import { ChaosNode } from './nodes';
-import { PrivateNats, PrivatePostgres } from './private-services';
+import { PrivateNats, PrivatePostgres } from '../test/support/private-services';
 import { RECEIVER_KINDS, startChaosReceivers, type ChaosReceivers, type ReceiverKind } from './receivers';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */

@@ -1,4 +1,4 @@
-// The chaos run's own Postgres and NATS, on free ports in a temporary folder,
+// A Postgres and a NATS of our own (the chaos run, outage tests), on free ports in a temporary folder,
 // so that stopping and starting them disturbs nobody else's tests. Postgres
 // refuses to run as root, so as root its commands run as the `postgres` user.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
