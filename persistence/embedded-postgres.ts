@@ -5,17 +5,90 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer, type PGLiteSocketHandler } from '@electric-sql/pglite-socket';
+import { ConfigError } from '../src/config';
 import { EmbeddedSessionQueue } from './embedded-session-queue';
 
+// The connection budget. The socket server (pglite-socket) refuses a
+// connection past its limit by closing it at once (Node's net maxConnections
+// destroys the socket: the client reads ECONNRESET; past pglite-socket's own
+// count it writes "Too many connections" and hangs up: "Connection terminated
+// unexpectedly"). A pool that opened one connection too many saw its query
+// fail, which under a burst (every actor snapshotting on a planned stop) broke
+// dozens of writes. So the pools are sized from the limit, here and nowhere
+// else, and the node refuses to start with a pool that would not fit.
+//
+// Connections cost the embedded database almost nothing: PGlite has one
+// backend session that every connection shares, running one query at a time
+// and one transaction at a time (embedded-session-queue.ts); a connection is a
+// socket and a small handler. More connections do not add throughput (they
+// queue for the session), so the limit is set to hold both pools at their
+// cluster-mode sizes rather than shrinking them, which would change how work
+// queues in the runtime.
+
 /**
- * Pool size to give TypeORM against the embedded database. PGlite runs one
- * query at a time and serialises whole transactions across connections
- * (notes/actors-nats.md 5.3), so more connections only queue.
+ * Pool size of the API's data source (TypeORM) on the embedded database.
+ * PGlite runs one query at a time and serialises whole transactions across
+ * connections (notes/actors-nats.md 5.3), so more connections only queue.
  */
 export const EMBEDDED_POOL_SIZE = 4;
 
-/** Connections the socket server accepts: the pool plus room for an operator's psql. */
-export const EMBEDDED_MAX_CONNECTIONS = 8;
+/** Connections kept free for an operator: psql, or a backup tool, while the node runs. */
+export const EMBEDDED_OPERATOR_CONNECTIONS = 2;
+
+/**
+ * Connections kept free for sockets a pool has let go of (an idle one timed
+ * out, a broken one discarded) and that the server has not yet seen close: the
+ * pool may open their replacement first, and the server counts both.
+ */
+export const EMBEDDED_CLOSING_CONNECTIONS = 2;
+
+/** Connections the socket server accepts: both pools, the operator's room and the closing room. */
+export const EMBEDDED_MAX_CONNECTIONS = 16;
+
+/** The variable that sets the runtime's pool size (actors/runtime-options.ts), named in the budget's error. */
+const RUNTIME_POOL_SIZE_VARIABLE = 'AGENTRT_RUNTIME_POOL_SIZE';
+
+/** How the embedded database's connections are shared out; the parts add up to at most `serverConnections`. */
+export interface EmbeddedConnectionBudget {
+  /** The socket server's limit. */
+  serverConnections: number;
+  /** The API's data source pool. */
+  apiPoolSize: number;
+  /** The actor runtime's pool (the embedded event log and leases use it too: nothing else connects). */
+  runtimePoolSize: number;
+  operatorConnections: number;
+  closingConnections: number;
+}
+
+/** The largest runtime pool the embedded database can serve next to the API's pool and the rooms kept free. */
+export function embeddedRuntimePoolLimit(serverConnections = EMBEDDED_MAX_CONNECTIONS): number {
+  return serverConnections - EMBEDDED_POOL_SIZE - EMBEDDED_OPERATOR_CONNECTIONS - EMBEDDED_CLOSING_CONNECTIONS;
+}
+
+/**
+ * The budget of an embedded node whose runtime asks for `runtimePoolSize`
+ * connections. A size that does not fit is refused rather than lowered: an
+ * explicit setting silently ignored would be harder to find than a start-up
+ * error saying what to change.
+ * @throws ConfigError naming AGENTRT_RUNTIME_POOL_SIZE when the runtime's pool does not fit
+ */
+export function embeddedConnectionBudget(runtimePoolSize: number, serverConnections = EMBEDDED_MAX_CONNECTIONS): EmbeddedConnectionBudget {
+  const limit = embeddedRuntimePoolLimit(serverConnections);
+  if (runtimePoolSize > limit) {
+    throw new ConfigError(
+      `${RUNTIME_POOL_SIZE_VARIABLE} is ${runtimePoolSize}, more than the embedded database can serve: at most ${limit} ` +
+        `(it accepts ${serverConnections} connections: ${EMBEDDED_POOL_SIZE} for the API's pool, ${EMBEDDED_OPERATOR_CONNECTIONS} kept for psql, ` +
+        `${EMBEDDED_CLOSING_CONNECTIONS} for connections closing). Set it to ${limit} or less, or unset it; or use DATABASE_URL`,
+    );
+  }
+  return {
+    serverConnections,
+    apiPoolSize: EMBEDDED_POOL_SIZE,
+    runtimePoolSize,
+    operatorConnections: EMBEDDED_OPERATOR_CONNECTIONS,
+    closingConnections: EMBEDDED_CLOSING_CONNECTIONS,
+  };
+}
 
 /**
  * Longest time a connection holding the session (an open transaction) may stay

@@ -15,7 +15,7 @@ import { createApp } from '../http/app';
 import { handleClientErrors } from '../http/client-errors';
 import { createAppDependencies, type ApplicationParts, type Services } from '../http/dependencies';
 import { createDataSource, runMigrationsLocked } from '../persistence/data-source';
-import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres } from '../persistence/embedded-postgres';
+import { embeddedConnectionBudget, startEmbeddedPostgres, type EmbeddedConnectionBudget } from '../persistence/embedded-postgres';
 import { ConfigError, type Config } from './config';
 import { DecryptionError } from './crypto/envelope';
 import { createLogger, type Logger } from './logger';
@@ -74,17 +74,20 @@ export interface Database {
 /**
  * Connects to DATABASE_URL, or starts the embedded database in the data folder
  * when it is unset, and applies pending migrations under the advisory lock.
+ * @param budget how the embedded database's connections are shared out (startNode's, which holds the runtime's
+ *   pool); @default the budget of a process without an actor runtime (the one-shot commands)
  */
-export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
+export async function openDatabase(config: Config, logger: Logger, budget: EmbeddedConnectionBudget = embeddedConnectionBudget(0)): Promise<Database> {
   const embedded = config.databaseUrl
     ? undefined
     : await startEmbeddedPostgres({
         dataDir: config.dataDir,
+        maxConnections: budget.serverConnections,
         onHoldTimeout: (holdTimeoutMs) =>
           logger.error({ holdTimeoutMs }, 'embedded database: a connection held a transaction open while others waited; it was closed and its transaction rolled back'),
       });
   const url = config.databaseUrl ?? embedded!.url;
-  const dataSource = createDataSource({ url, poolSize: embedded ? EMBEDDED_POOL_SIZE : undefined });
+  const dataSource = createDataSource({ url, poolSize: embedded ? budget.apiPoolSize : undefined });
   const close = async () => {
     if (dataSource.isInitialized) await dataSource.destroy();
     await embedded?.stop();
@@ -146,8 +149,11 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
   if (config.oidc && !config.oidc.audience) {
     logger.warn('AGENTRT_OIDC_AUDIENCE is unset: tokens the issuer minted for any other application are accepted too');
   }
+  const runtimeOptions = { ...defaultRuntimeOptions(), ...options.runtimeOptions };
+  // Embedded: the runtime's pool must fit the database's connection budget next to the API's; checked before anything starts.
+  const budget = config.databaseUrl ? undefined : embeddedConnectionBudget(runtimeOptions.databasePoolSize);
   const masterKey = await loadNodeMasterKey(config, logger);
-  const database = await openDatabase(config, logger);
+  const database = await openDatabase(config, logger, budget);
   // Closed newest first: HTTP, then the runtime, then the database.
   const closers: Array<() => Promise<void>> = [() => database.close()];
   try {
@@ -164,7 +170,7 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
       config, dataSource: database.dataSource, masterKey, logger, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime,
       // Called only once the node serves requests, after the runtime below has started.
       clusterStatus: () => runtime.clusterStatus(),
-      idempotencyClaimant: () => ({ nodeId: runtime.nodeId, leaseTimeoutMs: { ...defaultRuntimeOptions(), ...options.runtimeOptions }.leaseTimeoutMs }),
+      idempotencyClaimant: () => ({ nodeId: runtime.nodeId, leaseTimeoutMs: runtimeOptions.leaseTimeoutMs }),
       isDraining: () => draining,
     });
     closers.push(() => deps.services.close());

@@ -2,7 +2,8 @@
 // receives, and offers the answers tool execution must handle: an echo, an
 // answer that never comes, a redirect, a 1 MiB body, a 500, an empty 204 and a
 // rendezvous that answers only once two requests are in (to prove calls run
-// in parallel without timing anything), and an echo that de-duplicates by
+// in parallel without timing anything), a delayed answer (calls that stay in
+// flight for a while, to load a node), and an echo that de-duplicates by
 // Idempotency-Key as a careful tool does (a repeated key gets the first answer).
 import { EventEmitter, once } from 'node:events';
 import http from 'node:http';
@@ -31,6 +32,8 @@ export interface TestToolServer {
 }
 
 export const LARGE_BODY_BYTES = 1024 * 1024;
+/** How long `/delayed` waits before answering, unless its `ms` query parameter says otherwise. */
+export const DELAYED_ANSWER_MS = 200;
 /** How many rendezvous requests must be in before any is answered. */
 export const RENDEZVOUS_SIZE = 2;
 
@@ -58,6 +61,13 @@ export async function startTestToolServer(): Promise<TestToolServer> {
       }
       case '/slow':
         return; // never answers; the client's deadline or signal ends the call
+      case '/delayed': {
+        // Answers after `?ms=` (default 200): calls that are in flight for a while without hanging forever.
+        const delayMs = Number(new URL(received.url, 'http://tool.test').searchParams.get('ms') ?? DELAYED_ANSWER_MS);
+        const timer = setTimeout(() => json(200, { delayedMs: delayMs, body: received.body }), delayMs);
+        response.once('close', () => clearTimeout(timer));
+        return;
+      }
       case '/redirect':
         return response.writeHead(302, { location: `/echo?redirected=true` }).end('moved');
       case '/large':
