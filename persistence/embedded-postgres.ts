@@ -54,7 +54,7 @@ export interface EmbeddedConnectionBudget {
   serverConnections: number;
   /** The API's data source pool. */
   apiPoolSize: number;
-  /** The actor runtime's pool (the embedded event log and leases use it too: nothing else connects). */
+  /** The actor runtime's pool (the embedded event log uses it too; the in-process leases need none: nothing else connects). */
   runtimePoolSize: number;
   operatorConnections: number;
   closingConnections: number;

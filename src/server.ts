@@ -74,8 +74,8 @@ export interface Database {
 /**
  * Connects to DATABASE_URL, or starts the embedded database in the data folder
  * when it is unset, and applies pending migrations under the advisory lock.
- * @param budget how the embedded database's connections are shared out (startNode's, which holds the runtime's
- *   pool); @default the budget of a process without an actor runtime (the one-shot commands)
+ * @param budget how the embedded database's connections are shared out: startNode's holds the runtime's pool;
+ *   the default is that of a process without an actor runtime (the one-shot commands)
  */
 export async function openDatabase(config: Config, logger: Logger, budget: EmbeddedConnectionBudget = embeddedConnectionBudget(0)): Promise<Database> {
   const embedded = config.databaseUrl
