@@ -32,6 +32,7 @@ export interface StartActorRuntimeOptions {
   /** Runtime options (see runtimeOptionsFromEnv). */
   options?: Partial<RuntimeOptions>;
   logger?: RuntimeLogger;
+  /** Whether Postgres and NATS are reachable now (the server's tracker). */ health?: import('./dependency-health').DependencyHealth;
 }
 
 type Ports = Pick<ActorRuntimeDeps, 'bus' | 'leases' | 'publisher' | 'consumers' | 'onStopped'>;
