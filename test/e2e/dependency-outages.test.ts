@@ -79,6 +79,11 @@ function outageLines(logs: LogLine[], dependency: string) {
   };
 }
 
+/** The node's Prometheus text. */
+async function metrics(node: TestNode): Promise<string> {
+  return (await fetch(`${node.handle.url}/metrics`)).text();
+}
+
 /** Asserts a 503 UNAVAILABLE with Retry-After (the body printed otherwise). */
 function assertUnavailable(answer: { status: number; body: unknown; retryAfter: string | null }, what: string): void {
   assert.equal(answer.status, 503, `${what}: ${answer.status} ${JSON.stringify(answer.body)}`);
@@ -163,6 +168,7 @@ describe('honest answers while Postgres or NATS is away', function () {
     assertUnavailable(ready, '/readyz');
     assert.match(ready.body.message, /not ready: the database \(PostgreSQL\) is unreachable/);
     assert.equal((await node.request('GET', '/healthz')).status, 200, '/healthz stays 200');
+    assert.match(await metrics(node), /^agentrt_dependency_up\{dependency="postgres"\} 0$/m);
     for (let round = 0; round < 3; round += 1) {
       assertUnavailable(await node.request('GET', '/v1/account/workspaces'), 'list workspaces');
       assertUnavailable(await node.request('GET', `/v1/workspaces/${workspaceId}/agents`), 'list agents');
@@ -181,6 +187,7 @@ describe('honest answers while Postgres or NATS is away', function () {
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const objective = await node.request('POST', `/v1/workspaces/${workspaceId}/objectives`, { agentId, initialMessage: 'SAY hello' });
     assert.equal(objective.status, 200, JSON.stringify(objective.body));
+    assert.match(await metrics(node), /^agentrt_dependency_up\{dependency="postgres"\} 1$/m);
     const { lost, back } = outageLines(node.logs, 'postgres');
     assert.equal(lost.length, 1, 'still one warning');
     assert.equal(back.length, 1, 'one line when it is back');
