@@ -6,7 +6,7 @@
 // up; one watcher per connection follows its status events, answers whether
 // it is connected now, wakes the users that wait for a reconnect (the outbox
 // relay, the durable consumers) and reports the outage to DependencyHealth.
-import type { ConnectionOptions, NatsConnection } from '@nats-io/nats-core';
+import { errors as natsErrors, type ConnectionOptions, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { parseNatsServers } from '../../src/config';
 import type { DependencyHealth } from '../runtime/dependency-health';
@@ -38,14 +38,46 @@ export function connectToNats(natsUrl: string, name: string): Promise<NatsConnec
   return connect(natsConnectionOptions(natsUrl, name));
 }
 
+/** How long a stopping node's drain may wait for the server before the connection is just closed. */
+const DRAIN_TIMEOUT_MS = 5000;
+
+/**
+ * Drains the connection (subscriptions finish, publications are flushed),
+ * or closes it when it is lost or the drain does not end in time: a drain
+ * waits for the server, which a stop during an outage would wait for without end.
+ */
+export async function closeNatsConnection(connection: NatsConnection): Promise<void> {
+  if (connection.isClosed()) return;
+  if (NatsConnectionWatch.of(connection).connected()) {
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      connection.drain().then(() => true, () => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), DRAIN_TIMEOUT_MS))),
+    ]);
+    clearTimeout(timer);
+    if (drained) return;
+  }
+  await connection.close().catch(() => undefined);
+}
+
 /** Follows one connection's status: connected or not, and who to wake when it is back. */
 export class NatsConnectionWatch {
   private connectedNow = true;
   private readonly reconnectListeners = new Set<() => void>();
+  private reconnectWaiters: Array<() => void> = [];
   private health: DependencyHealth | undefined;
+  private disconnection = NatsConnectionWatch.nextDisconnection();
 
   private constructor(private readonly connection: NatsConnection) {
     void this.follow();
+  }
+
+  /**
+   * Rejects at the next loss of the connection: a request in flight then will
+   * not be answered (the client does not fail it; it would wait out its timeout).
+   */
+  untilDisconnected(): Promise<never> {
+    return this.disconnection.promise;
   }
 
   /** Whether the client holds a live connection to a server now (false while reconnecting and once closed). */
@@ -61,16 +93,8 @@ export class NatsConnectionWatch {
 
   /** Resolves at the next reconnect, or when the connection closes. */
   nextReconnect(): Promise<void> {
-    return new Promise((resolve) => {
-      const remove = this.onReconnect(() => {
-        remove();
-        resolve();
-      });
-      void this.connection.closed().then(() => {
-        remove();
-        resolve();
-      });
-    });
+    if (this.connection.isClosed()) return Promise.resolve();
+    return new Promise((resolve) => this.reconnectWaiters.push(resolve));
   }
 
   /** Reports the connection's outages to `health` as the dependency "nats" (tracked from now on). */
@@ -85,11 +109,14 @@ export class NatsConnectionWatch {
     for await (const status of this.connection.status()) {
       if (status.type === 'disconnect') {
         this.connectedNow = false;
+        this.disconnection.reject(new Error('the NATS connection was lost'));
+        this.disconnection = NatsConnectionWatch.nextDisconnection();
         // Not status.server: a server address may carry credentials.
         this.health?.down('nats', new Error('the NATS connection is lost; reconnecting'));
       } else if (status.type === 'reconnect') {
         this.connectedNow = true;
         this.health?.up('nats');
+        this.releaseWaiters();
         for (const listener of [...this.reconnectListeners]) {
           try {
             listener();
@@ -102,6 +129,21 @@ export class NatsConnectionWatch {
       }
     }
     this.connectedNow = false;
+    this.disconnection.reject(new Error('the NATS connection is closed'));
+    this.releaseWaiters();
+  }
+
+  private static nextDisconnection(): { promise: Promise<never>; reject: (error: Error) => void } {
+    let reject!: (error: Error) => void;
+    const promise = new Promise<never>((_resolve, fail) => (reject = fail));
+    promise.catch(() => undefined); // Nobody may be waiting when it comes.
+    return { promise, reject };
+  }
+
+  private releaseWaiters(): void {
+    const waiters = this.reconnectWaiters;
+    this.reconnectWaiters = [];
+    for (const wake of waiters) wake();
   }
 
   private static readonly watches = new WeakMap<NatsConnection, NatsConnectionWatch>();
@@ -115,4 +157,16 @@ export class NatsConnectionWatch {
     }
     return watch;
   }
+}
+
+/**
+ * Whether a failed call failed for the whole connection (lost, closed, or no
+ * answer in time) rather than for what it asked: every other call fails alike
+ * until the connection is back.
+ */
+export function isConnectionFailure(error: unknown, connection: NatsConnection): boolean {
+  if (!NatsConnectionWatch.of(connection).connected()) return true;
+  if (error instanceof natsErrors.ClosedConnectionError || error instanceof natsErrors.ConnectionError || error instanceof natsErrors.TimeoutError) return true;
+  if (error instanceof natsErrors.RequestError) return !error.isNoResponders();
+  return false;
 }
