@@ -40,6 +40,8 @@ export interface JetStreamConsumersOptions {
   logger: RuntimeLogger;
   /** Timeout of JetStream API calls and acks. @default 5000 */
   timeoutMs?: number;
+  /** Replicas of every durable consumer created (an existing one with fewer is raised). @default 1 */
+  replicas?: number;
 }
 
 type MessageHandler = (event: ConsumedEvent) => Promise<void>;
@@ -56,6 +58,7 @@ class ConsumptionEndedError extends Error {
 export class JetStreamConsumers implements EventConsumers {
   private readonly client: JetStreamClient;
   private readonly timeoutMs: number;
+  private readonly replicas: number;
   private manager: JetStreamManager | undefined;
 
   constructor(
@@ -63,6 +66,7 @@ export class JetStreamConsumers implements EventConsumers {
     private readonly options: JetStreamConsumersOptions,
   ) {
     this.timeoutMs = options.timeoutMs ?? 5000;
+    this.replicas = options.replicas ?? 1;
     this.client = jetstream(connection, { timeout: this.timeoutMs });
   }
 
@@ -96,6 +100,7 @@ export class JetStreamConsumers implements EventConsumers {
         ack_policy: AckPolicy.Explicit,
         ...start,
         ...wanted,
+        num_replicas: this.replicas,
         ...(spec.filterSubject ? { filter_subject: spec.filterSubject } : {}),
       };
       await this.call(spec, () => this.manager!.consumers.add(spec.stream, config));
@@ -103,8 +108,10 @@ export class JetStreamConsumers implements EventConsumers {
     }
     const existingFilter = existing.config.filter_subject || undefined;
     if (existingFilter !== spec.filterSubject) throw new DurableConsumerConflictError(spec.stream, spec.durableName, existingFilter, spec.filterSubject);
-    if (existing.config.ack_wait === wanted.ack_wait && existing.config.max_ack_pending === wanted.max_ack_pending) return;
-    await this.call(spec, () => this.manager!.consumers.update(spec.stream, spec.durableName, wanted));
+    // 0 replicas: the consumer follows its stream's, which prepare raises.
+    const replicas = existing.config.num_replicas ? Math.max(existing.config.num_replicas, this.replicas) : 0;
+    if (existing.config.ack_wait === wanted.ack_wait && existing.config.max_ack_pending === wanted.max_ack_pending && (existing.config.num_replicas ?? 0) === replicas) return;
+    await this.call(spec, () => this.manager!.consumers.update(spec.stream, spec.durableName, { ...wanted, ...(replicas ? { num_replicas: replicas } : {}) }));
   }
 
   private async consumerInfo(manager: JetStreamManager, spec: ResolvedConsumerSpec): Promise<ConsumerInfo | null> {

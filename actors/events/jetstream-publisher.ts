@@ -6,7 +6,8 @@
 // by every cluster on the NATS server (OBJECTIVE_EVENTS is), and one
 // configured with a shorter retention (staging next to production) must not
 // cut the others'; it keeps the stream's and warns how to lower it on
-// purpose. Each event is published with its id as message id, so a retry
+// purpose. Replicas (AGENTRT_JETSTREAM_REPLICAS) are raised the same way, never
+// lowered. Each event is published with its id as message id, so a retry
 // after a crash within the window is stored once, and with its headers.
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
@@ -22,6 +23,8 @@ export interface JetStreamPublisherOptions {
   timeoutMs?: number;
   /** Where the warning of a retention kept goes. @default defaultRuntimeLogger() */
   logger?: RuntimeLogger;
+  /** Replicas of every stream declared (an existing stream with fewer is raised). @default 1 */
+  replicas?: number;
 }
 
 /** A maximum age as the nats CLI takes it (`--max-age=36h`, `--max-age=90m`, `--max-age=45s`). */
@@ -36,6 +39,7 @@ export class JetStreamPublisher implements EventPublisher {
   private readonly client: JetStreamClient;
   private readonly timeoutMs: number;
   private readonly logger: RuntimeLogger;
+  private readonly replicas: number;
   private manager: JetStreamManager | undefined;
 
   constructor(
@@ -44,6 +48,7 @@ export class JetStreamPublisher implements EventPublisher {
   ) {
     this.timeoutMs = options.timeoutMs ?? 5000;
     this.logger = options.logger ?? defaultRuntimeLogger();
+    this.replicas = options.replicas ?? 1;
     this.client = jetstream(connection, { timeout: this.timeoutMs });
   }
 
@@ -90,7 +95,9 @@ export class JetStreamPublisher implements EventPublisher {
     const declared = stream.maxAgeMs === undefined ? 0 : stream.maxAgeMs * NS_PER_MS;
     const window = (duplicateWindow: number, maxAge: number) => (maxAge > 0 ? Math.min(duplicateWindow, maxAge) : duplicateWindow);
     if (!existing) {
-      await manager.streams.add({ name: stream.name, subjects: stream.subjects, duplicate_window: window(TEN_MINUTES_NS, declared), max_age: declared });
+      await manager.streams.add({
+        name: stream.name, subjects: stream.subjects, duplicate_window: window(TEN_MINUTES_NS, declared), max_age: declared, num_replicas: this.replicas,
+      });
       return;
     }
     const current = existing.config.max_age;
@@ -99,11 +106,14 @@ export class JetStreamPublisher implements EventPublisher {
     if (declared > 0 && declared < current) this.warnRetentionKept(stream.name, current, declared);
     const missing = stream.subjects.filter((subject) => !existing.config.subjects?.includes(subject));
     const duplicateWindow = window(Math.max(existing.config.duplicate_window, TEN_MINUTES_NS), maxAge);
-    if (missing.length === 0 && existing.config.duplicate_window === duplicateWindow && current === maxAge) return;
+    const replicas = Math.max(existing.config.num_replicas || 1, this.replicas);
+    const unchanged = existing.config.duplicate_window === duplicateWindow && current === maxAge && (existing.config.num_replicas || 1) === replicas;
+    if (missing.length === 0 && unchanged) return;
     await manager.streams.update(stream.name, {
       subjects: [...(existing.config.subjects ?? []), ...missing],
       duplicate_window: duplicateWindow,
       max_age: maxAge,
+      num_replicas: replicas,
     });
   }
 
