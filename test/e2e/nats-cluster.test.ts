@@ -65,6 +65,32 @@ describe('two nodes on a three-server NATS cluster (JetStream replicas 3), one s
     }
   }
 
+  /** The leaders of OBJECTIVE_EVENTS and of the webhook intake durable. */
+  async function leaders(connection: NatsConnection): Promise<{ stream?: string; durable?: string; durableName?: string }> {
+    const manager = await jetstreamManager(connection);
+    const stream = await manager.streams.info(EVENT_STREAM);
+    for await (const consumer of manager.consumers.list(EVENT_STREAM)) {
+      if (consumer.name.endsWith('-webhooks')) return { stream: stream.cluster?.leader, durable: consumer.cluster?.leader, durableName: consumer.name };
+    }
+    return { stream: stream.cluster?.leader };
+  }
+
+  /** Moves the durable's leadership (JetStream picks a random peer at each step-down) until the stream's leader holds it too. @returns whether it does */
+  async function leadStreamAndDurableFromOneServer(): Promise<boolean> {
+    return withJetStream(async (connection) => {
+      for (let attempt = 0; attempt < 12; attempt += 1) {
+        const before = await leaders(connection);
+        if (before.stream && before.stream === before.durable) return true;
+        await connection.request(`$JS.API.CONSUMER.LEADER.STEPDOWN.${EVENT_STREAM}.${before.durableName}`, undefined, { timeout: 5_000 });
+        await eventuallyValue(async () => {
+          const after = await leaders(connection).catch(() => ({ durable: undefined }));
+          return after.durable !== undefined && after.durable !== before.durable;
+        }, 'a new leader of the webhook durable', 30_000, 100);
+      }
+      return false;
+    });
+  }
+
   async function request(node: ServeProcess, method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
     const response = await fetch(`${node.url}${route}`, {
       method,
@@ -134,7 +160,14 @@ describe('two nodes on a three-server NATS cluster (JetStream replicas 3), one s
     await call('POST', `/v1/workspaces/${workspaceId}/agents/${agentId}/variations/${variation.metadata.id}/assignments`, { toolId: effect.metadata.id });
   });
 
-  afterEach(function () {
+  afterEach(async function () {
+    // NATS_CLUSTER_TEST_LOGS=<folder>: keep every output there, passed or failed.
+    const keep = process.env.NATS_CLUSTER_TEST_LOGS;
+    if (keep) {
+      await fs.mkdir(keep, { recursive: true });
+      for (const [index, node] of nodes.entries()) await fs.writeFile(path.join(keep, `node${index}.log`), `${node.output().stdout}\n--- stderr ---\n${node.output().stderr}`);
+      await fs.writeFile(path.join(keep, 'nats.log'), cluster?.logs() ?? '');
+    }
     if (this.currentTest?.state !== 'failed') return;
     for (const node of nodes) process.stderr.write(`node output: ${node.output().stdout.slice(-20_000)}\n${node.output().stderr}\n`);
     process.stderr.write(`NATS cluster output:\n${cluster?.logs().slice(-20_000)}\n`);
@@ -225,6 +258,8 @@ describe('two nodes on a three-server NATS cluster (JetStream replicas 3), one s
       return ids;
     };
 
+    // The hardest single loss: one server leading both the stream the outbox publishes to and the durable the webhook intake reads.
+    const together = await leadStreamAndDurableFromOneServer();
     const loadStartedAt = Date.now();
     const load = setInterval(() => creations.push(createObjective(next++)), 1000 / OBJECTIVES_PER_SECOND);
     let killedAt = 0;
@@ -244,18 +279,18 @@ describe('two nodes on a three-server NATS cluster (JetStream replicas 3), one s
       killedAt = Date.now();
       await victim.stop('SIGKILL');
       const killedAtObjective = next;
+      if (!together) console.log(`      (the durable's leader could not be moved to the stream's: ${JSON.stringify(roles)})`);
       console.log(`      kill -9 ${victim.name} (leader of: ${led.join(', ')}) after ${((killedAt - loadStartedAt) / 1000).toFixed(1)} s of load, ${killedAtObjective} objectives sent`);
 
       // Back to service: a new stream leader, and an objective sent after the kill COMPLETED with every event at the receiver.
-      const newLeader = await eventuallyValue(async () => {
-        try {
-          const leader = await withJetStream(async (connection) => (await (await jetstreamManager(connection)).streams.info(EVENT_STREAM)).cluster?.leader);
-          return leader && leader !== victim.name ? leader : undefined;
-        } catch {
-          return undefined;
-        }
-      }, `a new ${EVENT_STREAM} leader`, 30_000, 100);
-      const leaderAt = Date.now();
+      // New leaders of the stream and of the durable, each timed when first seen.
+      const elected: { stream?: { name: string; at: number }; durable?: { name: string; at: number } } = {};
+      await eventuallyValue(async () => {
+        const now = await withJetStream(leaders).catch(() => ({ stream: undefined, durable: undefined }));
+        if (!elected.stream && now.stream && now.stream !== victim.name) elected.stream = { name: now.stream, at: Date.now() };
+        if (!elected.durable && now.durable && now.durable !== victim.name) elected.durable = { name: now.durable, at: Date.now() };
+        return elected.stream && elected.durable;
+      }, `new leaders of ${EVENT_STREAM} and of the webhook durable`, 60_000, 100);
       const serviceAt = await eventuallyValue(async () => {
         const completed = await completedIds();
         const after = [...created.entries()].filter(([index, objective]) => index >= killedAtObjective && completed.has(objective.id)).map(([, objective]) => objective.id);
@@ -280,8 +315,9 @@ describe('two nodes on a three-server NATS cluster (JetStream replicas 3), one s
           return undefined;
         }
       }, `${victim.name} a current replica of ${EVENT_STREAM} again`, 60_000, 100);
-      console.log(`      new ${EVENT_STREAM} leader ${newLeader} ${((leaderAt - killedAt) / 1000).toFixed(1)} s after the kill; ` +
-        `objectives complete with their webhooks ${((serviceAt - killedAt) / 1000).toFixed(1)} s after it; ` +
+      const since = (at: number) => `${((at - killedAt) / 1000).toFixed(1)} s`;
+      console.log(`      after the kill: new ${EVENT_STREAM} leader ${elected.stream!.name} at ${since(elected.stream!.at)}, new webhook durable leader ${elected.durable!.name} at ${since(elected.durable!.at)}, ` +
+        `an objective sent after the kill COMPLETED with every webhook received at ${since(serviceAt)}; ` +
         `${victim.name} restarted after ${((restartedAt - killedAt) / 1000).toFixed(1)} s, current again ${((caughtUpAt - restartedAt) / 1000).toFixed(1)} s later`);
       await sleep(LOAD_AFTER_RESTART_MS);
     } finally {
