@@ -68,7 +68,8 @@ describe('two nodes on a three-server NATS cluster (JetStream replicas 3), one s
 
   /** The leaders of OBJECTIVE_EVENTS and of the webhook intake durable. */
   async function leaders(connection: NatsConnection): Promise<{ stream?: string; durable?: string; durableName?: string }> {
-    const manager = await jetstreamManager(connection);
+    // A short timeout: while a stream has no leader its info request goes unanswered, and the samplers below time elections with it.
+    const manager = await jetstreamManager(connection, { timeout: 1_000 });
     const stream = await manager.streams.info(EVENT_STREAM);
     for await (const consumer of manager.consumers.list(EVENT_STREAM)) {
       if (consumer.name.endsWith('-webhooks')) return { stream: stream.cluster?.leader, durable: consumer.cluster?.leader, durableName: consumer.name };
@@ -286,31 +287,39 @@ describe('two nodes on a three-server NATS cluster (JetStream replicas 3), one s
         return { streamLeader: stream.cluster!.leader!, durableLeader, metaLeader: await cluster.metaLeader() };
       });
       const victim = cluster.byName(roles.streamLeader);
+      // Which server each node's connection is on: a node on the killed server reconnects (and re-pulls), the others do not.
+      const nodeIds = nodes.map((node) => String(node.logs().find((line) => line.msg === 'listening')?.nodeId));
+      const connectedTo = await Promise.all(cluster.servers.map(async (server) => ({ server: server.name, names: await server.clientNames() })));
+      const placement = nodeIds.map((nodeId, index) => `node${index} on ${connectedTo.filter((entry) => entry.names.includes(nodeId)).map((entry) => entry.server).join('+') || '?'}`);
       const led = [`${EVENT_STREAM} stream`, ...(roles.durableLeader === victim.name ? ['webhook durable'] : []), ...(roles.metaLeader === victim.name ? ['JetStream meta group'] : [])];
       killedAt = Date.now();
       await victim.stop('SIGKILL');
       const killedAtObjective = next;
       if (gathered.stream !== gathered.meta || gathered.durable !== gathered.meta) console.log(`      (the leaderships could not be gathered on one server: ${JSON.stringify(gathered)})`);
-      console.log(`      kill -9 ${victim.name} (leader of: ${led.join(', ')}) after ${((killedAt - loadStartedAt) / 1000).toFixed(1)} s of load, ${killedAtObjective} objectives sent`);
+      console.log(`      kill -9 ${victim.name} (leader of: ${led.join(', ')}; ${placement.join(', ')}) after ${((killedAt - loadStartedAt) / 1000).toFixed(1)} s of load, ${killedAtObjective} objectives sent`);
 
-      // Back to service: a new stream leader, and an objective sent after the kill COMPLETED with every event at the receiver.
-      // New leaders of the stream and of the durable, each timed when first seen.
-      const elected: { stream?: { name: string; at: number }; durable?: { name: string; at: number } } = {};
-      await eventuallyValue(async () => {
-        const now = await withJetStream(leaders).catch(() => ({ stream: undefined, durable: undefined }));
-        if (!elected.stream && now.stream && now.stream !== victim.name) elected.stream = { name: now.stream, at: Date.now() };
-        if (!elected.durable && now.durable && now.durable !== victim.name) elected.durable = { name: now.durable, at: Date.now() };
-        return elected.stream && elected.durable;
-      }, `new leaders of ${EVENT_STREAM} and of the webhook durable`, 60_000, 100);
-      const serviceAt = await eventuallyValue(async () => {
-        const completed = await completedIds();
-        const after = [...created.entries()].filter(([index, objective]) => index >= killedAtObjective && completed.has(objective.id)).map(([, objective]) => objective.id);
-        if (after.length === 0) return undefined;
-        const events = await query<{ id: string; objective_id: string }>('SELECT id, objective_id FROM objective_events WHERE objective_id = ANY($1)', [after]);
-        const received = receivedEventIds();
-        const delivered = after.some((id) => events.filter((event) => event.objective_id === id).every((event) => received.has(event.id)));
-        return delivered ? Date.now() : undefined;
-      }, 'an objective sent after the kill COMPLETED with every webhook received', 60_000, 100);
+      // Back to service, each step timed when first seen: new leaders of the stream and of the durable, an objective sent
+      // after the kill COMPLETED, and one COMPLETED with every webhook received.
+      const seen: { stream?: { name: string; at: number }; durable?: { name: string; at: number }; completedAt?: number; serviceAt?: number } = {};
+      // Two samplers: a JetStream request to a leaderless stream waits for its timeout, which must not delay the other one.
+      await Promise.all([
+        eventuallyValue(async () => {
+          const now = await withJetStream(leaders).catch(() => ({ stream: undefined, durable: undefined }));
+          if (!seen.stream && now.stream && now.stream !== victim.name) seen.stream = { name: now.stream, at: Date.now() };
+          if (!seen.durable && now.durable && now.durable !== victim.name) seen.durable = { name: now.durable, at: Date.now() };
+          return seen.stream && seen.durable;
+        }, `new leaders of ${EVENT_STREAM} and of the webhook durable`, 90_000, 100),
+        eventuallyValue(async () => {
+          const completed = await completedIds();
+          const after = [...created.entries()].filter(([index, objective]) => index >= killedAtObjective && completed.has(objective.id)).map(([, objective]) => objective.id);
+          if (after.length === 0) return undefined;
+          seen.completedAt ??= Date.now();
+          const events = await query<{ id: string; objective_id: string }>('SELECT id, objective_id FROM objective_events WHERE objective_id = ANY($1)', [after]);
+          const received = receivedEventIds();
+          if (after.some((id) => events.filter((event) => event.objective_id === id).every((event) => received.has(event.id)))) seen.serviceAt ??= Date.now();
+          return seen.serviceAt;
+        }, 'an objective sent after the kill COMPLETED with every webhook received', 90_000, 100),
+      ]);
       const stillDead = LOAD_WHILE_DEAD_MS - (Date.now() - killedAt);
       if (stillDead > 0) await sleep(stillDead);
 
@@ -327,8 +336,8 @@ describe('two nodes on a three-server NATS cluster (JetStream replicas 3), one s
         }
       }, `${victim.name} a current replica of ${EVENT_STREAM} again`, 60_000, 100);
       const since = (at: number) => `${((at - killedAt) / 1000).toFixed(1)} s`;
-      console.log(`      after the kill: new ${EVENT_STREAM} leader ${elected.stream!.name} at ${since(elected.stream!.at)}, new webhook durable leader ${elected.durable!.name} at ${since(elected.durable!.at)}, ` +
-        `an objective sent after the kill COMPLETED with every webhook received at ${since(serviceAt)}; ` +
+      console.log(`      after the kill: new ${EVENT_STREAM} leader ${seen.stream!.name} at ${since(seen.stream!.at)}, new webhook durable leader ${seen.durable!.name} at ${since(seen.durable!.at)}, ` +
+        `an objective sent after the kill COMPLETED at ${since(seen.completedAt!)}, and one with every webhook received at ${since(seen.serviceAt!)}; ` +
         `${victim.name} restarted after ${((restartedAt - killedAt) / 1000).toFixed(1)} s, current again ${((caughtUpAt - restartedAt) / 1000).toFixed(1)} s later`);
       await sleep(LOAD_AFTER_RESTART_MS);
     } finally {

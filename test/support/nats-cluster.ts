@@ -83,6 +83,18 @@ export class ClusterNatsServer {
     }
   }
 
+  /** The names of the clients connected to this server now (a node names its connection after its node id). */
+  async clientNames(): Promise<string[]> {
+    if (!this.child) return [];
+    try {
+      const response = await fetch(`http://127.0.0.1:${this.monitorPort}/connz?limit=1024`, { signal: AbortSignal.timeout(2_000) });
+      const body = (await response.json()) as { connections?: Array<{ name?: string }> };
+      return (body.connections ?? []).map((connection) => connection.name ?? '');
+    } catch {
+      return [];
+    }
+  }
+
   log(): string {
     return this.output;
   }
