@@ -6,7 +6,7 @@
 // up; one watcher per connection follows its status events, answers whether
 // it is connected now, wakes the users that wait for a reconnect (the outbox
 // relay, the durable consumers) and reports the outage to DependencyHealth.
-import type { ConnectionOptions, NatsConnection } from '@nats-io/nats-core';
+import { errors as natsErrors, type ConnectionOptions, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { parseNatsServers } from '../../src/config';
 import type { DependencyHealth } from '../runtime/dependency-health';
@@ -36,6 +36,28 @@ export function natsConnectionOptions(natsUrl: string, name: string): Connection
 /** Opens the node's NATS connection. @throws when no server of the list answers now (start-up needs NATS). */
 export function connectToNats(natsUrl: string, name: string): Promise<NatsConnection> {
   return connect(natsConnectionOptions(natsUrl, name));
+}
+
+/** How long a stopping node's drain may wait for the server before the connection is just closed. */
+const DRAIN_TIMEOUT_MS = 5000;
+
+/**
+ * Drains the connection (subscriptions finish, publications are flushed),
+ * or closes it when it is lost or the drain does not end in time: a drain
+ * waits for the server, which a stop during an outage would wait for without end.
+ */
+export async function closeNatsConnection(connection: NatsConnection): Promise<void> {
+  if (connection.isClosed()) return;
+  if (NatsConnectionWatch.of(connection).connected()) {
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      connection.drain().then(() => true, () => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), DRAIN_TIMEOUT_MS))),
+    ]);
+    clearTimeout(timer);
+    if (drained) return;
+  }
+  await connection.close().catch(() => undefined);
 }
 
 /** Follows one connection's status: connected or not, and who to wake when it is back. */
@@ -115,4 +137,16 @@ export class NatsConnectionWatch {
     }
     return watch;
   }
+}
+
+/**
+ * Whether a failed call failed for the whole connection (lost, closed, or no
+ * answer in time) rather than for what it asked: every other call fails alike
+ * until the connection is back.
+ */
+export function isConnectionFailure(error: unknown, connection: NatsConnection): boolean {
+  if (!NatsConnectionWatch.of(connection).connected()) return true;
+  if (error instanceof natsErrors.ClosedConnectionError || error instanceof natsErrors.ConnectionError || error instanceof natsErrors.TimeoutError) return true;
+  if (error instanceof natsErrors.RequestError) return !error.isNoResponders();
+  return false;
 }

@@ -8,10 +8,11 @@ import { RUNTIME_SESSION_SETTINGS, RuntimeDatabase } from '../../persistence/run
 import { isInsideTransaction } from '../../persistence/transaction-context';
 import { MemoryBus } from '../bus/memory-bus';
 import { NatsBus } from '../bus/nats-bus';
-import { connectToNats, NatsConnectionWatch } from '../bus/nats-connection';
+import { closeNatsConnection, connectToNats, NatsConnectionWatch } from '../bus/nats-connection';
 import { JetStreamPublisher } from '../events/jetstream-publisher';
 import { EmbeddedEventLog } from '../events/embedded-event-log';
 import { JetStreamConsumers } from '../events/jetstream-consumers';
+import { JetStreamTopology } from '../events/jetstream-topology';
 import { MemoryLeaseProvider } from '../leases/memory-lease-provider';
 import { PgLeaseProvider } from '../leases/pg-lease-provider';
 import { defaultRuntimeOptions, type RuntimeOptions } from '../runtime-options';
@@ -50,13 +51,14 @@ async function clusterPorts(natsUrl: string, databaseUrl: string, options: Runti
   const connection = await connectToNats(natsUrl, options.nodeId);
   const watch = NatsConnectionWatch.of(connection);
   if (health) watch.reportTo(health);
-  const replicas = options.jetStreamReplicas;
+  // One topology for the publisher and the consumers: whichever meets a server that lost them declares them all again.
+  const topology = new JetStreamTopology(connection, { logger, replicas: options.jetStreamReplicas });
   return {
     bus: new NatsBus(connection, false),
-    publisher: new JetStreamPublisher(connection, { logger, replicas }),
-    consumers: new JetStreamConsumers(connection, { logger, replicas }),
+    publisher: new JetStreamPublisher(connection, { logger, topology }),
+    consumers: new JetStreamConsumers(connection, { logger, topology }),
     leases: new PgLeaseProvider({ url: databaseUrl, leaseTimeoutMs: options.leaseTimeoutMs, applicationName: `agentrt-lease-${options.nodeId}` }),
-    onStopped: () => connection.drain(),
+    onStopped: () => closeNatsConnection(connection),
   };
 }
 

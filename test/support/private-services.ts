@@ -151,6 +151,12 @@ export class PrivateNats {
     clearTimeout(forced);
   }
 
+  /** Deletes what the server stored (its JetStream streams and consumers), as a new server without the old one's volume. Only while stopped. */
+  async wipeStore(): Promise<void> {
+    if (this.child) throw new Error('stop the nats-server before wiping its store');
+    await fs.rm(path.join(this.dir, 'jetstream'), { recursive: true, force: true });
+  }
+
   log(): string {
     return this.output;
   }
