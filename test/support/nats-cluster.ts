@@ -113,7 +113,7 @@ export class NatsCluster {
       await fs.mkdir(dir, { recursive: true });
       const routes = () => servers.filter((server) => server.name !== name).map((server) => `nats://127.0.0.1:${server.clusterPort}`);
       // Ports taken one after the other while none is bound yet could repeat: a set keeps them distinct.
-      servers.push(new ClusterNatsServer(name, dir, ...(await distinctFreePorts(3, servers)), routes));
+      servers.push(new ClusterNatsServer(name, dir, ...(await threeFreePorts(servers)), routes));
     }
     const cluster = new NatsCluster(servers);
     try {
@@ -184,11 +184,11 @@ export class NatsCluster {
   }
 }
 
-/** `count` free ports, none equal to another or to a port the servers already have. */
-async function distinctFreePorts(count: number, servers: ClusterNatsServer[]): Promise<[number, number, number]> {
+/** A client, a cluster and a monitoring port: free, none equal to another or to a port the servers already have. */
+async function threeFreePorts(servers: ClusterNatsServer[]): Promise<[number, number, number]> {
   const taken = new Set(servers.flatMap((server) => [server.port, server.clusterPort, server.monitorPort]));
   const ports: number[] = [];
-  while (ports.length < count) {
+  while (ports.length < 3) {
     const port = await freePort();
     if (!taken.has(port)) {
       taken.add(port);
