@@ -17,6 +17,8 @@ import type { RuntimeLogger } from '../runtime/runtime-logger';
 import { JetStreamTopology } from './jetstream-topology';
 /** Messages pulled ahead of the handler: enough to save round trips, few enough that they rarely wait out their ack wait in the buffer. */
 const MAX_PREFETCH = 64;
+/** How long one pull request waits for messages before the library issues the next (see supervise). */
+const PULL_EXPIRES_MS = 5_000;
 const RESTART_DELAY_MIN_MS = 250;
 const RESTART_DELAY_MAX_MS = 10_000;
 
@@ -121,7 +123,11 @@ class JetStreamConsumerRun implements ConsumerHandle {
         }
         const consumer = await this.client.consumers.get(this.spec.stream, this.spec.durableName);
         // Without abort_on_missing_resource a deleted consumer would be retried forever by the library; we recreate it instead.
-        this.messages = await consumer.consume({ max_messages: Math.min(this.spec.maxAckPending, MAX_PREFETCH), abort_on_missing_resource: true });
+        // A pull lives PULL_EXPIRES_MS (heartbeats at half of it): the library re-pulls after two missed heartbeats, so
+        // with its default of 30 s a consumer whose leader moved (a NATS cluster lost a server) sat idle 20-34 s.
+        this.messages = await consumer.consume({
+          max_messages: Math.min(this.spec.maxAckPending, MAX_PREFETCH), expires: PULL_EXPIRES_MS, abort_on_missing_resource: true,
+        });
         if (this.stopping) this.messages.stop();
         for await (const message of this.messages) {
           // Messages pulled ahead are left pending, not nak'ed: the 2.9 server may hand a nak'ed message straight back to
