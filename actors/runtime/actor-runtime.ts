@@ -28,6 +28,7 @@ import { clusterBusNames } from './cluster-bus-names';
 import { readClusterStatus, type ClusterStatus } from './cluster-status';
 import { ReminderPoller } from './reminder-poller';
 import { RetentionSweeper } from './retention-sweeper';
+import type { DependencyHealth } from './dependency-health';
 import { defaultRuntimeLogger, type RuntimeLogger } from './runtime-logger';
 import { ShardBalancer } from './shard-balancer';
 import { ShardHost } from './shard-host';
@@ -61,6 +62,12 @@ export interface ActorRuntimeDeps {
   /** Runs last in `stop()` (closes the NATS connection in cluster mode). */
   onStopped?: () => Promise<void>;
   /**
+   * The node's view of its dependencies: when Postgres is back after an
+   * outage the runtime balances at once (the lease session is gone and every
+   * shard with it) rather than at its next interval.
+   */
+  health?: DependencyHealth;
+  /**
    * Bound on the idle time of a journal write transaction, 0 for none.
    * Default: the lease timeout, so a paused node cannot hold a shard row
    * against a takeover. The embedded database needs 0: PGlite never answers
@@ -82,6 +89,7 @@ export class ActorRuntime {
   private readonly cluster: ActorClusterRepository;
   private readonly logger: RuntimeLogger;
   private stopping: Promise<void> | undefined;
+  private stopFollowingHealth: (() => void) | undefined;
   private readonly consumerHandles = new Set<ConsumerHandle>();
   /** The options in force: the configured ones, with the bus names scoped to the cluster in cluster mode. */
   private readonly options: RuntimeOptions;
@@ -176,6 +184,7 @@ export class ActorRuntime {
     runtime.relay.start();
     runtime.poller.start();
     runtime.sweeper.start();
+    runtime.followHealth();
     return runtime;
   }
 
@@ -333,8 +342,20 @@ export class ActorRuntime {
     return this.stopping;
   }
 
+  /** Postgres back: take shards again now (and publish what waited), not at the next round's tick. */
+  private followHealth(): void {
+    // A lease session lost is the first sign of a database outage when no request or loop has failed yet.
+    this.deps.leases.onLost(() => this.deps.health?.verify('postgres'));
+    this.stopFollowingHealth = this.deps.health?.onChange((dependency, up) => {
+      if (dependency !== 'postgres' || !up || this.stopping) return;
+      void this.balancer.round();
+      this.relay.readBacklog();
+    });
+  }
+
   // Events still in the outbox after the handoff are published by the shards' next owners.
   private async shutdown(endsAt: number): Promise<void> {
+    this.stopFollowingHealth?.();
     // Consumers first: no new message reaches an actor that is being handed off.
     await Promise.all([...this.consumerHandles].map((handle) => handle.stop().catch(() => undefined)));
     await this.poller.stop();

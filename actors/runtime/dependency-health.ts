@@ -82,6 +82,17 @@ export class DependencyHealth {
     return [...this.tracked].filter(([, state]) => !state.up).map(([dependency]) => dependency);
   }
 
+  /**
+   * Something hinted that the dependency may be gone (a lost session, not a
+   * failed query): probes it now and reports it down when the probe fails.
+   * Nothing happens for a dependency without a probe or already down.
+   */
+  verify(dependency: Dependency): void {
+    const state = this.tracked.get(dependency);
+    if (!state?.probe || !state.up || this.stopped) return;
+    withTimeout(state.probe(), this.probeTimeoutMs).catch((error: unknown) => this.down(dependency, error));
+  }
+
   /** Reports the dependency unreachable: the first report of an outage logs a warning; later ones are silent. */
   down(dependency: Dependency, cause?: unknown): void {
     const state = this.tracked.get(dependency);

@@ -95,7 +95,7 @@ export async function startActorRuntime(setup: StartActorRuntimeOptions): Promis
     // No databaseUrl: the embedded PGlite, one node (no takeover to protect), which freezes when an idle timeout expires.
     const journalIdleTimeoutMs = setup.databaseUrl ? undefined : 0;
     return await ActorRuntime.start({
-      database, kinds: setup.kinds, options, logger, journalIdleTimeoutMs, insideTransaction: isInsideTransaction, ...ports,
+      database, kinds: setup.kinds, options, logger, journalIdleTimeoutMs, insideTransaction: isInsideTransaction, health: setup.health, ...ports,
       // A NATS server may serve other clusters configured alike; the in-process bus serves this node alone.
       clusterScopedNames: Boolean(setup.natsUrl),
     });

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { Client } from 'pg';
+import type { RuntimeOptions } from '../../actors';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { startNode, type NodeHandle } from '../../src/server';
@@ -37,13 +38,13 @@ interface TestNode {
 const MASTER_KEY = randomBytes(32).toString('base64');
 
 /** Starts a node; `tokenFrom` is the data folder of the node that created the first account (its own by default). */
-async function startTestNode(env: Record<string, string>, dataDir: string, tokenFrom = dataDir): Promise<TestNode> {
+async function startTestNode(env: Record<string, string>, dataDir: string, tokenFrom = dataDir, runtimeOptions: Partial<RuntimeOptions> = {}): Promise<TestNode> {
   const logs: LogLine[] = [];
   const logger = createLogger({ level: 'debug', destination: new Writable({ write(chunk, _encoding, done) { logs.push(JSON.parse(String(chunk)) as LogLine); done(); } }) });
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', AGENTRT_DATA_DIR: dataDir, AGENTRT_MASTER_KEY: MASTER_KEY, ...env });
   const handle = await startNode(config, {
     logger, shutdownGraceMs: 500,
-    runtimeOptions: { shardCount: 8, drainTimeoutMs: 2000, handoffTimeoutMs: 1000, rebalanceIntervalMs: 200 },
+    runtimeOptions: { shardCount: 8, drainTimeoutMs: 2000, handoffTimeoutMs: 1000, rebalanceIntervalMs: 200, ...runtimeOptions },
   });
   const token = (await fs.readFile(path.join(tokenFrom, 'global-api-key.token'), 'utf8')).trim();
   return {
@@ -200,6 +201,24 @@ describe('honest answers while Postgres or NATS is away', function () {
 
   it('does the same on a cluster node (NATS), whose shard leases are lost with the database', async () => {
     await postgresOutage((await privateNats()).url, ['lease lost: stopping every shard']);
+  });
+
+  it('takes its shards again as soon as Postgres is back, not at the next balancing tick', async () => {
+    // A balancing interval far longer than the test: only the return of Postgres can start the round that takes the shards back.
+    const dataDir = await folder('agentrt-outage-data-');
+    const node = await startTestNode({ DATABASE_URL: await freshDatabase(), NATS_URL: (await privateNats()).url }, dataDir, dataDir, { rebalanceIntervalMs: 600_000 });
+    nodes.push(node);
+    // The membership row keeps the shards of the last heartbeat through the outage: the log says when they are taken.
+    const acquired = () => node.logs.filter((line) => line.msg === 'shards acquired').map((line) => line.owned);
+    assert.deepEqual(acquired(), [8], 'the first round took every shard');
+    await postgres.stop();
+    await eventuallyValue(async () => node.logs.some((line) => line.msg === 'lease lost: stopping every shard'), 'the lease lost with the database', 30_000);
+    await postgres.start();
+    await eventuallyValue(async () => acquired().length === 2 && acquired()[1] === 8, 'every shard taken again', 30_000);
+    const workspaceId = (await node.request('GET', '/v1/account/workspaces')).body.items[0].metadata.id as string;
+    const agentId = await scriptedAgent(node, workspaceId);
+    const objective = await node.request('POST', `/v1/workspaces/${workspaceId}/objectives`, { agentId, initialMessage: 'SAY hello' });
+    assert.equal(objective.status, 200, JSON.stringify(objective.body));
   });
 
   it('answers 503 naming the message bus while NATS is away, for a create reaching another node, says so on /readyz, logs it once per node, and serves again once it is back', async () => {

@@ -44,6 +44,26 @@ describe('DependencyHealth', () => {
     assert.equal(await gauge('postgres'), 0);
   });
 
+  it('verify: reports the dependency down only when its probe fails, and then probes until it is back', async () => {
+    const { logger, lines } = capturingLogger();
+    health = new DependencyHealth({ logger, probeIntervalMs: 10 });
+    let reachable = true;
+    health.track('postgres', async () => {
+      if (!reachable) throw new Error('connect ECONNREFUSED');
+    });
+    health.verify('postgres');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(health.isUp('postgres'), true, 'a probe that answers changes nothing');
+    reachable = false;
+    health.verify('postgres');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(health.isUp('postgres'), false, 'a probe that fails reports it down');
+    assert.equal(lines.filter((line) => line.level === 40).length, 1);
+    reachable = true;
+    await health.whenUp('postgres');
+    assert.equal(lines.filter((line) => /reachable again/.test(line.msg)).length, 1);
+  });
+
   it('logs one line with the duration when it is back, and sets the gauge to 1', async () => {
     const { logger, lines } = capturingLogger();
     health = new DependencyHealth({ logger });
