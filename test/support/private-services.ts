@@ -30,7 +30,8 @@ export async function waitForPort(port: number, timeoutMs: number, what: string)
       socket.once('error', () => resolve(false));
     });
     if (open) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Often: the chaos run dates a dependency's return by this.
+    await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(`${what} did not accept connections on port ${port} within ${timeoutMs} ms`);
 }
@@ -149,6 +150,20 @@ export class PrivateNats {
     const forced = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await exited;
     clearTimeout(forced);
+  }
+
+  /**
+   * Replaces the server by an empty one on the same port, as a new pod
+   * without its volume would: stops it, wipes its store folder (streams,
+   * consumers, messages, KV buckets), starts a fresh one.
+   * @param whileDown called once the old server is gone and its store wiped, before the new one starts
+   */
+  async replaceWithEmpty(whileDown?: () => void | Promise<void>): Promise<void> {
+    await this.stop();
+    await fs.rm(this.dir, { recursive: true, force: true });
+    await fs.mkdir(this.dir, { recursive: true });
+    await whileDown?.();
+    await this.start();
   }
 
   log(): string {
