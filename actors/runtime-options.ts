@@ -56,6 +56,13 @@ export interface RuntimeOptions {
   subjectPrefix: string;
   /** JetStream stream receiving the outbox events (`<eventStream>_<clusterId>` in cluster mode). @default AGENTRT_EVENTS */
   eventStream: string;
+  /**
+   * Replicas (`num_replicas`) of every JetStream stream and durable consumer
+   * the node declares: 3 on a three-server NATS cluster keeps the events of a
+   * server that dies with its store. An existing stream with fewer is raised,
+   * never lowered (it may be shared with other clusters). @default 1
+   */
+  jetStreamReplicas: number;
   /** Actors with unfinished work activated at once after shards are acquired. @default 32 */
   recoveryConcurrency: number;
   /** Connections of the runtime's own pool (turns, reads, pollers). @default 8 */
@@ -91,6 +98,7 @@ export function defaultRuntimeOptions(): RuntimeOptions {
     handoffTimeoutMs: 5000,
     subjectPrefix: 'agentrt',
     eventStream: 'AGENTRT_EVENTS',
+    jetStreamReplicas: 1,
     recoveryConcurrency: 32,
     databasePoolSize: 8,
     retentionWindowMs: 3_600_000,
@@ -113,6 +121,7 @@ const INTEGER_VARIABLES: Array<[keyof RuntimeOptions, string, number]> = [
   ['outboxLingerMs', 'AGENTRT_OUTBOX_LINGER_MS', 0],
   ['drainTimeoutMs', 'AGENTRT_DRAIN_TIMEOUT_MS', 1000],
   ['handoffTimeoutMs', 'AGENTRT_HANDOFF_TIMEOUT_MS', 1],
+  ['jetStreamReplicas', 'AGENTRT_JETSTREAM_REPLICAS', 1],
   ['recoveryConcurrency', 'AGENTRT_RECOVERY_CONCURRENCY', 1],
   ['databasePoolSize', 'AGENTRT_RUNTIME_POOL_SIZE', 1],
   ['retentionWindowMs', 'AGENTRT_RETENTION_WINDOW_MS', 1000],

@@ -20,7 +20,10 @@ export interface Config {
   host: string;
   /** Postgres URL; undefined means the embedded database in dataDir. */
   databaseUrl?: string;
-  /** NATS URL; undefined means the in-process bus. */
+  /**
+   * NATS servers, comma-separated (NATS_URL, validated and trimmed: `nats://a:4222,nats://b:4222`); the client
+   * connects to any and fails over to the others. undefined means the in-process bus.
+   */
   natsUrl?: string;
   dataDir: string;
   /** 32-byte master key (base64 in AGENTRT_MASTER_KEY); undefined: generated into dataDir. */
@@ -106,6 +109,38 @@ function boolean(env: NodeJS.ProcessEnv, name: string): boolean {
   throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
 }
 
+const NATS_SCHEMES = new Set(['nats:', 'tls:', 'ws:', 'wss:']);
+
+/** A server address for messages: its user and password (a NATS URL may carry them) never leave this module. */
+function withoutCredentials(entry: string): string {
+  return entry.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+/**
+ * Splits a comma-separated list of NATS servers (NATS_URL) into its
+ * addresses, each `nats://host:port` (also `tls:`, `ws:`, `wss:`) or
+ * `host[:port]`, trimmed.
+ * @throws ConfigError naming the variable and the malformed entry (without its credentials)
+ */
+export function parseNatsServers(raw: string, variable = 'NATS_URL'): string[] {
+  const entries = raw.split(',').map((entry) => entry.trim());
+  return entries.map((entry, index) => {
+    const where = entries.length > 1 ? ` (entry ${index + 1})` : '';
+    const invalid = (why: string) => new ConfigError(`${variable}${where} must be a NATS server address such as nats://host:4222: ${why}, got "${withoutCredentials(entry)}"`);
+    if (entry === '') throw invalid('empty');
+    let url: URL;
+    try {
+      url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(entry) ? entry : `nats://${entry}`);
+    } catch {
+      throw invalid('not a URL');
+    }
+    if (!NATS_SCHEMES.has(url.protocol)) throw invalid(`unknown scheme ${url.protocol.slice(0, -1)}`);
+    if (url.hostname === '') throw invalid('no host');
+    if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) throw invalid('a server address has no path');
+    return entry;
+  });
+}
+
 /** Decodes AGENTRT_MASTER_KEY: base64 (or base64url) of exactly 32 bytes. */
 export function parseMasterKey(raw: string): Buffer {
   const key = Buffer.from(raw, 'base64');
@@ -160,7 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     host,
     databaseUrl: env.DATABASE_URL || undefined,
-    natsUrl: env.NATS_URL || undefined,
+    natsUrl: env.NATS_URL?.trim() ? parseNatsServers(env.NATS_URL).join(',') : undefined,
     dataDir: path.resolve(env.AGENTRT_DATA_DIR || './.agentrt'),
     masterKey: env.AGENTRT_MASTER_KEY ? parseMasterKey(env.AGENTRT_MASTER_KEY) : undefined,
     allowPrivateNetwork: boolean(env, 'AGENTRT_ALLOW_PRIVATE_NETWORK'),

@@ -1,11 +1,13 @@
 // The Bus port over core NATS (nats.js v3): request/reply over one inbox
 // subscription of our own, callback subscriptions. Translates the client's
-// errors into the port's.
+// errors into the port's. The client re-sends every subscription (the inbox
+// included) after a reconnect; `connected()` says whether it is connected now.
 // Types come from nats-core, which transport-node pins exactly and re-exports at
 // run time; its `lib/mod.d.ts` only resolves the `internal` subpath under node16.
 import { randomBytes } from 'node:crypto';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/nats-core';
 import { NoRespondersError, RequestTimeoutError, type Bus, type BusMessage, type BusSubscription } from '../../src/ports/bus';
+import { NatsConnectionWatch } from './nats-connection';
 
 function toBusMessage(msg: Msg): BusMessage {
   return {
@@ -38,11 +40,19 @@ const isNoResponders = (msg: Msg) => msg.data.length === 0 && msg.headers?.code 
 /** A Bus on an open NATS connection. `close()` drains it unless the connection is shared (`ownsConnection: false`). */
 export class NatsBus implements Bus {
   private inbox: ReplyInbox | undefined;
+  private readonly watch: NatsConnectionWatch;
 
   constructor(
     private readonly connection: NatsConnection,
     private readonly ownsConnection = true,
-  ) {}
+  ) {
+    this.watch = NatsConnectionWatch.of(connection);
+  }
+
+  /** False while the client reconnects (subscriptions and the reply inbox come back with the connection) and once closed. */
+  connected(): boolean {
+    return this.watch.connected();
+  }
 
   /**
    * Publishes with a reply subject on this bus's inbox and waits for the

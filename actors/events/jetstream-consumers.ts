@@ -3,34 +3,18 @@
 // it (the server hands each message to one pull request at a time). The
 // client library re-issues its pulls after a reconnect; when the consumption
 // itself ends (the consumer or the stream was deleted, a terminal error) this
-// module recreates the consumer and starts again, with a growing pause.
-import {
-  AckPolicy,
-  DeliverPolicy,
-  jetstream,
-  jetstreamManager,
-  JetStreamApiCodes,
-  JetStreamApiError,
-  type ConsumerConfig,
-  type ConsumerInfo,
-  type ConsumerMessages,
-  type JetStreamClient,
-  type JetStreamManager,
-  type JsMsg,
-} from '@nats-io/jetstream';
+// module has the node's JetStreamTopology declare what the server lost (its
+// streams and durables, once per incident) and starts again, with a growing
+// pause. While the connection is lost a consumption only waits for it (it
+// never gives up: the connection reconnects for ever), and the connection's
+// return ends any pause at once.
+import { jetstream, type ConsumerMessages, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { resolveConsumerSpec, type ResolvedConsumerSpec } from '../../src/events/consumer-spec';
-import {
-  DurableConsumerConflictError,
-  StreamNotFoundError,
-  type ConsumedEvent,
-  type ConsumerHandle,
-  type DurableConsumerSpec,
-  type EventConsumers,
-} from '../../src/ports/event-consumer';
+import type { ConsumedEvent, ConsumerHandle, DurableConsumerSpec, EventConsumers } from '../../src/ports/event-consumer';
+import { isConnectionFailure, NatsConnectionWatch } from '../bus/nats-connection';
 import type { RuntimeLogger } from '../runtime/runtime-logger';
-
-const NANOS_PER_MS = 1_000_000;
+import { JetStreamTopology } from './jetstream-topology';
 /** Messages pulled ahead of the handler: enough to save round trips, few enough that they rarely wait out their ack wait in the buffer. */
 const MAX_PREFETCH = 64;
 const RESTART_DELAY_MIN_MS = 250;
@@ -40,6 +24,10 @@ export interface JetStreamConsumersOptions {
   logger: RuntimeLogger;
   /** Timeout of JetStream API calls and acks. @default 5000 */
   timeoutMs?: number;
+  /** Replicas of every durable consumer created (an existing one with fewer is raised); ignored with `topology`. @default 1 */
+  replicas?: number;
+  /** The node's topology, shared with its JetStreamPublisher (which declares the streams). @default one of its own */
+  topology?: JetStreamTopology;
 }
 
 type MessageHandler = (event: ConsumedEvent) => Promise<void>;
@@ -55,85 +43,30 @@ class ConsumptionEndedError extends Error {
 /** Durable JetStream consumers on a shared connection (stopping a consumer leaves the connection open). */
 export class JetStreamConsumers implements EventConsumers {
   private readonly client: JetStreamClient;
-  private readonly timeoutMs: number;
-  private manager: JetStreamManager | undefined;
+  private readonly topology: JetStreamTopology;
 
   constructor(
     private readonly connection: NatsConnection,
     private readonly options: JetStreamConsumersOptions,
   ) {
-    this.timeoutMs = options.timeoutMs ?? 5000;
-    this.client = jetstream(connection, { timeout: this.timeoutMs });
-  }
-
-  async consume(spec: DurableConsumerSpec, handler: MessageHandler): Promise<ConsumerHandle> {
-    const resolved = resolveConsumerSpec(spec);
-    await this.ensureConsumer(resolved);
-    const run = new JetStreamConsumerRun(this.connection, this.client, resolved, handler, this.options.logger, () => this.ensureConsumer(resolved));
-    run.start();
-    return run;
+    const timeoutMs = options.timeoutMs ?? 5000;
+    this.client = jetstream(connection, { timeout: timeoutMs });
+    this.topology = options.topology ?? new JetStreamTopology(connection, { logger: options.logger, timeoutMs, replicas: options.replicas });
   }
 
   /**
    * Creates the durable consumer (after its predecessor's acknowledged
    * messages when it takes one over, else from `notBefore` or the beginning),
-   * or brings an existing one's ack wait and
-   * maximum pending to the spec (the filter subject cannot change on 2.9).
+   * or brings an existing one's ack wait, maximum pending and replicas to the
+   * spec (the filter subject cannot change on 2.9), and consumes it.
    */
-  private async ensureConsumer(spec: ResolvedConsumerSpec): Promise<void> {
-    this.manager ??= await jetstreamManager(this.connection, { timeout: this.timeoutMs });
-    const wanted = { ack_wait: spec.ackWaitMs * NANOS_PER_MS, max_ack_pending: spec.maxAckPending };
-    const existing = await this.consumerInfo(this.manager, spec);
-    if (!existing) {
-      const predecessor = spec.takeOverFrom ? await this.consumerInfo(this.manager, { ...spec, durableName: spec.takeOverFrom }) : null;
-      const start: Partial<ConsumerConfig> = predecessor
-        ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: acknowledgedThrough(predecessor) + 1 }
-        : spec.notBefore
-          ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: spec.notBefore.toISOString() }
-          : { deliver_policy: DeliverPolicy.All };
-      const config: Partial<ConsumerConfig> = {
-        durable_name: spec.durableName,
-        ack_policy: AckPolicy.Explicit,
-        ...start,
-        ...wanted,
-        ...(spec.filterSubject ? { filter_subject: spec.filterSubject } : {}),
-      };
-      await this.call(spec, () => this.manager!.consumers.add(spec.stream, config));
-      return;
-    }
-    const existingFilter = existing.config.filter_subject || undefined;
-    if (existingFilter !== spec.filterSubject) throw new DurableConsumerConflictError(spec.stream, spec.durableName, existingFilter, spec.filterSubject);
-    if (existing.config.ack_wait === wanted.ack_wait && existing.config.max_ack_pending === wanted.max_ack_pending) return;
-    await this.call(spec, () => this.manager!.consumers.update(spec.stream, spec.durableName, wanted));
+  async consume(spec: DurableConsumerSpec, handler: MessageHandler): Promise<ConsumerHandle> {
+    const resolved = resolveConsumerSpec(spec);
+    await this.topology.useConsumer(resolved);
+    const run = new JetStreamConsumerRun(this.connection, this.client, resolved, handler, this.options.logger, this.topology);
+    run.start();
+    return run;
   }
-
-  private async consumerInfo(manager: JetStreamManager, spec: ResolvedConsumerSpec): Promise<ConsumerInfo | null> {
-    try {
-      return await this.call(spec, () => manager.consumers.info(spec.stream, spec.durableName));
-    } catch (error) {
-      if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound) return null;
-      throw error;
-    }
-  }
-
-  /** Runs a JetStream API call, turning "stream not found" into our typed error. */
-  private async call<T>(spec: ResolvedConsumerSpec, request: () => Promise<T>): Promise<T> {
-    try {
-      return await request();
-    } catch (error) {
-      if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) throw new StreamNotFoundError(spec.stream, { cause: error });
-      throw error;
-    }
-  }
-}
-
-/**
- * The stream sequence up to which a durable has every message acknowledged.
- * With nothing pending that is all it was delivered: its ack floor alone says
- * 0 for a durable that started past the beginning and has acknowledged nothing since.
- */
-function acknowledgedThrough(consumer: ConsumerInfo): number {
-  return consumer.num_ack_pending === 0 ? Math.max(consumer.ack_floor.stream_seq, consumer.delivered.stream_seq) : consumer.ack_floor.stream_seq;
 }
 
 /** One consumption: pulls, hands messages to the handler one at a time, restarts after a failure, stops on request. */
@@ -142,6 +75,8 @@ class JetStreamConsumerRun implements ConsumerHandle {
   private messages: ConsumerMessages | undefined;
   private loop: Promise<void> | undefined;
   private wakeFromPause: (() => void) | undefined;
+  private readonly watch: NatsConnectionWatch;
+  private stopWatching: (() => void) | undefined;
 
   constructor(
     private readonly connection: NatsConnection,
@@ -149,11 +84,18 @@ class JetStreamConsumerRun implements ConsumerHandle {
     private readonly spec: ResolvedConsumerSpec,
     private readonly handler: MessageHandler,
     private readonly logger: RuntimeLogger,
-    private readonly ensureConsumer: () => Promise<void>,
-  ) {}
+    private readonly topology: JetStreamTopology,
+  ) {
+    this.watch = NatsConnectionWatch.of(connection);
+  }
 
   start(): void {
-    this.loop = this.supervise();
+    // The connection's return ends a pause at once: the consumer was waiting for it, not for its turn.
+    this.stopWatching = this.watch.onReconnect(() => this.wakeFromPause?.());
+    this.loop = this.supervise().finally(() => {
+      this.stopWatching?.();
+      this.topology.release(this.spec);
+    });
   }
 
   async stop(): Promise<void> {
@@ -165,9 +107,18 @@ class JetStreamConsumerRun implements ConsumerHandle {
 
   private async supervise(): Promise<void> {
     let failures = 0;
+    // Ends only on stop or when the connection is closed (the node stops): a lost connection comes back.
     while (!this.stopping && !this.connection.isClosed()) {
       try {
-        if (failures > 0) await this.ensureConsumer();
+        if (!this.watch.connected()) {
+          await this.untilReconnected();
+          continue;
+        }
+        if (failures > 0) {
+          // Whatever ended the consumption, the server may have lost the stream or the durable (a new, empty server).
+          await this.topology.restore();
+          await this.topology.declareConsumer(this.spec);
+        }
         const consumer = await this.client.consumers.get(this.spec.stream, this.spec.durableName);
         // Without abort_on_missing_resource a deleted consumer would be retried forever by the library; we recreate it instead.
         this.messages = await consumer.consume({ max_messages: Math.min(this.spec.maxAckPending, MAX_PREFETCH), abort_on_missing_resource: true });
@@ -184,10 +135,23 @@ class JetStreamConsumerRun implements ConsumerHandle {
       } catch (error) {
         if (this.stopping || this.connection.isClosed()) break;
         failures++;
+        // A lost connection is reported once by the connection's watch (DependencyHealth), not by every consumer.
+        if (isConnectionFailure(error, this.connection)) {
+          if (this.watch.connected()) await this.pause(RESTART_DELAY_MIN_MS); // connected, yet no answer in time
+          continue;
+        }
         this.logger.warn({ err: error, stream: this.spec.stream, durable: this.spec.durableName, failures }, 'durable consumer stopped; restarting');
         await this.pause(Math.min(RESTART_DELAY_MIN_MS * 2 ** (failures - 1), RESTART_DELAY_MAX_MS));
       }
     }
+  }
+
+  /** Waits for the connection to come back (or the stop). */
+  private async untilReconnected(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.wakeFromPause = resolve;
+      void this.watch.nextReconnect().then(resolve);
+    });
   }
 
   private async handle(message: JsMsg): Promise<void> {

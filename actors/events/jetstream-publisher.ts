@@ -1,62 +1,82 @@
-// The EventPublisher port over JetStream. `prepare` creates the declared
-// streams (the runtime's and the ones actor kinds declare) or adds the
-// subjects they lack, with a duplicate window of at least 10 minutes and the
-// declared maximum age. On an existing stream a node only ever raises the
-// maximum age (or sets it on a stream that has none): a stream may be shared
-// by every cluster on the NATS server (OBJECTIVE_EVENTS is), and one
-// configured with a shorter retention (staging next to production) must not
-// cut the others'; it keeps the stream's and warns how to lower it on
-// purpose. Each event is published with its id as message id, so a retry
-// after a crash within the window is stored once, and with its headers.
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream';
+// The EventPublisher port over JetStream. `prepare` declares the streams
+// (the runtime's and the ones actor kinds declare) through the node's
+// JetStreamTopology (jetstream-topology.ts: created or given the subjects
+// they lack, retention and replicas only ever raised). Each event is
+// published with its id as message id, so a retry after a crash within the
+// duplicate window is stored once, and with its headers. A publication that
+// meets a server without the stream ("no responders": a NATS server replaced
+// by an empty one) has the topology declare everything again (once per
+// incident) and is tried once more; one that fails for the whole connection
+// is reported as PublisherUnavailableError, and `onAvailable` tells the relay
+// when the connection is back.
+import { AckPolicy, DeliverPolicy, jetstream, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
-import { mergeStreamDeclarations } from '../../src/events/stream-declarations';
-import type { EventPublisher, PublishedEvent, StreamDeclaration } from '../../src/ports/event-publisher';
+import { PublisherUnavailableError, type EventPublisher, type PublishedEvent, type StreamDeclaration } from '../../src/ports/event-publisher';
+import { isConnectionFailure, NatsConnectionWatch } from '../bus/nats-connection';
 import { defaultRuntimeLogger, type RuntimeLogger } from '../runtime/runtime-logger';
-
-const TEN_MINUTES_NS = 10 * 60 * 1_000_000_000;
-const NS_PER_MS = 1_000_000;
+import { isLostTopology, JetStreamTopology } from './jetstream-topology';
 
 export interface JetStreamPublisherOptions {
   /** Publish timeout. @default 5000 */
   timeoutMs?: number;
   /** Where the warning of a retention kept goes. @default defaultRuntimeLogger() */
   logger?: RuntimeLogger;
-}
-
-/** A maximum age as the nats CLI takes it (`--max-age=36h`, `--max-age=90m`, `--max-age=45s`). */
-function natsDuration(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  return `${Math.ceil(ms / 1000)}s`;
+  /** Replicas of every stream declared (an existing stream with fewer is raised); ignored with `topology`. @default 1 */
+  replicas?: number;
+  /** The node's topology, shared with its JetStreamConsumers. @default one of its own */
+  topology?: JetStreamTopology;
 }
 
 /** Publishes to JetStream streams on a shared connection (closing the publisher leaves the connection open). */
 export class JetStreamPublisher implements EventPublisher {
   private readonly client: JetStreamClient;
   private readonly timeoutMs: number;
-  private readonly logger: RuntimeLogger;
-  private manager: JetStreamManager | undefined;
+  private readonly topology: JetStreamTopology;
 
   constructor(
     private readonly connection: NatsConnection,
     options: JetStreamPublisherOptions = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? 5000;
-    this.logger = options.logger ?? defaultRuntimeLogger();
+    const logger: RuntimeLogger = options.logger ?? defaultRuntimeLogger();
+    this.topology = options.topology ?? new JetStreamTopology(connection, { logger, timeoutMs: this.timeoutMs, replicas: options.replicas });
     this.client = jetstream(connection, { timeout: this.timeoutMs });
   }
 
   async prepare(streams: StreamDeclaration[]): Promise<void> {
-    this.manager ??= await jetstreamManager(this.connection, { timeout: this.timeoutMs });
-    for (const stream of mergeStreamDeclarations(streams)) await this.prepareStream(this.manager, stream);
+    try {
+      await this.topology.declareStreams(streams);
+    } catch (error) {
+      throw this.unavailableOr(error);
+    }
   }
 
+  /** @throws PublisherUnavailableError when the connection failed; the server's error otherwise */
   async publish(event: PublishedEvent): Promise<void> {
     const entries = Object.entries(event.headers ?? {});
     const headers = entries.length > 0 ? natsHeaders() : undefined;
     for (const [name, value] of entries) headers!.set(name, value);
-    await this.client.publish(event.subject, event.data, { msgID: event.id, timeout: this.timeoutMs, headers });
+    const publish = () => this.client.publish(event.subject, event.data, { msgID: event.id, timeout: this.timeoutMs, headers });
+    try {
+      await publish();
+    } catch (error) {
+      if (!isLostTopology(error)) throw this.unavailableOr(error);
+      try {
+        await this.topology.restore();
+      } catch (failure) {
+        // Streams that cannot be declared: no event can be stored, whichever its subject.
+        throw new PublisherUnavailableError({ cause: failure });
+      }
+      try {
+        await publish();
+      } catch (failure) {
+        throw this.unavailableOr(failure);
+      }
+    }
+  }
+
+  onAvailable(listener: () => void): () => void {
+    return NatsConnectionWatch.of(this.connection).onReconnect(listener);
   }
 
   /**
@@ -67,11 +87,11 @@ export class JetStreamPublisher implements EventPublisher {
    * not read yet in that range.
    */
   async purgeSubjects(stream: string, filters: readonly string[]): Promise<void> {
-    this.manager ??= await jetstreamManager(this.connection, { timeout: this.timeoutMs });
+    const manager = await this.topology.manager();
     for (const filter of filters) {
-      for (const sequence of await this.sequencesOf(this.manager, stream, filter)) {
+      for (const sequence of await this.sequencesOf(manager, stream, filter)) {
         try {
-          await this.manager.streams.deleteMessage(stream, sequence, true);
+          await manager.streams.deleteMessage(stream, sequence, true);
         } catch (error) {
           // Gone already (a run before this one, or the stream's age limit): what a purge wants.
           if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.NoMessageFound)) throw error;
@@ -81,39 +101,11 @@ export class JetStreamPublisher implements EventPublisher {
   }
 
   async close(): Promise<void> {
-    this.manager = undefined;
+    // The connection is the node's; nothing of the publisher's own to release.
   }
 
-  private async prepareStream(manager: JetStreamManager, stream: StreamDeclaration): Promise<void> {
-    const existing = await this.streamInfo(manager, stream.name);
-    // JetStream counts in nanoseconds; 0 is "no limit". The duplicate window may not exceed the age limit.
-    const declared = stream.maxAgeMs === undefined ? 0 : stream.maxAgeMs * NS_PER_MS;
-    const window = (duplicateWindow: number, maxAge: number) => (maxAge > 0 ? Math.min(duplicateWindow, maxAge) : duplicateWindow);
-    if (!existing) {
-      await manager.streams.add({ name: stream.name, subjects: stream.subjects, duplicate_window: window(TEN_MINUTES_NS, declared), max_age: declared });
-      return;
-    }
-    const current = existing.config.max_age;
-    // A stream without a limit (as versions before retention made OBJECTIVE_EVENTS) takes the declared one.
-    const maxAge = declared > 0 && (current === 0 || declared > current) ? declared : current;
-    if (declared > 0 && declared < current) this.warnRetentionKept(stream.name, current, declared);
-    const missing = stream.subjects.filter((subject) => !existing.config.subjects?.includes(subject));
-    const duplicateWindow = window(Math.max(existing.config.duplicate_window, TEN_MINUTES_NS), maxAge);
-    if (missing.length === 0 && existing.config.duplicate_window === duplicateWindow && current === maxAge) return;
-    await manager.streams.update(stream.name, {
-      subjects: [...(existing.config.subjects ?? []), ...missing],
-      duplicate_window: duplicateWindow,
-      max_age: maxAge,
-    });
-  }
-
-  private warnRetentionKept(stream: string, currentNs: number, declaredNs: number): void {
-    const declared = natsDuration(declaredNs / NS_PER_MS);
-    this.logger.warn(
-      { stream, streamMaxAge: natsDuration(currentNs / NS_PER_MS), configuredMaxAge: declared },
-      `stream ${stream} keeps messages longer than this node is configured for (AGENTRT_EVENT_RETENTION): the longer retention is kept, ` +
-        `since other clusters on this NATS server may rely on it. To shorten it on purpose: nats stream edit ${stream} --max-age=${declared}`,
-    );
+  private unavailableOr(error: unknown): unknown {
+    return isConnectionFailure(error, this.connection) ? new PublisherUnavailableError({ cause: error }) : error;
   }
 
   /** The stream sequences of the messages the filter takes now: read through an ephemeral consumer of their headers only. */
@@ -138,14 +130,5 @@ export class JetStreamPublisher implements EventPublisher {
       await manager.consumers.delete(stream, info.name).catch(() => undefined);
     }
     return sequences;
-  }
-
-  private async streamInfo(manager: JetStreamManager, name: string): Promise<StreamInfo | null> {
-    try {
-      return await manager.streams.info(name);
-    } catch (error) {
-      if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) return null;
-      throw error;
-    }
   }
 }

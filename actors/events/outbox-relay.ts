@@ -3,7 +3,11 @@
 // the order the actor wrote them; different actors publish side by side. An
 // actor whose event fails to publish is set aside for a while (its later
 // events wait, keeping its order) while the others go on: one bad subject
-// never stalls the rest. JetStream being down delays events, never loses them.
+// never stalls the rest. JetStream being down delays events, never loses them:
+// a failure of the whole publisher (PublisherUnavailableError: the connection
+// is lost) sets no actor aside and ends the pass, logged once per outage, and
+// the relay reads its backlog again as soon as the publisher says it is back
+// (onAvailable), not at its next poll.
 //
 // Two ways in. The rows a turn of this node committed are handed over in
 // memory (offer) and published without reading them back: reading the
@@ -17,7 +21,7 @@
 // (OutgoingEvent.payloadProjected) is published from memory in the first
 // way and with the payload its kind's read model holds in the second.
 import type { StreamDeclaration } from '../../src/ports/actor-behavior';
-import type { EventPublisher } from '../../src/ports/event-publisher';
+import { PublisherUnavailableError, type EventPublisher } from '../../src/ports/event-publisher';
 import type { ActorOutboxRepository, OutboxEvent } from '../../persistence/runtime/actor-outbox.repository';
 import { runtimeMetrics } from '../metrics';
 import type { RuntimeLogger } from '../runtime/runtime-logger';
@@ -54,6 +58,9 @@ export class OutboxRelay {
   private backlogDue = true;
   private prepared = false;
   private lastFailureLogAt = 0;
+  /** The publisher's outage is logged (once, until it is back). */
+  private unavailableLogged = false;
+  private stopListening: (() => void) | undefined;
   /** Set while offered rows wait for their linger (OutboxRelayDeps.lingerMs). */
   private lingering: NodeJS.Timeout | undefined;
   /** Actors (persistence keys) whose last publication failed, until when they are left out. */
@@ -63,6 +70,14 @@ export class OutboxRelay {
 
   start(): void {
     this.timer = setInterval(() => this.readBacklog(), this.deps.pollMs);
+    this.stopListening = this.deps.publisher.onAvailable?.(() => this.resume());
+  }
+
+  /** The publisher is back after an outage: every actor is tried again, the backlog at once. */
+  resume(): void {
+    this.pausedActors.clear();
+    this.unavailableLogged = false;
+    this.readBacklog();
   }
 
   /** Rows a turn of this node has just committed, in their write order. */
@@ -105,6 +120,8 @@ export class OutboxRelay {
   /** Waits for the pass in progress and stops the timer. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    this.stopListening?.();
+    this.stopListening = undefined;
     clearTimeout(this.lingering);
     this.lingering = undefined;
     this.again = false;
@@ -145,6 +162,7 @@ export class OutboxRelay {
       } else if (offered.length) {
         await this.publishOffered(offered);
       }
+      this.unavailableLogged = false;
     } catch (error) {
       this.backlogDue = true;
       this.logFailure(error);
@@ -202,16 +220,22 @@ export class OutboxRelay {
     }
     const published: string[] = [];
     let failed = false;
+    let unavailable: PublisherUnavailableError | undefined;
     await Promise.all(
       [...byActor].map(async ([key, events]) => {
         for (const event of events) {
+          if (unavailable) return;
           try {
             await this.deps.publisher.publish({ id: event.id, subject: event.subject, data: JSON.stringify(event.payload), headers: event.headers });
             published.push(event.id);
           } catch (error) {
             failed = true;
-            this.pausedActors.set(key, Date.now() + FAILED_ACTOR_PAUSE_MS);
-            this.logFailure(error);
+            // The whole publisher is down: no actor's fault, and the others would fail alike.
+            if (error instanceof PublisherUnavailableError) unavailable ??= error;
+            else {
+              this.pausedActors.set(key, Date.now() + FAILED_ACTOR_PAUSE_MS);
+              this.logFailure(error);
+            }
             return;
           }
         }
@@ -219,6 +243,8 @@ export class OutboxRelay {
     );
     await this.deps.outbox.markPublished(published);
     runtimeMetrics.outboxPublished.inc(published.length);
+    // Ends the pass; the backlog read after it finds what is left, in order.
+    if (unavailable) throw unavailable;
     return { published: published.length, failed };
   }
 
@@ -262,6 +288,13 @@ export class OutboxRelay {
   }
 
   private logFailure(error: unknown): void {
+    if (error instanceof PublisherUnavailableError) {
+      // One line per outage (the connection's own loss and return are reported by DependencyHealth).
+      if (this.unavailableLogged) return;
+      this.unavailableLogged = true;
+      this.deps.logger.warn({ err: error }, 'event streams unreachable; the outbox is published once they are back');
+      return;
+    }
     if (Date.now() - this.lastFailureLogAt < 30_000) return;
     this.lastFailureLogAt = Date.now();
     this.deps.logger.warn({ err: error }, 'outbox publication failed; retrying');

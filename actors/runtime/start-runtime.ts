@@ -1,7 +1,6 @@
 // Picks the runtime's mode. With a NATS URL: NATS bus, JetStream publication
 // and Postgres advisory-lock leases (a cluster node). Without: in-process bus,
 // publisher and leases, one node owning every shard (embedded mode, PGlite).
-import { connect } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { ConfigError } from '../../src/config';
 import type { ActorKind } from '../../src/ports/actor-behavior';
@@ -9,13 +8,16 @@ import { RUNTIME_SESSION_SETTINGS, RuntimeDatabase } from '../../persistence/run
 import { isInsideTransaction } from '../../persistence/transaction-context';
 import { MemoryBus } from '../bus/memory-bus';
 import { NatsBus } from '../bus/nats-bus';
+import { closeNatsConnection, connectToNats, NatsConnectionWatch } from '../bus/nats-connection';
 import { JetStreamPublisher } from '../events/jetstream-publisher';
 import { EmbeddedEventLog } from '../events/embedded-event-log';
 import { JetStreamConsumers } from '../events/jetstream-consumers';
+import { JetStreamTopology } from '../events/jetstream-topology';
 import { MemoryLeaseProvider } from '../leases/memory-lease-provider';
 import { PgLeaseProvider } from '../leases/pg-lease-provider';
 import { defaultRuntimeOptions, type RuntimeOptions } from '../runtime-options';
 import { ActorRuntime, type ActorRuntimeDeps } from './actor-runtime';
+import type { DependencyHealth } from './dependency-health';
 import { tuneHeapForActorRuntime } from './heap-tuning';
 import { defaultRuntimeLogger, type RuntimeLogger } from './runtime-logger';
 
@@ -25,13 +27,15 @@ export interface StartActorRuntimeOptions {
   dataSource: DataSource;
   /** Postgres URL for the lease connection; required with `natsUrl`. @default the data source's URL (embedded) */
   databaseUrl?: string;
-  /** NATS URL; unset selects embedded mode. */
+  /** NATS servers, comma-separated (`nats://a:4222,nats://b:4222`); unset selects embedded mode. */
   natsUrl?: string;
   /** The actor kinds this node hosts. */
   kinds: ActorKind[];
   /** Runtime options (see runtimeOptionsFromEnv). */
   options?: Partial<RuntimeOptions>;
   logger?: RuntimeLogger;
+  /** Told when the NATS connection is lost and back (cluster mode: the dependency "nats"). */
+  health?: DependencyHealth;
 }
 
 type Ports = Pick<ActorRuntimeDeps, 'bus' | 'leases' | 'publisher' | 'consumers' | 'onStopped'>;
@@ -43,14 +47,18 @@ function dataSourceUrl(dataSource: DataSource): string {
   return url;
 }
 
-async function clusterPorts(natsUrl: string, databaseUrl: string, options: RuntimeOptions, logger: RuntimeLogger): Promise<Ports> {
-  const connection = await connect({ servers: natsUrl, name: options.nodeId });
+async function clusterPorts(natsUrl: string, databaseUrl: string, options: RuntimeOptions, logger: RuntimeLogger, health: DependencyHealth | undefined): Promise<Ports> {
+  const connection = await connectToNats(natsUrl, options.nodeId);
+  const watch = NatsConnectionWatch.of(connection);
+  if (health) watch.reportTo(health);
+  // One topology for the publisher and the consumers: whichever meets a server that lost them declares them all again.
+  const topology = new JetStreamTopology(connection, { logger, replicas: options.jetStreamReplicas });
   return {
     bus: new NatsBus(connection, false),
-    publisher: new JetStreamPublisher(connection, { logger }),
-    consumers: new JetStreamConsumers(connection, { logger }),
+    publisher: new JetStreamPublisher(connection, { logger, topology }),
+    consumers: new JetStreamConsumers(connection, { logger, topology }),
     leases: new PgLeaseProvider({ url: databaseUrl, leaseTimeoutMs: options.leaseTimeoutMs, applicationName: `agentrt-lease-${options.nodeId}` }),
-    onStopped: () => connection.drain(),
+    onStopped: () => closeNatsConnection(connection),
   };
 }
 
@@ -78,7 +86,7 @@ export async function startActorRuntime(setup: StartActorRuntimeOptions): Promis
   });
   let ports: Ports;
   try {
-    ports = setup.natsUrl ? await clusterPorts(setup.natsUrl, setup.databaseUrl!, options, logger) : embeddedPorts(setup.databaseUrl ?? 'embedded', database, logger);
+    ports = setup.natsUrl ? await clusterPorts(setup.natsUrl, setup.databaseUrl!, options, logger, setup.health) : embeddedPorts(setup.databaseUrl ?? 'embedded', database, logger);
   } catch (error) {
     await database.close().catch(() => undefined);
     throw error;

@@ -48,6 +48,13 @@ export interface Bus {
    * a process warning); the subscription and the bus keep working.
    */
   subscribe(pattern: string, handler: (message: BusMessage) => void): BusSubscription;
+  /**
+   * Whether the bus reaches its server now: false while a networked bus has
+   * lost its connection (it reconnects on its own; requests sent meanwhile
+   * wait for it or time out), so a caller can answer "unavailable" at once.
+   * Optional: an in-process bus is always connected.
+   */
+  connected?(): boolean;
   /** Flushes pending publications and closes; later calls fail. */
   close(): Promise<void>;
 }

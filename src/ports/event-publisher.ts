@@ -31,6 +31,18 @@ export class NoStreamForSubjectError extends Error {
   }
 }
 
+/**
+ * Raised by `publish` when the stream service as a whole is unreachable (the
+ * connection is lost or closed, or it answers nothing in time): nothing was
+ * published, and every other event would fail alike until it is back.
+ */
+export class PublisherUnavailableError extends Error {
+  constructor(options?: ErrorOptions) {
+    super('the event streams are unreachable; nothing was published', options);
+    this.name = 'PublisherUnavailableError';
+  }
+}
+
 /** Durable publication. A thrown error means "not published, try again later". */
 export interface EventPublisher {
   /**
@@ -71,6 +83,13 @@ export interface EventPublisher {
    * Optional only for stand-ins in tests; both real publishers offer it.
    */
   purgeSubjects?(stream: string, filters: readonly string[]): Promise<void>;
+  /**
+   * Calls `listener` each time publication may work again after an outage
+   * (the connection is back): the relay then publishes its backlog at once
+   * rather than at its next poll. Returns the listener's removal. Optional:
+   * a publisher that cannot be unreachable has no such moment.
+   */
+  onAvailable?(listener: () => void): () => void;
   close(): Promise<void>;
 }
 

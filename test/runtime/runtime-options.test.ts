@@ -24,10 +24,11 @@ describe('runtimeOptionsFromEnv', () => {
       AGENTRT_DRAIN_TIMEOUT_MS: '4000',
       AGENTRT_SUBJECT_PREFIX: 'test',
       AGENTRT_EVENT_STREAM: 'TEST_EVENTS',
+      AGENTRT_JETSTREAM_REPLICAS: '3',
     });
     assert.deepEqual(
-      [options.nodeId, options.shardCount, options.leaseTimeoutMs, options.passivateAfterMs, options.snapshotEvery, options.askTimeoutMs, options.drainTimeoutMs, options.subjectPrefix, options.eventStream],
-      ['node_x', 64, 3000, 1000, 10, 9000, 4000, 'test', 'TEST_EVENTS'],
+      [options.nodeId, options.shardCount, options.leaseTimeoutMs, options.passivateAfterMs, options.snapshotEvery, options.askTimeoutMs, options.drainTimeoutMs, options.subjectPrefix, options.eventStream, options.jetStreamReplicas],
+      ['node_x', 64, 3000, 1000, 10, 9000, 4000, 'test', 'TEST_EVENTS', 3],
     );
   });
 
@@ -36,5 +37,9 @@ describe('runtimeOptionsFromEnv', () => {
       return error instanceof ConfigError && error.message === 'AGENTRT_SHARD_COUNT must be an integer >= 1, got "many"';
     });
     assert.throws(() => runtimeOptionsFromEnv({ AGENTRT_LEASE_TIMEOUT_MS: '100' }), ConfigError);
+    for (const raw of ['0', '1.5', 'three']) {
+      assert.throws(() => runtimeOptionsFromEnv({ AGENTRT_JETSTREAM_REPLICAS: raw }), { name: 'ConfigError', message: `AGENTRT_JETSTREAM_REPLICAS must be an integer >= 1, got "${raw}"` });
+    }
+    assert.equal(runtimeOptionsFromEnv({}).jetStreamReplicas, 1);
   });
 });

@@ -152,16 +152,21 @@ export class PrivateNats {
     clearTimeout(forced);
   }
 
+  /** Deletes what the server stored (its JetStream streams and consumers), as a new server without the old one's volume. Only while stopped. */
+  async wipeStore(): Promise<void> {
+    if (this.child) throw new Error('stop the nats-server before wiping its store');
+    await fs.rm(path.join(this.dir, 'jetstream'), { recursive: true, force: true });
+  }
+
   /**
    * Replaces the server by an empty one on the same port, as a new pod
-   * without its volume would: stops it, wipes its store folder (streams,
-   * consumers, messages, KV buckets), starts a fresh one.
+   * without its volume would: stops it, wipes its store (wipeStore), starts a
+   * fresh one.
    * @param whileDown called once the old server is gone and its store wiped, before the new one starts
    */
   async replaceWithEmpty(whileDown?: () => void | Promise<void>): Promise<void> {
     await this.stop();
-    await fs.rm(this.dir, { recursive: true, force: true });
-    await fs.mkdir(this.dir, { recursive: true });
+    await this.wipeStore();
     await whileDown?.();
     await this.start();
   }

@@ -1,8 +1,8 @@
 // Configuration read from the environment (src/config.ts): the event
 // retention of OBJECTIVE_EVENTS, a duration with a default and a floor; the
-// objectives' default token cap.
+// objectives' default token cap; NATS_URL, a comma-separated list of servers.
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig } from '../../src/config';
+import { ConfigError, loadConfig, parseNatsServers } from '../../src/config';
 
 describe('loadConfig: AGENTRT_EVENT_RETENTION', () => {
   it('defaults to 7 days and reads the service\'s durations', () => {
@@ -29,5 +29,22 @@ describe('loadConfig: AGENTRT_OBJECTIVE_MAX_TOKENS', () => {
     for (const raw of ['-1', '1.5', 'lots']) {
       assert.throws(() => loadConfig({ AGENTRT_OBJECTIVE_MAX_TOKENS: raw }), (error: unknown) => error instanceof ConfigError && error.message.includes('AGENTRT_OBJECTIVE_MAX_TOKENS'), raw);
     }
+  });
+});
+
+describe('loadConfig: NATS_URL', () => {
+  it('reads one server or a comma-separated list, trimmed', () => {
+    assert.equal(loadConfig({}).natsUrl, undefined);
+    assert.equal(loadConfig({ NATS_URL: 'nats://127.0.0.1:4222' }).natsUrl, 'nats://127.0.0.1:4222');
+    assert.equal(loadConfig({ NATS_URL: ' nats://a:4222 , nats://b:4223,c:4224 ' }).natsUrl, 'nats://a:4222,nats://b:4223,c:4224');
+    assert.deepEqual(parseNatsServers('nats://a:4222, tls://b:4223 ,ws://c:8080, d'), ['nats://a:4222', 'tls://b:4223', 'ws://c:8080', 'd']);
+  });
+
+  it('refuses a malformed entry, naming NATS_URL and the entry, never its password', () => {
+    for (const raw of ['nats://a:4222,', 'nats://a:4222,,nats://b:4222', 'http://a:4222', 'nats://a:99999', 'nats://a:4222/path', 'nats://', 'a b:4222']) {
+      assert.throws(() => loadConfig({ NATS_URL: raw }), (error: unknown) => error instanceof ConfigError && error.message.startsWith('NATS_URL'), raw);
+    }
+    assert.throws(() => loadConfig({ NATS_URL: 'nats://a:4222,nats://b:4222' + ',' }), /NATS_URL \(entry 3\)/);
+    assert.throws(() => loadConfig({ NATS_URL: 'nats://user:s3cret@a:4222/x' }), (error: unknown) => error instanceof ConfigError && !error.message.includes('s3cret') && error.message.includes('***@a:4222'));
   });
 });

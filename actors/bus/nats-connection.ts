@@ -1,0 +1,152 @@
+// The node's one NATS connection: how it is opened (reconnecting for ever,
+// to any server of NATS_URL's list) and what it tells the rest of the node
+// about its state. nats.js closes a connection for good after 10 failed
+// reconnects per server by default (about 20 s with its 2 s wait): a node
+// then needed a restart after any longer NATS outage. Here it never gives
+// up; one watcher per connection follows its status events, answers whether
+// it is connected now, wakes the users that wait for a reconnect (the outbox
+// relay, the durable consumers) and reports the outage to DependencyHealth.
+import { errors as natsErrors, type ConnectionOptions, type NatsConnection } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import { parseNatsServers } from '../../src/config';
+import type { DependencyHealth } from '../runtime/dependency-health';
+
+/**
+ * Reconnect and keep-alive settings. The wait between attempts is short and
+ * jittered (500-750 ms, so that the nodes of a cluster do not reconnect in
+ * one wave): a node is back within a second of NATS's return. A ping every 5
+ * s with 2 outstanding notices a server that stopped answering (a partition,
+ * a frozen host; a crash closes the socket at once) within 10-15 s rather
+ * than the client's default of 2 minutes or more.
+ */
+export const NATS_RECONNECT_OPTIONS = {
+  maxReconnectAttempts: -1,
+  reconnectTimeWait: 500,
+  reconnectJitter: 250,
+  reconnectJitterTLS: 250,
+  pingInterval: 5000,
+  maxPingOut: 2,
+} as const satisfies Partial<ConnectionOptions>;
+
+/** The client options of a node's connection to the servers of `natsUrl` (comma-separated). */
+export function natsConnectionOptions(natsUrl: string, name: string): ConnectionOptions {
+  return { servers: parseNatsServers(natsUrl), name, ...NATS_RECONNECT_OPTIONS };
+}
+
+/** Opens the node's NATS connection. @throws when no server of the list answers now (start-up needs NATS). */
+export function connectToNats(natsUrl: string, name: string): Promise<NatsConnection> {
+  return connect(natsConnectionOptions(natsUrl, name));
+}
+
+/** How long a stopping node's drain may wait for the server before the connection is just closed. */
+const DRAIN_TIMEOUT_MS = 5000;
+
+/**
+ * Drains the connection (subscriptions finish, publications are flushed),
+ * or closes it when it is lost or the drain does not end in time: a drain
+ * waits for the server, which a stop during an outage would wait for without end.
+ */
+export async function closeNatsConnection(connection: NatsConnection): Promise<void> {
+  if (connection.isClosed()) return;
+  if (NatsConnectionWatch.of(connection).connected()) {
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([
+      connection.drain().then(() => true, () => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), DRAIN_TIMEOUT_MS))),
+    ]);
+    clearTimeout(timer);
+    if (drained) return;
+  }
+  await connection.close().catch(() => undefined);
+}
+
+/** Follows one connection's status: connected or not, and who to wake when it is back. */
+export class NatsConnectionWatch {
+  private connectedNow = true;
+  private readonly reconnectListeners = new Set<() => void>();
+  private health: DependencyHealth | undefined;
+
+  private constructor(private readonly connection: NatsConnection) {
+    void this.follow();
+  }
+
+  /** Whether the client holds a live connection to a server now (false while reconnecting and once closed). */
+  connected(): boolean {
+    return this.connectedNow && !this.connection.isClosed();
+  }
+
+  /** Calls `listener` after every reconnect (the client has re-sent its subscriptions); returns its removal. */
+  onReconnect(listener: () => void): () => void {
+    this.reconnectListeners.add(listener);
+    return () => this.reconnectListeners.delete(listener);
+  }
+
+  /** Resolves at the next reconnect, or when the connection closes. */
+  nextReconnect(): Promise<void> {
+    return new Promise((resolve) => {
+      const remove = this.onReconnect(() => {
+        remove();
+        resolve();
+      });
+      void this.connection.closed().then(() => {
+        remove();
+        resolve();
+      });
+    });
+  }
+
+  /** Reports the connection's outages to `health` as the dependency "nats" (tracked from now on). */
+  reportTo(health: DependencyHealth): void {
+    this.health = health;
+    health.track('nats');
+    if (!this.connected()) health.down('nats', new Error('the NATS connection is lost'));
+  }
+
+  private async follow(): Promise<void> {
+    // Iterated to its end: the client's close waits for every status iterator to finish.
+    for await (const status of this.connection.status()) {
+      if (status.type === 'disconnect') {
+        this.connectedNow = false;
+        // Not status.server: a server address may carry credentials.
+        this.health?.down('nats', new Error('the NATS connection is lost; reconnecting'));
+      } else if (status.type === 'reconnect') {
+        this.connectedNow = true;
+        this.health?.up('nats');
+        for (const listener of [...this.reconnectListeners]) {
+          try {
+            listener();
+          } catch (error) {
+            process.emitWarning(`NATS reconnect listener failed: ${(error as Error)?.message ?? String(error)}`);
+          }
+        }
+      } else if (status.type === 'close') {
+        this.connectedNow = false;
+      }
+    }
+    this.connectedNow = false;
+  }
+
+  private static readonly watches = new WeakMap<NatsConnection, NatsConnectionWatch>();
+
+  /** The one watch of a connection (made at the first call: create it right after connecting so that it sees every event). */
+  static of(connection: NatsConnection): NatsConnectionWatch {
+    let watch = NatsConnectionWatch.watches.get(connection);
+    if (!watch) {
+      watch = new NatsConnectionWatch(connection);
+      NatsConnectionWatch.watches.set(connection, watch);
+    }
+    return watch;
+  }
+}
+
+/**
+ * Whether a failed call failed for the whole connection (lost, closed, or no
+ * answer in time) rather than for what it asked: every other call fails alike
+ * until the connection is back.
+ */
+export function isConnectionFailure(error: unknown, connection: NatsConnection): boolean {
+  if (!NatsConnectionWatch.of(connection).connected()) return true;
+  if (error instanceof natsErrors.ClosedConnectionError || error instanceof natsErrors.ConnectionError || error instanceof natsErrors.TimeoutError) return true;
+  if (error instanceof natsErrors.RequestError) return !error.isNoResponders();
+  return false;
+}

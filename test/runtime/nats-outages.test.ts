@@ -1,0 +1,233 @@
+// Cluster-mode runtimes riding out NATS outages, on a nats-server of the
+// test's own (stopped, restarted, replaced by an empty one) and the shared
+// Postgres: the connection never gives up, the bus, the outbox relay and the
+// durable consumers resume on their own, a server that lost its store gets
+// the streams and durables declared again (once), the node reports the
+// outage to DependencyHealth, and the replicas option reaches every stream
+// and durable the node declares.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import type { DataSource } from 'typeorm';
+import { startActorRuntime, type ActorRuntime, type RuntimeLogger, type RuntimeOptions } from '../../actors';
+import { JetStreamConsumers } from '../../actors/events/jetstream-consumers';
+import { JetStreamPublisher } from '../../actors/events/jetstream-publisher';
+import { DependencyHealth } from '../../actors/runtime/dependency-health';
+import { createDataSource } from '../../persistence/data-source';
+import { shardOf } from '../../src/sharding/fnv1a32';
+import { counterKind, type CounterReply } from '../support/cluster-counter';
+import { eventually, silentLogger, uniqueBusNames } from '../support/cluster-harness';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { PrivateNats } from '../support/private-services';
+
+/** A logger keeping its lines (to count warnings), and printing them with TEST_RUNTIME_LOG=1. */
+function recordingLogger(): RuntimeLogger & { lines: Array<{ level: string; message: string }> } {
+  const lines: Array<{ level: string; message: string }> = [];
+  const keep = (level: 'debug' | 'info' | 'warn' | 'error') => (fields: object, message: string) => {
+    lines.push({ level, message });
+    silentLogger[level](fields, message);
+  };
+  return { lines, debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error') };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * nats.js gives up after 10 failed reconnects per server, 2 s apart by
+ * default: an outage longer than about 21 s closed the node's connection for
+ * good. This one outlasts that budget at the default pace (and many times
+ * over at the node's own).
+ */
+const LONG_OUTAGE_MS = 24_000;
+
+describe('NATS outages (a nats-server of our own)', function () {
+  this.timeout(120_000);
+  let root: string;
+  let nats: PrivateNats;
+  let database: TestDatabase;
+  let dataSource: DataSource;
+  let names: { subjectPrefix: string; eventStream: string };
+  let runtimes: ActorRuntime[] = [];
+  let logger: ReturnType<typeof recordingLogger>;
+  let health: DependencyHealth;
+
+  function options(extra: Partial<RuntimeOptions> = {}): Partial<RuntimeOptions> {
+    return { ...names, shardCount: 16, leaseTimeoutMs: 60_000, rebalanceIntervalMs: 200, outboxPollMs: 200, askAttemptTimeoutMs: 1000, askTimeoutMs: 10_000, ...extra };
+  }
+
+  async function startNode(extra: Partial<RuntimeOptions> = {}, withHealth?: DependencyHealth): Promise<ActorRuntime> {
+    const runtime = await startActorRuntime({
+      dataSource, databaseUrl: database.url, natsUrl: nats.url, kinds: [counterKind], options: options(extra), logger, ...(withHealth ? { health: withHealth } : {}),
+    });
+    runtimes.push(runtime);
+    return runtime;
+  }
+
+  /** A durable reader of the counters' events on the node: the event ids it was handed, in order. */
+  async function readEvents(runtime: ActorRuntime, durableName: string): Promise<string[]> {
+    const received: string[] = [];
+    await runtime.consume({ stream: runtime.eventStream, durableName, filterSubject: `${runtime.subjectPrefix}.events.counter.>`, maxAckPending: 64 }, async (event) => {
+      if (!received.includes(event.id)) received.push(event.id);
+      await event.ack();
+    });
+    return received;
+  }
+
+  const outboxIds = async (actorId: string): Promise<string[]> =>
+    (await dataSource.query('SELECT id FROM actor_outbox WHERE subject LIKE $1 ORDER BY id', [`%.counter.${actorId}`])).map((row: { id: string }) => row.id);
+
+  async function withConnection<T>(use: (connection: NatsConnection) => Promise<T>): Promise<T> {
+    const connection = await connect({ servers: nats.url });
+    try {
+      return await use(connection);
+    } finally {
+      await connection.close();
+    }
+  }
+
+  before(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'agentrt-nats-outages-'));
+    nats = await PrivateNats.create(path.join(root, 'nats'));
+    database = await createTestDatabase();
+    dataSource = createDataSource({ url: database.url, poolSize: 8 });
+    await dataSource.initialize();
+  });
+
+  beforeEach(async () => {
+    names = uniqueBusNames();
+    logger = recordingLogger();
+    health = new DependencyHealth({ logger });
+    // Each test starts with a server that answers (a failed test may have left it stopped).
+    await nats.stop();
+    await nats.start();
+    await dataSource.query('TRUNCATE actor_outbox');
+  });
+
+  afterEach(async () => {
+    await Promise.all(runtimes.map((runtime) => runtime.stop()));
+    runtimes = [];
+    health.stop();
+  });
+
+  after(async () => {
+    await nats?.stop();
+    await dataSource?.destroy();
+    await database?.drop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('rides out NATS away longer than the client\'s old reconnect budget: the bus, the outbox and a durable consumer resume', async () => {
+    const first = await startNode({}, health);
+    const second = await startNode();
+    await eventually(() => first.ownedShards().length === 8 && second.ownedShards().length === 8, 'shards split 8/8');
+    const received = await readEvents(first, 'outage-reader');
+    await first.ask('counter', 'before', { type: 'emit', count: 2 });
+    await eventually(async () => received.length === 2, 'the events before the outage consumed');
+
+    await nats.stop();
+    await eventually(() => !health.isUp('nats'), 'NATS reported down');
+    // Each node still runs the actors of its own shards (no bus needed); their events wait in the outbox.
+    const owner = [first, second].find((runtime) => runtime.ownedShards().includes(shardOf('during', 16)))!;
+    await owner.ask('counter', 'during', { type: 'emit', count: 3 });
+    await sleep(LONG_OUTAGE_MS);
+    await nats.start();
+
+    // Asks from one node to the other's actors go over the bus again: both nodes' subscriptions are back.
+    const counters = Array.from({ length: 16 }, (_, i) => `after-${i}`);
+    await eventually(async () => {
+      try {
+        await Promise.all(counters.map((id) => first.ask<CounterReply>('counter', id, { type: 'get' })));
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'asks over the bus answered again', 20_000);
+    const replies = await Promise.all(counters.map((id) => first.ask<CounterReply>('counter', id, { type: 'add', by: 1 })));
+    assert.deepEqual(replies.map((reply) => reply.value), counters.map(() => 1));
+
+    // The events committed during the outage reached the stream, and the durable consumer was handed them.
+    const expected = [...(await outboxIds('before')), ...(await outboxIds('during'))];
+    assert.equal(expected.length, 5);
+    await eventually(() => expected.every((id) => received.includes(id)), 'the events of the outage consumed', 20_000);
+    const stored = await withConnection(async (connection) => (await (await jetstreamManager(connection)).streams.info(first.eventStream)).state.messages);
+    assert.equal(stored, 5);
+
+    assert.ok(health.isUp('nats'), 'NATS reported back');
+    const healthLines = logger.lines.filter((line) => line.message.includes('message bus (NATS)'));
+    assert.deepEqual(healthLines.map((line) => line.level), ['warn', 'info'], 'one warning when NATS went away, one line when it came back');
+  });
+
+  it('declares its streams and durables again, once, on a NATS server replaced by an empty one, and publishes the outbox to them', async () => {
+    const runtime = await startNode();
+    const received = await readEvents(runtime, 'replaced-reader');
+    await runtime.ask('counter', 'old-server', { type: 'emit', count: 2 });
+    await eventually(async () => received.length === 2, 'the events on the old server consumed');
+
+    await nats.stop();
+    await nats.wipeStore();
+    // Committed while no server runs: still in the outbox when the empty one comes.
+    await runtime.ask('counter', 'between', { type: 'emit', count: 3 });
+    await nats.start();
+    await Promise.all(Array.from({ length: 10 }, (_, i) => runtime.ask('counter', `new-server-${i}`, { type: 'emit', count: 2 })));
+
+    const expected = [...(await outboxIds('between')), ...(await Promise.all(Array.from({ length: 10 }, (_, i) => outboxIds(`new-server-${i}`)))).flat()];
+    assert.equal(expected.length, 23);
+    await eventually(() => expected.every((id) => received.includes(id)), 'every event after the replacement consumed', 20_000);
+    const stream = runtime.eventStream;
+    const info = await withConnection(async (connection) => (await jetstreamManager(connection)).streams.info(stream));
+    assert.equal(info.state.messages, 23, 'the new stream holds what the outbox still had and what came after');
+
+    const lost = logger.lines.filter((line) => line.level === 'warn' && line.message.startsWith('NATS lost'));
+    assert.deepEqual(lost.map((line) => line.message).sort(), [
+      `NATS lost durable consumer replaced-reader of stream ${stream}; declared again`,
+      `NATS lost stream ${stream}; declared again`,
+    ], 'one warning per stream and durable lost, not one per event');
+  });
+
+  it('gives every stream and durable it declares AGENTRT_JETSTREAM_REPLICAS replicas', async () => {
+    const runtime = await startNode({ jetStreamReplicas: 1 });
+    await readEvents(runtime, 'replicated-reader');
+    await withConnection(async (connection) => {
+      const manager = await jetstreamManager(connection);
+      assert.equal((await manager.streams.info(runtime.eventStream)).config.num_replicas, 1);
+      assert.equal((await manager.consumers.info(runtime.eventStream, 'replicated-reader')).config.num_replicas, 1);
+    });
+  });
+
+  it('asks the server for the configured replicas of a stream, of a durable, and raises a stream that has fewer', async () => {
+    // One server cannot hold 3 replicas (it refuses them, or keeps 1): what the node asked for is read off the JetStream API requests.
+    await withConnection(async (observer) => {
+      const requests: Array<{ subject: string; body: { num_replicas?: number; config?: { num_replicas?: number } } }> = [];
+      observer.subscribe('$JS.API.>', {
+        callback: (_error, message) => {
+          requests.push({ subject: message.subject, body: message.data.length ? message.json() : {} });
+        },
+      });
+      await observer.flush();
+      const connection = await connect({ servers: nats.url });
+      try {
+        const replicated = new JetStreamPublisher(connection, { replicas: 3, logger: silentLogger });
+        const refusedOrNot = (work: Promise<unknown>) => work.catch(() => undefined);
+        await refusedOrNot(replicated.prepare([{ name: `${names.eventStream}_R3`, subjects: [`${names.subjectPrefix}.r3.>`] }]));
+        await new JetStreamPublisher(connection, { replicas: 1, logger: silentLogger }).prepare([{ name: `${names.eventStream}_R1`, subjects: [`${names.subjectPrefix}.r1.>`] }]);
+        await refusedOrNot(replicated.prepare([{ name: `${names.eventStream}_R1`, subjects: [`${names.subjectPrefix}.r1.>`] }]));
+        const handle = await refusedOrNot(new JetStreamConsumers(connection, { replicas: 3, logger: silentLogger }).consume({ stream: `${names.eventStream}_R1`, durableName: 'r3' }, async () => undefined));
+        await (handle as { stop(): Promise<void> } | undefined)?.stop();
+        await observer.flush();
+        const replicasAsked = (kind: string, stream: string) =>
+          requests.filter((request) => request.subject.startsWith(`$JS.API.${kind}.`) && request.subject.includes(stream)).map((request) => request.body.num_replicas ?? request.body.config?.num_replicas);
+        await eventually(() => replicasAsked('CONSUMER', `${names.eventStream}_R1`).includes(3), 'the durable create request seen');
+        assert.deepEqual(replicasAsked('STREAM.CREATE', `${names.eventStream}_R3`), [3]);
+        assert.deepEqual(replicasAsked('STREAM.CREATE', `${names.eventStream}_R1`), [1]);
+        assert.deepEqual(replicasAsked('STREAM.UPDATE', `${names.eventStream}_R1`), [3], 'the stream with fewer replicas is raised');
+        assert.deepEqual(replicasAsked('CONSUMER', `${names.eventStream}_R1`).filter((replicas) => replicas !== undefined), [3]);
+      } finally {
+        await connection.close();
+      }
+    });
+  });
+});
