@@ -4,6 +4,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
 import { NotFoundError } from '../src/errors';
+import type { DependencyHealth } from '../actors/runtime/dependency-health';
 import { errorHandler } from './middleware/errors';
 import { requestMetrics } from './middleware/metrics';
 import { requestContext } from './middleware/request-context';
@@ -21,6 +22,8 @@ export interface AppDependencies {
   mount: MountDependencies;
   checkReady: () => Promise<void>;
   version: string;
+  /** Whether Postgres and NATS are reachable: the error handler reports database failures to it and answers 503 while one is down. */
+  health?: DependencyHealth;
 }
 
 export function createApp(deps: AppDependencies): Koa {
@@ -35,7 +38,7 @@ export function createApp(deps: AppDependencies): Koa {
   // Request context and metrics wrap the error handler, so they see the final status.
   app.use(requestContext(deps.logger));
   app.use(requestMetrics());
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, deps.health));
   app.use(system.routes());
   app.use(api.routes());
   app.use(async function notFound(ctx) {

@@ -13,6 +13,8 @@ import { RateLimiter } from '../src/auth/rate-limiter';
 import { API_KEY_TOKEN_KEY_PURPOSE, ApiKeyTokens } from '../src/auth/tokens';
 import type { Config } from '../src/config';
 import { UnavailableError } from '../src/errors';
+import type { DependencyHealth } from '../actors/runtime/dependency-health';
+import { isConnectionFailure } from '../persistence/runtime/pg-results';
 import type { ClusterStatusSource } from '../src/schemas/cluster.schema';
 import type { FoundationStore } from '../src/ports/foundation-store';
 import { createFoundationStore } from '../persistence/repositories/foundation.store';
@@ -163,7 +165,12 @@ export interface CreateDependenciesOptions {
   erasureRuntime?: ErasureRuntimePort;
   /** This node and its lease timeout once its actor runtime runs: Idempotency-Key claims name it, so a retry takes over a dead node's claim. */
   idempotencyClaimant?: () => IdempotencyClaimant | undefined;
+  /** The node's view of Postgres and NATS: /readyz names what is down, requests answer 503 while it is. @default none (readiness asks the database alone) */
+  health?: DependencyHealth;
 }
+
+/** How long /readyz waits for the database's answer before calling it unreachable. */
+const READY_QUERY_TIMEOUT_MS = 2000;
 
 /** The service key that seals account-level secrets (webhook signing secrets). */
 const ACCOUNT_SECRETS_KEY_PURPOSE = 'account-secrets';
@@ -304,6 +311,30 @@ export interface ApplicationParts {
   app: AppDependencies;
 }
 
+/**
+ * Readiness: not while draining, nor while a tracked dependency is down (each
+ * one named); otherwise the database must answer a `SELECT 1` soon, and a
+ * broken connection there reports it down.
+ * @throws UnavailableError saying why
+ */
+async function checkReady(dataSource: DataSource, { isDraining, health }: Pick<CreateDependenciesOptions, 'isDraining' | 'health'>): Promise<void> {
+  if (isDraining?.()) throw new UnavailableError('the node is shutting down');
+  const unreachable = health?.unavailableReason();
+  if (unreachable) throw new UnavailableError(unreachable, { retryAfterSeconds: 1 });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      dataSource.query('SELECT 1'),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${READY_QUERY_TIMEOUT_MS} ms`)), READY_QUERY_TIMEOUT_MS))),
+    ]);
+  } catch (error) {
+    if (isConnectionFailure(error)) health?.down('postgres', error);
+    throw new UnavailableError(health?.unavailableReason() ?? 'the database (PostgreSQL) is unreachable', { retryAfterSeconds: 1, cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Services plus everything createApp needs. */
 export function createAppDependencies(options: CreateDependenciesOptions): ApplicationParts {
   const { config, dataSource, logger } = options;
@@ -315,10 +346,8 @@ export function createAppDependencies(options: CreateDependenciesOptions): Appli
       logger,
       routes: allRoutes(services, { isDraining: options.isDraining }),
       version: '1.0',
-      checkReady: async () => {
-        if (options.isDraining?.()) throw new UnavailableError('the node is shutting down');
-        await dataSource.query('SELECT 1');
-      },
+      health: options.health,
+      checkReady: () => checkReady(dataSource, options),
       mount: {
         authenticator,
         rateLimiter: new RateLimiter(config.rateLimit),

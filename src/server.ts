@@ -7,6 +7,7 @@ import { constants as fsConstants, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { defaultRuntimeOptions, readClusterStatus, runtimeOptionsFromEnv, startActorRuntime, type RuntimeOptions } from '../actors';
 import { nodeKinds, startNodeConsumers } from '../actors/kinds/node-kinds';
+import { DependencyHealth, reportingLogger } from '../actors/runtime/dependency-health';
 import { RuntimeObjectiveCommands } from '../actors/kinds/runtime-objective-commands';
 import { RuntimeWebhookEndpointCommands } from '../actors/kinds/runtime-webhook-endpoint-commands';
 import { RuntimeScheduleCommands } from '../actors/kinds/runtime-schedule-commands';
@@ -148,8 +149,10 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
   }
   const masterKey = await loadNodeMasterKey(config, logger);
   const database = await openDatabase(config, logger);
-  // Closed newest first: HTTP, then the runtime, then the database.
-  const closers: Array<() => Promise<void>> = [() => database.close()];
+  // Closed newest first: HTTP, then the runtime, then the database (the health tracker's probe stops before it closes).
+  const health = new DependencyHealth({ logger });
+  health.track('postgres', async () => void (await database.dataSource.query('SELECT 1')));
+  const closers: Array<() => Promise<void>> = [() => database.close(), async () => health.stop()];
   try {
     // Services first (the objective kind's effects use them), then the
     // runtime, which the services reach through a port bound once it is up.
@@ -166,22 +169,26 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
       clusterStatus: () => runtime.clusterStatus(),
       idempotencyClaimant: () => ({ nodeId: runtime.nodeId, leaseTimeoutMs: { ...defaultRuntimeOptions(), ...options.runtimeOptions }.leaseTimeoutMs }),
       isDraining: () => draining,
+      health,
     });
     closers.push(() => deps.services.close());
+    // The runtime's loops report a lost dependency through their logger: one warning per outage, not per retry.
+    const runtimeLogger = reportingLogger(logger.child({ component: 'actors' }), health);
     const runtime = await startActorRuntime({
       dataSource: database.dataSource,
       databaseUrl: config.databaseUrl,
       natsUrl: config.natsUrl,
       kinds: nodeKinds(deps.services),
       options: options.runtimeOptions,
-      logger: logger.child({ component: 'actors' }),
+      logger: runtimeLogger,
+      health,
     });
     closers.push(() => runtime.stop(stopEndsAt));
     objectiveCommands.bind(runtime);
     webhookEndpointCommands.bind(runtime);
     scheduleCommands.bind(runtime);
     erasureRuntime.bind(runtime);
-    await startNodeConsumers(runtime, deps.services, logger.child({ component: 'actors' }));
+    await startNodeConsumers(runtime, deps.services, runtimeLogger);
     await checkMasterKeyOpensStoredKeys(deps.services);
     await bootstrapFirstAccount(deps.services, database.dataSource, config.dataDir, logger);
     const modelsAdded = await deps.services.models.reconcileCatalog();

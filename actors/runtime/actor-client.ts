@@ -1,7 +1,10 @@
 // Addressing from any node: ask, tell and durable send to (kind, id) over the
 // bus. While a shard is unowned or moving (no responders, a timeout, or a
 // retryable reply) the call retries with jittered exponential backoff, and
-// fails with UnavailableError once the time budget is spent.
+// fails with UnavailableError once the time budget is spent. While the bus
+// has lost its server, a call to another node's shard waits a moment for it
+// and then fails at once with UnavailableError naming the message bus, rather
+// than retrying for the whole budget.
 import { newUlid } from '../../src/ids';
 import { InternalError, InvalidArgumentError, UnavailableError } from '../../src/errors';
 import { NoRespondersError, RequestTimeoutError, type Bus } from '../../src/ports/bus';
@@ -71,6 +74,15 @@ function backoffMs(attempt: number): number {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** How long a call waits for a disconnected bus to come back before answering UNAVAILABLE: a NATS restart's reconnect, not an outage. */
+export const BUS_RECONNECT_WAIT_MS = 1000;
+const BUS_CHECK_INTERVAL_MS = 50;
+
+/** What a call to another node's shard answers while the bus cannot reach its server. */
+export function busUnavailableError(cause?: unknown): UnavailableError {
+  return new UnavailableError('the message bus (NATS) is unreachable; retry shortly', { retryAfterSeconds: 1, cause });
+}
+
 function isTransient(error: unknown): boolean {
   return error instanceof NoRespondersError || error instanceof RequestTimeoutError;
 }
@@ -133,7 +145,9 @@ export class ActorClient {
       await this.call(actorAddress(kind, id, this.deps.options.shardCount), 'tell', newUlid(), null, true, options);
     } catch (error) {
       if (!(error instanceof UnavailableError)) throw error;
-      this.deps.logger.warn({ kind, id }, 'durable command stored but not delivered now; the owner will pick it up');
+      // While the bus is away its outage was logged once; a line per command would only repeat it.
+      if (this.busDisconnected()) this.deps.logger.debug({ kind, id }, 'durable command stored but not delivered now; the owner will pick it up');
+      else this.deps.logger.warn({ kind, id }, 'durable command stored but not delivered now; the owner will pick it up');
     }
   }
 
@@ -167,7 +181,33 @@ export class ActorClient {
 
   private async attempt(shard: number, subject: string, request: string, deadline: number): Promise<WireReply> {
     const timeoutMs = Math.max(1, Math.min(this.deps.options.askAttemptTimeoutMs, deadline - Date.now()));
-    const reply = this.deps.local?.(shard, request, timeoutMs) ?? this.deps.bus.request(subject, request, timeoutMs);
-    return JSON.parse(await reply) as WireReply;
+    const local = this.deps.local?.(shard, request, timeoutMs);
+    if (local) return JSON.parse(await local) as WireReply;
+    await this.busReconnected(deadline);
+    const reply = await this.deps.bus.request(subject, request, Math.max(1, Math.min(timeoutMs, deadline - Date.now()))).catch((error: unknown) => {
+      // No responders and timeouts are a shard moving (retried); anything else the bus throws is the bus failing (closed, draining).
+      throw isTransient(error) ? error : busUnavailableError(error);
+    });
+    return JSON.parse(reply) as WireReply;
+  }
+
+  /** True while the bus says it has lost its server (an in-process bus never has). */
+  private busDisconnected(): boolean {
+    return this.deps.bus.connected?.() === false;
+  }
+
+  /**
+   * Waits, at most BUS_RECONNECT_WAIT_MS and not past `deadline`, for a
+   * disconnected bus to reconnect.
+   * @throws UnavailableError naming the message bus when it has not
+   */
+  private async busReconnected(deadline: number): Promise<void> {
+    if (!this.busDisconnected()) return;
+    const until = Math.min(deadline, Date.now() + BUS_RECONNECT_WAIT_MS);
+    while (Date.now() < until) {
+      await sleep(Math.min(BUS_CHECK_INTERVAL_MS, Math.max(0, until - Date.now())));
+      if (!this.busDisconnected()) return;
+    }
+    throw busUnavailableError();
   }
 }

@@ -5,9 +5,12 @@
 // away), never one per failed retry, and exports the state as the gauge
 // agentrt_dependency_up{dependency}. A dependency with a probe (Postgres) is
 // probed while down until it answers; one without (NATS) is told by its
-// client's connection events.
+// client's connection events. The runtime's loops report through
+// reportingLogger: a failure they log that is a lost dependency reports it
+// instead of adding a warning per retry.
 import { Gauge, register } from 'prom-client';
 import { UnavailableError } from '../../src/errors';
+import { isConnectionFailure } from '../../persistence/runtime/pg-results';
 import type { RuntimeLogger } from './runtime-logger';
 
 export type Dependency = 'postgres' | 'nats';
@@ -27,6 +30,8 @@ export interface DependencyHealthOptions {
   logger: RuntimeLogger;
   /** How often a dependency with a probe is probed while down. @default 500 */
   probeIntervalMs?: number;
+  /** How long one probe may take before it counts as failed (a server that does not answer at all). @default 2000 */
+  probeTimeoutMs?: number;
 }
 
 interface Tracked {
@@ -44,10 +49,12 @@ export class DependencyHealth {
   private readonly tracked = new Map<Dependency, Tracked>();
   private readonly listeners = new Set<DependencyListener>();
   private readonly probeIntervalMs: number;
+  private readonly probeTimeoutMs: number;
   private stopped = false;
 
   constructor(private readonly options: DependencyHealthOptions) {
     this.probeIntervalMs = options.probeIntervalMs ?? 500;
+    this.probeTimeoutMs = options.probeTimeoutMs ?? 2000;
   }
 
   /** Starts tracking a dependency (up); with a probe, it is probed while down until the probe resolves. */
@@ -122,6 +129,16 @@ export class DependencyHealth {
     return new UnavailableError(`${DEPENDENCY_NAMES[dependency]} is unreachable; retry shortly`, { retryAfterSeconds: 1 });
   }
 
+  /**
+   * Why the node is not ready, naming every unreachable dependency
+   * ("the message bus (NATS) is unreachable"); undefined when all are up.
+   */
+  unavailableReason(): string | undefined {
+    const names = this.unavailable().map((dependency) => DEPENDENCY_NAMES[dependency]);
+    if (names.length === 0) return undefined;
+    return names.length === 1 ? `${names[0]} is unreachable` : `${names.slice(0, -1).join(', ')} and ${names.at(-1)} are unreachable`;
+  }
+
   /** Stops probing (the node is stopping). */
   stop(): void {
     this.stopped = true;
@@ -136,7 +153,7 @@ export class DependencyHealth {
     if (this.stopped || state.up) return;
     state.probing = setTimeout(() => {
       state.probing = undefined;
-      state.probe!().then(
+      withTimeout(state.probe!(), this.probeTimeoutMs).then(
         () => this.up(dependency),
         () => this.scheduleProbe(dependency, state),
       );
@@ -153,4 +170,53 @@ export class DependencyHealth {
       }
     }
   }
+}
+
+/** Rejects when `work` has not settled within `timeoutMs`. */
+function withTimeout(work: Promise<void>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+}
+
+// nats.js's errors of a connection that is closed, draining, reconnecting or not answering.
+const BUS_FAILURE_NAMES = new Set(['ClosedConnectionError', 'DrainingConnectionError', 'ConnectionError', 'RequestError', 'TimeoutError', 'NoRespondersError']);
+const BUS_FAILURE_MESSAGES = /closed connection|connection draining|disconnect|NATS connection closed/i;
+
+/** True when `error` is what a NATS client throws while its server is away. */
+export function isBusFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return BUS_FAILURE_NAMES.has(error.name) || BUS_FAILURE_MESSAGES.test(error.message);
+}
+
+/**
+ * The runtime's logger, reporting to `health`: a warning or an error whose
+ * `err` is a broken Postgres connection reports the database down, and one
+ * whose `err` is a NATS failure while NATS is known down adds nothing; both
+ * are written at debug level, so an outage logs the tracker's one warning
+ * rather than one per retry of every loop (balancer, poller, relay, consumers).
+ */
+export function reportingLogger(logger: RuntimeLogger, health: DependencyHealth): RuntimeLogger {
+  const outageOf = (fields: object): Dependency | undefined => {
+    const error = (fields as { err?: unknown }).err;
+    if (error === undefined) return undefined;
+    const tracked = health.dependencies();
+    if (tracked.includes('postgres') && isConnectionFailure(error) && !isBusFailure(error)) return 'postgres';
+    if (tracked.includes('nats') && !health.isUp('nats') && isBusFailure(error)) return 'nats';
+    return undefined;
+  };
+  const reporting = (level: 'warn' | 'error') => (fields: object, message: string) => {
+    const dependency = outageOf(fields);
+    if (dependency === undefined) return logger[level](fields, message);
+    health.down(dependency, (fields as { err?: unknown }).err);
+    logger.debug({ ...fields, dependency }, message);
+  };
+  return {
+    debug: (fields, message) => logger.debug(fields, message),
+    info: (fields, message) => logger.info(fields, message),
+    warn: reporting('warn'),
+    error: reporting('error'),
+  };
 }

@@ -5,6 +5,7 @@ import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { InternalError, toApiError, UnavailableError, type ApiError, type StatusCode } from '../../src/errors';
 import { isConnectionFailure } from '../../persistence/runtime/pg-results';
+import type { DependencyHealth } from '../../actors/runtime/dependency-health';
 
 /** grpc-gateway mapping from code name to HTTP status. */
 export const HTTP_STATUS: Record<StatusCode, number> = {
@@ -42,7 +43,13 @@ export function writeError(ctx: Koa.Context, error: ApiError): void {
   if (error.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
 }
 
-export function errorHandler(logger: Logger): Koa.Middleware {
+/**
+ * The error middleware. With `health`, a broken database connection is
+ * reported to it (one warning per outage, its probe tells when it is back)
+ * rather than logged per request, and while a dependency is known down any
+ * other failure answers UNAVAILABLE too: a request failing then failed for it.
+ */
+export function errorHandler(logger: Logger, health?: DependencyHealth): Koa.Middleware {
   return async function errorHandler(ctx, next) {
     try {
       await next();
@@ -50,8 +57,15 @@ export function errorHandler(logger: Logger): Koa.Middleware {
       const error = toApiError(thrown);
       if (error.code === 'INTERNAL' && isConnectionFailure(thrown)) {
         // The database went away (restarted, failing over): a retry soon may work, so say so rather than INTERNAL.
-        logger.warn({ err: thrown, requestId: ctx.state.requestId, route: ctx.state.routePath }, 'database unreachable');
+        if (health) health.down('postgres', thrown);
+        else logger.warn({ err: thrown, requestId: ctx.state.requestId, route: ctx.state.routePath }, 'database unreachable');
         writeError(ctx, new UnavailableError('the database is unreachable; retry shortly', { retryAfterSeconds: 1 }));
+        return;
+      }
+      const away = error.code === 'INTERNAL' ? health?.unavailable()[0] : undefined;
+      if (away) {
+        logger.debug({ err: thrown, requestId: ctx.state.requestId, route: ctx.state.routePath, dependency: away }, 'request failed while a dependency is unreachable');
+        writeError(ctx, health!.unavailableError(away));
         return;
       }
       if (error.code === 'INTERNAL') {

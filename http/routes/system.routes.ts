@@ -6,7 +6,7 @@ import { writeError } from '../middleware/errors';
 import { metricsText } from '../middleware/metrics';
 
 export interface SystemRoutesDependencies {
-  /** Resolves when the node can serve (database reachable); rejects otherwise. */
+  /** Resolves when the node can serve (not draining, every dependency reachable); rejects otherwise, with an UnavailableError saying why. */
   checkReady: () => Promise<void>;
   openApiDocument: () => Record<string, unknown>;
 }
@@ -24,7 +24,8 @@ export function systemRoutes({ checkReady, openApiDocument }: SystemRoutesDepend
       ctx.body = { status: 'ready' };
     } catch (error) {
       const reason = error instanceof UnavailableError ? error.message : 'the database is unreachable';
-      writeError(ctx, new UnavailableError(`not ready: ${reason}`));
+      const retryAfterSeconds = error instanceof UnavailableError ? error.retryAfterSeconds : undefined;
+      writeError(ctx, new UnavailableError(`not ready: ${reason}`, { retryAfterSeconds }));
     }
   });
   router.get('/metrics', async (ctx) => {

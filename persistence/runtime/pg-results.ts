@@ -9,20 +9,29 @@ export function isUniqueViolation(error: unknown, constraint: string): boolean {
   return fields?.code === '23505' && fields.constraint === constraint;
 }
 
-const CONNECTION_SQLSTATES = new Set(['57P01', '57P02', '57P03']);
-const CONNECTION_ERRNOS = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT']);
+// 57P01-03: the server ends sessions (shutdown, crash, "starting up / shutting down"); 53300: it refuses new
+// sessions (too many clients). A retry soon may work for all of them.
+const CONNECTION_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+const CONNECTION_ERRNOS = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+// What pg and pg-pool throw without a code: a connection ended under a query, a pool's connect timing out,
+// a client reused after its connection broke.
+const CONNECTION_MESSAGES = /^Connection terminated|^timeout exceeded when trying to connect|is not queryable$/;
 
 /**
  * True when a statement failed because its connection broke or the server
- * ended it (SQLSTATE class 08, 57P01-03, a socket error, pg's "Connection
- * terminated"): the transaction may or may not have committed.
+ * ended or refused it (SQLSTATE class 08, 57P01-03, 53300, a socket error,
+ * pg's "Connection terminated", a pool connect timeout): the transaction may or
+ * may not have committed. Looks through TypeORM's driverError, `cause` chains
+ * and the attempts of an AggregateError (a host name with several addresses).
  */
-export function isConnectionFailure(error: unknown): boolean {
-  const driver = (error as { driverError?: unknown })?.driverError ?? error;
-  const fields = driver as { code?: unknown; message?: unknown };
-  const code = typeof fields?.code === 'string' ? fields.code : '';
+export function isConnectionFailure(error: unknown, depth = 0): boolean {
+  if (error === null || typeof error !== 'object' || depth > 5) return false;
+  const fields = error as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown; errors?: unknown };
+  const code = typeof fields.code === 'string' ? fields.code : '';
   if (code.startsWith('08') || CONNECTION_SQLSTATES.has(code) || CONNECTION_ERRNOS.has(code)) return true;
-  return typeof fields?.message === 'string' && /^Connection terminated/.test(fields.message);
+  if (typeof fields.message === 'string' && CONNECTION_MESSAGES.test(fields.message)) return true;
+  if (Array.isArray(fields.errors) && fields.errors.some((inner) => isConnectionFailure(inner, depth + 1))) return true;
+  return isConnectionFailure(fields.driverError, depth + 1) || isConnectionFailure(fields.cause, depth + 1);
 }
 
 /** Rows of an `UPDATE … RETURNING`: TypeORM's postgres driver answers `[rows, affectedCount]` for UPDATE and DELETE. */
