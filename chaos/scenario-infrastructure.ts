@@ -167,10 +167,10 @@ export class InfrastructureScenario implements ChaosScenario {
 
   private printRecoveries(): void {
     console.log(`\nBack to full service after each outage (from the dependency accepting connections; target ${TARGET_MS / 1000} s):`);
-    const rows = [['outage', 'down for', 'node', 'create accepted', 'objective completed']];
+    const rows = [['outage', 'down for', 'node', 'create accepted', 'objective completed', 'probe creates (status count)']];
     for (const outage of this.outages) {
       for (const recovery of outage.recoveries) {
-        rows.push([outage.name, `${seconds(outage.returnedAt - outage.stoppedAt)} s`, recovery.node, describeMs(recovery.createAcceptedMs), describeMs(recovery.completedMs)]);
+        rows.push([outage.name, `${seconds(outage.returnedAt - outage.stoppedAt)} s`, recovery.node, describeMs(recovery.createAcceptedMs), describeMs(recovery.completedMs), recovery.answers]);
       }
     }
     const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
