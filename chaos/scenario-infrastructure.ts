@@ -214,7 +214,8 @@ export class InfrastructureScenario implements ChaosScenario {
     await checkObjectives(checks, cluster, this.load);
     await checkEventNumbering(checks, cluster);
     await checkToolCalls(checks, cluster);
-    await checkWebhooks(checks, cluster, await this.lostWithStore());
+    const { lost, account } = await this.lostWithStore();
+    await checkWebhooks(checks, cluster, lost, account);
     checkApi(checks, cluster, { onlyUnavailableInside: true });
     this.checkTarget(checks);
     return checks;
@@ -265,7 +266,7 @@ export class InfrastructureScenario implements ChaosScenario {
    * old server can have acknowledged them). An event without a delivery
    * marked later, or never, is a loss the checks count.
    */
-  private async lostWithStore(): Promise<Map<string, string>> {
+  private async lostWithStore(): Promise<{ lost: Map<string, string>; account: string }> {
     const replaced = this.outages.find((outage) => outage.replaced);
     const lost = new Map<string, string>();
     // Every event without a delivery, with its outbox row's state (null: no row, or not published).
@@ -282,9 +283,11 @@ export class InfrastructureScenario implements ChaosScenario {
     const noRow = undelivered.filter((row) => !row.has_row).length;
     const unpublished = undelivered.filter((row) => row.has_row && !row.published_at).length;
     const later = undelivered.length - lost.size - noRow - unpublished;
-    say(`events without a delivery: ${undelivered.length}; lost with the replaced NATS server's store ${lost.size} (marked published ${beforeStop} before the old server was gone, ${lost.size - beforeStop} after, before the new one started); `
-      + `${later} published later, ${unpublished} never published, ${noRow} without an outbox row`);
-    return lost;
+    const account = `events lost with the replaced NATS server's store (acknowledged by it, not yet taken in by the webhook intake): ${lost.size}`
+      + ` (marked published ${beforeStop} before the old server was gone, ${lost.size - beforeStop} after it, before the new one started);`
+      + ` other events without a delivery: ${later} published later, ${unpublished} never published, ${noRow} without an outbox row`;
+    say(account);
+    return { lost, account };
   }
 
   private checkTarget(checks: Checks): void {
