@@ -6,12 +6,14 @@
 // the pause while other actors' rows go out; rows of a shard no longer owned
 // stay in the table for its new owner; flush() racing a turn's commit keeps
 // the actor's order; a row read back whose payload is gone from the read model
-// that kept it is marked, not published, and does not hold its actor back.
+// that kept it is marked, not published, and does not hold its actor back;
+// a publisher that is unreachable as a whole sets no actor aside, is logged
+// once, and its return (onAvailable) has the backlog published at once.
 import assert from 'node:assert/strict';
 import { OutboxRelay } from '../../actors/events/outbox-relay';
 import type { RuntimeLogger } from '../../actors/runtime/runtime-logger';
 import type { ActorOutboxRepository, OutboxEvent } from '../../persistence/runtime/actor-outbox.repository';
-import type { EventPublisher, PublishedEvent } from '../../src/ports/event-publisher';
+import { PublisherUnavailableError, type EventPublisher, type PublishedEvent } from '../../src/ports/event-publisher';
 
 /** The relay's FAILED_ACTOR_PAUSE_MS. */
 const PAUSE_MS = 2000;
@@ -161,6 +163,32 @@ class BatchingFakePublisher extends FakePublisher {
   }
 }
 
+/** A publisher that can be unreachable as a whole (a lost NATS connection) and says when it is back. */
+class ReconnectingFakePublisher extends FakePublisher {
+  down = false;
+  private readonly listeners = new Set<() => void>();
+
+  override async publish(event: PublishedEvent): Promise<void> {
+    if (this.down) {
+      await tick();
+      this.attempts.push({ id: event.id, ok: false, at: Date.now() });
+      throw new PublisherUnavailableError();
+    }
+    await super.publish(event);
+  }
+
+  onAvailable(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The connection is back. */
+  reconnect(): void {
+    this.down = false;
+    for (const listener of this.listeners) listener();
+  }
+}
+
 interface World {
   outbox: FakeOutbox;
   publisher: FakePublisher;
@@ -172,7 +200,7 @@ interface World {
   backlogPass(): Promise<void>;
 }
 
-function world(publisher: FakePublisher, owned: number[] = [1], lingerMs = 0): World {
+function world(publisher: FakePublisher, owned: number[] = [1], lingerMs = 0, logger: RuntimeLogger = silentLogger): World {
   const outbox = new FakeOutbox();
   let shards = [...owned];
   const relay = new OutboxRelay({
@@ -182,7 +210,7 @@ function world(publisher: FakePublisher, owned: number[] = [1], lingerMs = 0): W
     shards: () => shards,
     pollMs: 60_000,
     lingerMs,
-    logger: silentLogger,
+    logger,
   });
   return {
     outbox,
@@ -228,6 +256,29 @@ describe('OutboxRelay', () => {
     await until(() => w.outbox.unpublished().length === 0, 'every offered row marked published');
     // Without the linger, the first commit's pass starts at once and the others form a second publication.
     assert.deepEqual((w.publisher as BatchingFakePublisher).batches, [['A#1', 'B#1', 'B#2', 'A#2']]);
+  });
+
+  it('sets no actor aside while the publisher is unreachable, logs that once, and publishes the backlog as soon as it is back', async () => {
+    const warnings: string[] = [];
+    const publisher = new ReconnectingFakePublisher();
+    // The poll (60 s) never comes within the test: only the publisher's return can wake the relay.
+    const w = (current = world(publisher, [1], 0, { ...silentLogger, warn: (_fields, message) => warnings.push(message) }));
+    w.relay.start();
+    await w.backlogPass();
+    publisher.down = true;
+    w.commit(event('A', 1), event('A', 2));
+    w.commit(event('B', 1));
+    await until(() => publisher.attempts.some((attempt) => !attempt.ok), 'a refused publication');
+    await w.backlogPass();
+    await w.backlogPass();
+    assert.deepEqual(w.outbox.unpublished(), ['A#1', 'A#2', 'B#1']);
+    assert.ok(w.outbox.listCalls.every((call) => call.excluded.length === 0), 'no actor is set aside for the whole publisher\'s outage');
+    assert.equal(warnings.length, 1, `one warning for the outage: ${warnings.join(' | ')}`);
+
+    publisher.reconnect();
+    await until(() => w.outbox.unpublished().length === 0, 'the backlog published on the publisher\'s return');
+    assert.deepEqual(of('A', publisher.published), ['A#1', 'A#2']);
+    assert.deepEqual(of('B', publisher.published), ['B#1']);
   });
 
   for (const { name, create } of PUBLISHERS) {
