@@ -37,11 +37,29 @@ export class PgLeaseProvider implements LeaseProvider {
   async connect(): Promise<void> {
     const client = new Client({ connectionString: this.options.url, application_name: this.options.applicationName ?? 'agentrt-lease' });
     const session = ++this.session;
-    client.on('error', (error) => this.lose(session, `lease connection failed: ${error.message}`));
-    client.on('end', () => this.lose(session, 'lease connection closed'));
+    // Only a session that was established can be lost: a connect that fails (the server is away) rejects, and its
+    // caller's retries must not report a lease loss each (one warning per balancing round during an outage).
+    let established = false;
+    client.on('error', (error) => {
+      if (established) this.lose(session, `lease connection failed: ${error.message}`);
+    });
+    client.on('end', () => {
+      if (established) this.lose(session, 'lease connection closed');
+    });
     const connectedAt = Date.now();
-    await client.connect();
-    await client.query(`SET idle_session_timeout = ${Math.round(this.options.leaseTimeoutMs)}`);
+    try {
+      await client.connect();
+      await client.query(`SET idle_session_timeout = ${Math.round(this.options.leaseTimeoutMs)}`);
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    if (session !== this.session) {
+      // Closed while connecting.
+      await client.end().catch(() => undefined);
+      return;
+    }
+    established = true;
     this.client = client;
     this.lastHeartbeatAt = connectedAt;
     this.startTimers(session);

@@ -185,8 +185,10 @@ export class ActorClient {
     if (local) return JSON.parse(await local) as WireReply;
     await this.busReconnected(deadline);
     const reply = await this.deps.bus.request(subject, request, Math.max(1, Math.min(timeoutMs, deadline - Date.now()))).catch((error: unknown) => {
-      // No responders and timeouts are a shard moving (retried); anything else the bus throws is the bus failing (closed, draining).
-      throw isTransient(error) ? error : busUnavailableError(error);
+      // No responders and timeouts are a shard moving (retried); anything else the bus throws is the bus failing:
+      // NATS closed or draining, or the in-process bus closed by the runtime's stop.
+      if (isTransient(error)) throw error;
+      throw this.deps.bus.connected ? busUnavailableError(error) : new UnavailableError('this node is stopping; retry shortly', { retryAfterSeconds: 1, cause: error });
     });
     return JSON.parse(reply) as WireReply;
   }
