@@ -168,12 +168,13 @@ export async function checkToolCalls(checks: Checks, cluster: ChaosCluster): Pro
   const resent = resentCalls(cluster);
   const resentAfterAnswer = resent.filter((requests) => requests.some((request) => request.afterAnswer)).length;
   const resentOutside = resent.filter((requests) => requests.slice(1).some((request) => !windows.overlaps(request.receivedAt, request.receivedAt))).length;
+  const resentDuring = countBy(resent.map((requests) => windows.at(requests[1].receivedAt)?.name ?? 'no fault window'));
   checks.add('tool calls: each persisted call reached the tool under its own id, one result each',
     strangers === 0 && unsent === 0 && notOneResult === 0 && toolErrors === 0 && tool.keyless === 0 && callIds.size === calls.length,
     `${calls.length} TOOL_CALLED (${callIds.size} distinct ids), ${keys.length} distinct Idempotency-Keys at the tool, ${strangers} keys not a persisted call, ${unsent} calls never sent, ${notOneResult} calls without exactly one result, ${toolErrors} TOOL_ERROR, ${tool.keyless} requests without a key`);
   checks.add('each tool effect once per tool call id (at-least-once sends, same key; re-sends only in fault windows)',
     resentOutside === 0 && strangers === 0,
-    `${tool.requests.length} requests for ${keys.length} keys: effects applied ${keys.length} (once per key); ${resent.length} keys sent more than once, ${resentAfterAnswer} of them after the tool had answered (the answer lost), ${resentOutside} re-sent outside a fault window`);
+    `${tool.requests.length} requests for ${keys.length} keys: effects applied ${keys.length} (once per key); ${resent.length} keys sent more than once (${resentDuring}), ${resentAfterAnswer} of them after the tool had answered (the answer lost), ${resentOutside} re-sent outside a fault window`);
 }
 
 /**

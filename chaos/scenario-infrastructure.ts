@@ -114,7 +114,7 @@ export class InfrastructureScenario implements ChaosScenario {
     await this.load.stop();
     const quiet = await waitQuiet(this.cluster);
     await this.stopSampling();
-    this.printRecoveries();
+    await this.printRecoveries();
     return this.runChecks(quiet);
   }
 
@@ -165,12 +165,29 @@ export class InfrastructureScenario implements ChaosScenario {
     cluster.windows.close(window, GRACE_MS);
   }
 
-  private printRecoveries(): void {
+  /**
+   * The table of recoveries. Besides the probe's figures, per outage: when
+   * the last event persisted while the dependency was away reached the
+   * receiver, from the return (the outbox's backlog going out; none are
+   * persisted while Postgres is away).
+   */
+  private async printRecoveries(): Promise<void> {
+    const events = await this.cluster.query<{ id: string; created_at: Date }>('SELECT id, created_at FROM objective_events');
+    const firstReceipt = new Map<string, number>();
+    for (const receipt of this.cluster.receivers.receipts) {
+      if (receipt.eventId && receipt.status < 300 && !firstReceipt.has(receipt.eventId)) firstReceipt.set(receipt.eventId, receipt.receivedAt);
+    }
+    const backlog = (outage: OutageRecord): string => {
+      const during = events.filter((event) => event.created_at.getTime() >= outage.stoppedAt && event.created_at.getTime() < outage.returnedAt);
+      if (!during.length) return 'none persisted';
+      const last = Math.max(...during.map((event) => firstReceipt.get(event.id) ?? Number.POSITIVE_INFINITY));
+      return `${Number.isFinite(last) ? `${seconds(last - outage.returnedAt)} s` : 'not all'} (${during.length} events)`;
+    };
     console.log(`\nBack to full service after each outage (from the dependency accepting connections; target ${TARGET_MS / 1000} s):`);
-    const rows = [['outage', 'down for', 'node', 'create accepted', 'objective completed', 'probe creates (status count)']];
+    const rows = [['outage', 'down for', 'node', 'create accepted', 'objective completed', 'probe creates (status count)', 'events of the outage delivered']];
     for (const outage of this.outages) {
       for (const recovery of outage.recoveries) {
-        rows.push([outage.name, `${seconds(outage.returnedAt - outage.stoppedAt)} s`, recovery.node, describeMs(recovery.createAcceptedMs), describeMs(recovery.completedMs), recovery.answers]);
+        rows.push([outage.name, `${seconds(outage.returnedAt - outage.stoppedAt)} s`, recovery.node, describeMs(recovery.createAcceptedMs), describeMs(recovery.completedMs), recovery.answers, backlog(outage)]);
       }
     }
     const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
