@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/nats-core';
 import { NoRespondersError, RequestTimeoutError, type Bus, type BusMessage, type BusSubscription } from '../../src/ports/bus';
-import { NatsConnectionWatch } from './nats-connection';
+import { closeNatsConnection, NatsConnectionWatch } from './nats-connection';
 
 function toBusMessage(msg: Msg): BusMessage {
   return {
@@ -98,7 +98,7 @@ export class NatsBus implements Bus {
   }
 
   async close(): Promise<void> {
-    if (this.ownsConnection && !this.connection.isClosed()) await this.connection.drain();
+    if (this.ownsConnection) await closeNatsConnection(this.connection);
   }
 
   // The server handles one connection's SUB before its later PUBs: the first request's reply cannot miss the inbox.

@@ -64,6 +64,7 @@ export async function closeNatsConnection(connection: NatsConnection): Promise<v
 export class NatsConnectionWatch {
   private connectedNow = true;
   private readonly reconnectListeners = new Set<() => void>();
+  private reconnectWaiters: Array<() => void> = [];
   private health: DependencyHealth | undefined;
 
   private constructor(private readonly connection: NatsConnection) {
@@ -83,16 +84,8 @@ export class NatsConnectionWatch {
 
   /** Resolves at the next reconnect, or when the connection closes. */
   nextReconnect(): Promise<void> {
-    return new Promise((resolve) => {
-      const remove = this.onReconnect(() => {
-        remove();
-        resolve();
-      });
-      void this.connection.closed().then(() => {
-        remove();
-        resolve();
-      });
-    });
+    if (this.connection.isClosed()) return Promise.resolve();
+    return new Promise((resolve) => this.reconnectWaiters.push(resolve));
   }
 
   /** Reports the connection's outages to `health` as the dependency "nats" (tracked from now on). */
@@ -112,6 +105,7 @@ export class NatsConnectionWatch {
       } else if (status.type === 'reconnect') {
         this.connectedNow = true;
         this.health?.up('nats');
+        this.releaseWaiters();
         for (const listener of [...this.reconnectListeners]) {
           try {
             listener();
@@ -124,6 +118,13 @@ export class NatsConnectionWatch {
       }
     }
     this.connectedNow = false;
+    this.releaseWaiters();
+  }
+
+  private releaseWaiters(): void {
+    const waiters = this.reconnectWaiters;
+    this.reconnectWaiters = [];
+    for (const wake of waiters) wake();
   }
 
   private static readonly watches = new WeakMap<NatsConnection, NatsConnectionWatch>();

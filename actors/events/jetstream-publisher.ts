@@ -32,6 +32,7 @@ export class JetStreamPublisher implements EventPublisher {
   private readonly client: JetStreamClient;
   private readonly timeoutMs: number;
   private readonly topology: JetStreamTopology;
+  private readonly watch: NatsConnectionWatch;
 
   constructor(
     private readonly connection: NatsConnection,
@@ -41,9 +42,11 @@ export class JetStreamPublisher implements EventPublisher {
     const logger: RuntimeLogger = options.logger ?? defaultRuntimeLogger();
     this.topology = options.topology ?? new JetStreamTopology(connection, { logger, timeoutMs: this.timeoutMs, replicas: options.replicas });
     this.client = jetstream(connection, { timeout: this.timeoutMs });
+    this.watch = NatsConnectionWatch.of(connection);
   }
 
   async prepare(streams: StreamDeclaration[]): Promise<void> {
+    this.failFastWhileDisconnected();
     try {
       await this.topology.declareStreams(streams);
     } catch (error) {
@@ -57,6 +60,7 @@ export class JetStreamPublisher implements EventPublisher {
     const headers = entries.length > 0 ? natsHeaders() : undefined;
     for (const [name, value] of entries) headers!.set(name, value);
     const publish = () => this.client.publish(event.subject, event.data, { msgID: event.id, timeout: this.timeoutMs, headers });
+    this.failFastWhileDisconnected();
     try {
       await publish();
     } catch (error) {
@@ -76,7 +80,7 @@ export class JetStreamPublisher implements EventPublisher {
   }
 
   onAvailable(listener: () => void): () => void {
-    return NatsConnectionWatch.of(this.connection).onReconnect(listener);
+    return this.watch.onReconnect(listener);
   }
 
   /**
@@ -102,6 +106,15 @@ export class JetStreamPublisher implements EventPublisher {
 
   async close(): Promise<void> {
     // The connection is the node's; nothing of the publisher's own to release.
+  }
+
+  /**
+   * The client drops what is sent while it reconnects (its buffer is reset on
+   * the new connection): a request then only ends at its timeout, after the
+   * connection may well be back. Refused at once instead.
+   */
+  private failFastWhileDisconnected(): void {
+    if (!this.watch.connected()) throw new PublisherUnavailableError({ cause: new Error('the NATS connection is lost; reconnecting') });
   }
 
   private unavailableOr(error: unknown): unknown {

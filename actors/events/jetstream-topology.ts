@@ -159,7 +159,19 @@ export class JetStreamTopology {
     const replicas = existing.config.num_replicas ? Math.max(existing.config.num_replicas, this.replicas) : 0;
     const same = existing.config.ack_wait === wanted.ack_wait && existing.config.max_ack_pending === wanted.max_ack_pending && (existing.config.num_replicas ?? 0) === replicas;
     if (same) return 'unchanged';
-    await this.call(spec, () => manager.consumers.update(spec.stream, spec.durableName, { ...wanted, ...(replicas ? { num_replicas: replicas } : {}) }));
+    try {
+      await this.call(spec, () => manager.consumers.update(spec.stream, spec.durableName, { ...wanted, ...(replicas ? { num_replicas: replicas } : {}) }));
+    } catch (error) {
+      const raisingReplicas = replicas !== (existing.config.num_replicas ?? 0);
+      if (!raisingReplicas || !(error instanceof JetStreamApiError)) throw error;
+      // A server that cannot change a durable's replicas: it keeps working with fewer, as it did.
+      this.options.logger.warn(
+        { err: error, stream: spec.stream, durable: spec.durableName, replicas: existing.config.num_replicas, configuredReplicas: replicas },
+        `durable consumer ${spec.durableName} of stream ${spec.stream} keeps ${existing.config.num_replicas} replicas: the server refused ${replicas} (AGENTRT_JETSTREAM_REPLICAS)`,
+      );
+      const unchangedOtherwise = existing.config.ack_wait === wanted.ack_wait && existing.config.max_ack_pending === wanted.max_ack_pending;
+      if (!unchangedOtherwise) await this.call(spec, () => manager.consumers.update(spec.stream, spec.durableName, wanted));
+    }
     return 'updated';
   }
 
@@ -211,12 +223,19 @@ export class JetStreamTopology {
     const replicas = Math.max(existing.config.num_replicas || 1, this.replicas);
     const unchanged = existing.config.duplicate_window === duplicateWindow && current === maxAge && (existing.config.num_replicas || 1) === replicas;
     if (missing.length === 0 && unchanged) return 'unchanged';
-    await manager.streams.update(stream.name, {
-      subjects: [...(existing.config.subjects ?? []), ...missing],
-      duplicate_window: duplicateWindow,
-      max_age: maxAge,
-      num_replicas: replicas,
-    });
+    const update = { subjects: [...(existing.config.subjects ?? []), ...missing], duplicate_window: duplicateWindow, max_age: maxAge };
+    try {
+      await manager.streams.update(stream.name, { ...update, num_replicas: replicas });
+    } catch (error) {
+      const current = existing.config.num_replicas || 1;
+      if (replicas === current || !(error instanceof JetStreamApiError)) throw error;
+      // Too few servers for the replicas asked: the stream goes on with the ones it has, as it did.
+      this.options.logger.warn(
+        { err: error, stream: stream.name, replicas: current, configuredReplicas: replicas },
+        `stream ${stream.name} keeps ${current} replicas: the server refused ${replicas} (AGENTRT_JETSTREAM_REPLICAS)`,
+      );
+      await manager.streams.update(stream.name, update);
+    }
     return 'updated';
   }
 

@@ -24,7 +24,7 @@ import { shardOf } from '../../src/sharding/fnv1a32';
 import { counterKind, type CounterReply } from '../support/cluster-counter';
 import { eventually, silentLogger, uniqueBusNames } from '../support/cluster-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { PrivateNats } from '../support/private-services';
+import { freePort, PrivateNats } from '../support/private-services';
 
 /** A logger keeping its lines (to count warnings), and printing them with TEST_RUNTIME_LOG=1. */
 function recordingLogger(): RuntimeLogger & { lines: Array<{ level: string; message: string }> } {
@@ -61,9 +61,9 @@ describe('NATS outages (a nats-server of our own)', function () {
     return { ...names, shardCount: 16, leaseTimeoutMs: 60_000, rebalanceIntervalMs: 200, outboxPollMs: 200, askAttemptTimeoutMs: 1000, askTimeoutMs: 10_000, ...extra };
   }
 
-  async function startNode(extra: Partial<RuntimeOptions> = {}, withHealth?: DependencyHealth): Promise<ActorRuntime> {
+  async function startNode(extra: Partial<RuntimeOptions> = {}, withHealth?: DependencyHealth, natsUrl = nats.url): Promise<ActorRuntime> {
     const runtime = await startActorRuntime({
-      dataSource, databaseUrl: database.url, natsUrl: nats.url, kinds: [counterKind], options: options(extra), logger, ...(withHealth ? { health: withHealth } : {}),
+      dataSource, databaseUrl: database.url, natsUrl, kinds: [counterKind], options: options(extra), logger, ...(withHealth ? { health: withHealth } : {}),
     });
     runtimes.push(runtime);
     return runtime;
@@ -212,8 +212,8 @@ describe('NATS outages (a nats-server of our own)', function () {
     ], 'one warning per stream and durable lost, not one per event');
   });
 
-  it('gives every stream and durable it declares AGENTRT_JETSTREAM_REPLICAS replicas', async () => {
-    const runtime = await startNode({ jetStreamReplicas: 1 });
+  it('gives every stream and durable it declares AGENTRT_JETSTREAM_REPLICAS replicas (connected through a list of servers, one of them dead)', async () => {
+    const runtime = await startNode({ jetStreamReplicas: 1 }, undefined, ` nats://127.0.0.1:${await freePort()} , ${nats.url}`);
     await readEvents(runtime, 'replicated-reader');
     await withConnection(async (connection) => {
       const manager = await jetstreamManager(connection);
