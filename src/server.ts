@@ -149,10 +149,12 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
   }
   const masterKey = await loadNodeMasterKey(config, logger);
   const database = await openDatabase(config, logger);
-  // Closed newest first: HTTP, then the runtime, then the database (the health tracker's probe stops before it closes).
+  // Closed newest first: HTTP, then the runtime, then the database.
+  const closers: Array<() => Promise<void>> = [() => database.close()];
+  // Whether Postgres (probed with a SELECT 1 while it is down) and NATS are reachable; its probe stops before the database closes.
   const health = new DependencyHealth({ logger });
   health.track('postgres', async () => void (await database.dataSource.query('SELECT 1')));
-  const closers: Array<() => Promise<void>> = [() => database.close(), async () => health.stop()];
+  closers.push(async () => health.stop());
   try {
     // Services first (the objective kind's effects use them), then the
     // runtime, which the services reach through a port bound once it is up.
