@@ -66,9 +66,18 @@ export class NatsConnectionWatch {
   private readonly reconnectListeners = new Set<() => void>();
   private reconnectWaiters: Array<() => void> = [];
   private health: DependencyHealth | undefined;
+  private disconnection = NatsConnectionWatch.nextDisconnection();
 
   private constructor(private readonly connection: NatsConnection) {
     void this.follow();
+  }
+
+  /**
+   * Rejects at the next loss of the connection: a request in flight then will
+   * not be answered (the client does not fail it; it would wait out its timeout).
+   */
+  untilDisconnected(): Promise<never> {
+    return this.disconnection.promise;
   }
 
   /** Whether the client holds a live connection to a server now (false while reconnecting and once closed). */
@@ -100,6 +109,8 @@ export class NatsConnectionWatch {
     for await (const status of this.connection.status()) {
       if (status.type === 'disconnect') {
         this.connectedNow = false;
+        this.disconnection.reject(new Error('the NATS connection was lost'));
+        this.disconnection = NatsConnectionWatch.nextDisconnection();
         // Not status.server: a server address may carry credentials.
         this.health?.down('nats', new Error('the NATS connection is lost; reconnecting'));
       } else if (status.type === 'reconnect') {
@@ -118,7 +129,15 @@ export class NatsConnectionWatch {
       }
     }
     this.connectedNow = false;
+    this.disconnection.reject(new Error('the NATS connection is closed'));
     this.releaseWaiters();
+  }
+
+  private static nextDisconnection(): { promise: Promise<never>; reject: (error: Error) => void } {
+    let reject!: (error: Error) => void;
+    const promise = new Promise<never>((_resolve, fail) => (reject = fail));
+    promise.catch(() => undefined); // Nobody may be waiting when it comes.
+    return { promise, reject };
   }
 
   private releaseWaiters(): void {

@@ -59,7 +59,8 @@ export class JetStreamPublisher implements EventPublisher {
     const entries = Object.entries(event.headers ?? {});
     const headers = entries.length > 0 ? natsHeaders() : undefined;
     for (const [name, value] of entries) headers!.set(name, value);
-    const publish = () => this.client.publish(event.subject, event.data, { msgID: event.id, timeout: this.timeoutMs, headers });
+    // Ended by a loss of the connection at once: the relay then waits for the return instead of the timeout.
+    const publish = () => Promise.race([this.client.publish(event.subject, event.data, { msgID: event.id, timeout: this.timeoutMs, headers }), this.watch.untilDisconnected()]);
     this.failFastWhileDisconnected();
     try {
       await publish();

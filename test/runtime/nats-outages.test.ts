@@ -212,6 +212,16 @@ describe('NATS outages (a nats-server of our own)', function () {
     ], 'one warning per stream and durable lost, not one per event');
   });
 
+  it('stops while NATS is away, without waiting for it', async () => {
+    const runtime = await startNode();
+    await readEvents(runtime, 'stopping-reader');
+    await runtime.ask('counter', 'stopping', { type: 'emit', count: 1 });
+    await nats.stop();
+    runtimes = runtimes.filter((started) => started !== runtime);
+    // A drain of the lost connection would wait for the server for ever (the client now reconnects without a limit).
+    await runtime.stop();
+  });
+
   it('gives every stream and durable it declares AGENTRT_JETSTREAM_REPLICAS replicas (connected through a list of servers, one of them dead)', async () => {
     const runtime = await startNode({ jetStreamReplicas: 1 }, undefined, ` nats://127.0.0.1:${await freePort()} , ${nats.url}`);
     await readEvents(runtime, 'replicated-reader');
