@@ -30,7 +30,8 @@ export async function waitForPort(port: number, timeoutMs: number, what: string)
       socket.once('error', () => resolve(false));
     });
     if (open) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Often: the chaos run dates a dependency's return by this.
+    await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(`${what} did not accept connections on port ${port} within ${timeoutMs} ms`);
 }
@@ -155,6 +156,19 @@ export class PrivateNats {
   async wipeStore(): Promise<void> {
     if (this.child) throw new Error('stop the nats-server before wiping its store');
     await fs.rm(path.join(this.dir, 'jetstream'), { recursive: true, force: true });
+  }
+
+  /**
+   * Replaces the server by an empty one on the same port, as a new pod
+   * without its volume would: stops it, wipes its store (wipeStore), starts a
+   * fresh one.
+   * @param whileDown called once the old server is gone and its store wiped, before the new one starts
+   */
+  async replaceWithEmpty(whileDown?: () => void | Promise<void>): Promise<void> {
+    await this.stop();
+    await this.wipeStore();
+    await whileDown?.();
+    await this.start();
   }
 
   log(): string {
