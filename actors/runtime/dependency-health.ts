@@ -193,7 +193,11 @@ function withTimeout(work: Promise<void>, timeoutMs: number): Promise<void> {
 }
 
 // nats.js's errors of a connection that is closed, draining, reconnecting or not answering.
-const BUS_FAILURE_NAMES = new Set(['ClosedConnectionError', 'DrainingConnectionError', 'ConnectionError', 'RequestError', 'TimeoutError', 'NoRespondersError']);
+const BUS_FAILURE_NAMES = new Set([
+  'ClosedConnectionError', 'DrainingConnectionError', 'ConnectionError', 'RequestError', 'TimeoutError', 'NoRespondersError',
+  // Our JetStream publisher's refusal while the connection is lost.
+  'PublisherUnavailableError',
+]);
 const BUS_FAILURE_MESSAGES = /closed connection|connection draining|disconnect|NATS connection closed/i;
 
 /** True when `error` is what a NATS client throws while its server is away. */
