@@ -27,6 +27,8 @@ export interface IdempotencyClaimant {
   nodeId: string;
   leaseTimeoutMs: number;
 }
+/** How often releases the database refused are made again. */
+const STRANDED_RELEASE_RETRY_MS = 1000;
 /** Every this many claims, a node also deletes a batch of expired records of anyone. */
 const PURGE_EVERY_CLAIMS = 100;
 const PURGE_BATCH = 1000;
@@ -81,8 +83,37 @@ export function createIdempotencyStore(dataSource: DataSource, masterKey: Buffer
   let earlierRunForgotten: Promise<void> | undefined;
   const forgetEarlierRun = (nodeId: string): Promise<void> =>
     (earlierRunForgotten ??= dataSource.query('DELETE FROM idempotency_records WHERE claimed_by = $1 AND status IS NULL', [nodeId]).then(() => undefined));
+  // This node's claim only: a claim it failed to release may have been taken over since by another node's retry.
+  const deleteClaim = (principalKey: string, key: string) =>
+    dataSource.query(
+      'DELETE FROM idempotency_records WHERE principal_key = $1 AND idempotency_key = $2 AND status IS NULL AND claimed_by IS NOT DISTINCT FROM $3',
+      [principalKey, key, claimant()?.nodeId ?? null],
+    ).then(() => undefined);
+  /**
+   * Claims whose release the database refused (it went away mid-request), by
+   * principal and key: made again every STRANDED_RELEASE_RETRY_MS and before
+   * each claim, until the database takes them.
+   */
+  const stranded = new Map<string, { principalKey: string; key: string }>();
+  let retryTimer: NodeJS.Timeout | undefined;
+  const releaseStranded = async (): Promise<void> => {
+    for (const [id, claim] of [...stranded]) {
+      await deleteClaim(claim.principalKey, claim.key);
+      stranded.delete(id);
+    }
+  };
+  const retryStrandedLater = () => {
+    retryTimer ??= setTimeout(() => {
+      retryTimer = undefined;
+      releaseStranded().catch(() => undefined).finally(() => {
+        if (stranded.size) retryStrandedLater();
+      });
+    }, STRANDED_RELEASE_RETRY_MS);
+    retryTimer.unref();
+  };
   const store: IdempotencyStore = {
     async claim(principalKey, key, requestHash): Promise<IdempotencyRecord | null> {
+      if (stranded.size) await releaseStranded();
       const node = claimant();
       if (node) await forgetEarlierRun(node.nodeId);
       if (++claims % PURGE_EVERY_CLAIMS === 0) await purgeExpired(dataSource);
@@ -121,7 +152,12 @@ export function createIdempotencyStore(dataSource: DataSource, masterKey: Buffer
       await dataSource.query('UPDATE idempotency_records SET status = $3, body = $4 WHERE principal_key = $1 AND idempotency_key = $2', [principalKey, key, status, JSON.stringify(sealed)]);
     },
     async release(principalKey, key) {
-      await dataSource.query('DELETE FROM idempotency_records WHERE principal_key = $1 AND idempotency_key = $2 AND status IS NULL', [principalKey, key]);
+      try {
+        await deleteClaim(principalKey, key);
+      } catch {
+        stranded.set(`${principalKey}\u0000${key}`, { principalKey, key });
+        retryStrandedLater();
+      }
     },
   };
   return store;

@@ -65,4 +65,37 @@ describe('Idempotency-Key claims of a node that died', function () {
     assert.equal(await restarted.claim(principal, 'k', 'hash'), null, 'taken over by the new run');
     assert.equal((await restarted.claim(principal, 'k', 'hash'))?.status, null, 'and held by it');
   });
+
+  it('releases a claim the database refused to release once it is back, so retries through any node run the request again', async () => {
+    const principal = `test-principal-${Date.now()}`;
+    const node = { nodeId: `node_alive_${Date.now()}`, leaseTimeoutMs: 60_000 };
+    const other = { nodeId: `node_other_${Date.now()}`, leaseTimeoutMs: 60_000 };
+    await api.dataSource.query("INSERT INTO actor_nodes (node_id, shards, active_actors) VALUES ($1, '{}', 0), ($2, '{}', 0)", [node.nodeId, other.nodeId]);
+    // The database going away between the claim and its release: its DELETE fails as a lost connection does.
+    let databaseAway = false;
+    const flaky = new Proxy(api.dataSource, {
+      get(target, property, receiver) {
+        if (property !== 'query') return Reflect.get(target, property, receiver);
+        return (sql: string, parameters?: unknown[]) =>
+          databaseAway ? Promise.reject(new Error('Connection terminated unexpectedly')) : target.query(sql, parameters);
+      },
+    });
+    const store = createIdempotencyStore(flaky, randomBytes(32), () => node);
+    assert.equal(await store.claim(principal, 'k', 'hash'), null, 'claimed');
+    databaseAway = true;
+    await store.release(principal, 'k'); // does not throw: the release is kept
+    databaseAway = false;
+    // The live node's claim is released by the node itself, not left to answer ABORTED: another node's retry takes the key.
+    const elsewhere = createIdempotencyStore(api.dataSource, randomBytes(32), () => other);
+    const deadline = Date.now() + 10_000;
+    let claimed: unknown = 'not yet';
+    while (Date.now() < deadline && claimed !== null) {
+      claimed = await elsewhere.claim(principal, 'k', 'hash');
+      if (claimed !== null) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(claimed, null, 'the other node claims the key once the stranded release went through');
+    // And the stranded release does not take the other node's claim away.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.equal((await elsewhere.claim(principal, 'k', 'hash'))?.status, null, 'the other node\'s claim holds');
+  });
 });
