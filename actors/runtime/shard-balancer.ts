@@ -38,6 +38,8 @@ export class ShardBalancer {
   private leaseGeneration = 0;
   /** Handoffs in progress, by shard: still owned (and locked) until they end, but neither surplus nor to be claimed again. */
   private readonly handoffs = new Map<number, Promise<void>>();
+  /** When this node's membership heartbeat last went through (0: not yet). */
+  private lastHeartbeatAt = 0;
 
   constructor(private readonly deps: ShardBalancerDeps) {
     deps.leases.onLost((loss) => this.leaseLost(loss.reason));
@@ -101,11 +103,18 @@ export class ShardBalancer {
     const { cluster, leases, host, options } = this.deps;
     if (!leases.healthy) await leases.connect();
     await cluster.heartbeat(options.nodeId, host.owned(), host.activeActors());
-    const live = await cluster.listLiveNodeIds(this.balanceWindowMs());
+    const silentMs = this.lastHeartbeatAt ? Date.now() - this.lastHeartbeatAt : 0;
+    this.lastHeartbeatAt = Date.now();
+    // Back from an outage of the database (no heartbeat went through for a while): the other members could not
+    // heartbeat either, so those seen before it are as alive as this node; and every shard is an orphan, since every
+    // lease session died with the database. Taking only this node's share (not every orphan, as after a node's
+    // death) spares the handoffs that would follow, which held the objectives of half the shards up for a second.
+    const returning = silentMs > this.returnAfterSilenceMs();
+    const live = await cluster.listLiveNodeIds(this.balanceWindowMs() + (returning ? silentMs : 0));
     const target = fairShare(options.shardCount, [...live, options.nodeId], options.nodeId);
     const owners = await cluster.listShardOwners();
     const before = host.owned().length;
-    const taken = await this.acquire(owners, target);
+    const taken = await this.acquire(owners, target, returning);
     const keeping = host.owned().length - this.handoffs.size;
     if (taken === 0 && keeping > target) this.releaseSurplus(keeping - target);
     if (host.owned().length !== before) await cluster.heartbeat(options.nodeId, host.owned(), host.activeActors());
@@ -118,16 +127,25 @@ export class ShardBalancer {
     return Math.min(this.deps.options.leaseTimeoutMs, Math.max(4 * this.deps.options.rebalanceIntervalMs, 1000));
   }
 
-  private async acquire(owners: ShardOwner[], target: number): Promise<number> {
+  /** A heartbeat silence longer than this means the database was away (a round or two late is not). */
+  private returnAfterSilenceMs(): number {
+    return Math.max(3 * this.deps.options.rebalanceIntervalMs, 2000);
+  }
+
+  /** @param returning back from a database outage: orphans are taken up to this node's share only (see balance) */
+  private async acquire(owners: ShardOwner[], target: number, returning = false): Promise<number> {
     const { leases, host, options } = this.deps;
     // A shard handed off is still locked by this session (locks are re-entrant): never claimed back while it drains.
     const mine = new Set([...host.owned(), ...this.handoffs.keys()]);
-    const need = target - mine.size;
+    const need = Math.max(target - mine.size, 0);
     const free = shuffle(owners.filter((owner) => !mine.has(owner.shard) && owner.ownerNodeId === null).map((owner) => owner.shard));
     const recorded = owners.filter((owner) => !mine.has(owner.shard) && owner.ownerNodeId !== null).map((owner) => owner.shard);
-    const candidates = [...free.slice(0, Math.max(need, 0)), ...recorded];
+    const candidates = returning ? [...free, ...shuffle(recorded)] : [...free.slice(0, need), ...recorded];
     const generation = this.leaseGeneration;
-    const keep = await leases.tryAcquire(candidates);
+    const locked = await leases.tryAcquire(candidates);
+    // Returning: every lock is tried (the other members take theirs at the same moment) and those past the share let go at once.
+    const keep = returning ? locked.slice(0, need) : locked;
+    if (keep.length < locked.length) await leases.release(locked.slice(need)).catch(() => undefined);
     const unclaimed = new Set(keep);
     const deadOwners = new Set<string>();
     try {

@@ -28,7 +28,9 @@ class FakeHost {
   activeActors(): number {
     return 0;
   }
+  handoffs = 0;
   async handoff(shard: number): Promise<void> {
+    this.handoffs += 1;
     this.slots.delete(shard);
   }
   abandonAll(): void {
@@ -110,5 +112,45 @@ describe('ShardBalancer', () => {
     // The free lock came from a handoff, not a death: node_a must stay a member.
     assert.deepEqual(await cluster.listLiveNodeIds(5000), ['node_a', 'node_b']);
     await balancer.stop();
+  });
+
+  it('back from a database outage, takes its own share of the orphaned shards, not every one (no handoff after)', async () => {
+    // A cluster of its own: the others of this file run one shard.
+    const own = await createTestDatabase();
+    const ownSource = createDataSource({ url: own.url, poolSize: 2 });
+    await ownSource.initialize();
+    const cluster = new ActorClusterRepository(ownSource);
+    await cluster.ensureShardCount(8);
+    // The database away for the balancers: their heartbeats fail, and their lease sessions die with it.
+    let away = false;
+    const reachable = Object.create(cluster) as ActorClusterRepository;
+    reachable.heartbeat = async (...args) => {
+      if (away) throw new Error('Connection terminated unexpectedly');
+      return cluster.heartbeat(...args);
+    };
+    const options = { ...defaultRuntimeOptions(), shardCount: 8, rebalanceIntervalMs: 100, leaseTimeoutMs: 5000 };
+    const nodes = ['node_p', 'node_q'].map((nodeId) => {
+      const leases = new PgLeaseProvider({ url: own.url, leaseTimeoutMs: 5000, applicationName: `balancer-${nodeId}` });
+      providers.push(leases);
+      const host = new FakeHost();
+      const balancer = new ShardBalancer({ cluster: reachable, leases, host: host as unknown as ShardHost, options: { ...options, nodeId }, logger: silentLogger });
+      return { nodeId, host, balancer };
+    });
+    for (const node of nodes) await node.balancer.start();
+    await eventually(async () => nodes.every((node) => node.host.owned().length === 4), 'four shards each');
+    away = true;
+    await ownSource.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name IN ('balancer-node_p', 'balancer-node_q')");
+    await eventually(async () => nodes.every((node) => node.host.owned().length === 0), 'every shard stopped with the leases');
+    await new Promise((resolve) => setTimeout(resolve, 2500)); // longer than the silence that marks an outage (2 s here)
+    for (const node of nodes) node.host.handoffs = 0;
+    away = false;
+    await eventually(async () => nodes.every((node) => node.host.owned().length === 4), 'four shards each again');
+    // A few more rounds: nobody holds more than its share, so nobody hands a shard off.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.deepEqual(nodes.map((node) => node.host.handoffs), [0, 0], 'no shard handed off after the return');
+    assert.deepEqual(nodes.map((node) => node.host.owned().length), [4, 4]);
+    for (const node of nodes) await node.balancer.stop();
+    await ownSource.destroy();
+    await own.drop();
   });
 });
