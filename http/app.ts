@@ -4,7 +4,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
 import { NotFoundError } from '../src/errors';
-import type { DependencyHealth } from '../actors/runtime/dependency-health';
+import type { DependencyHealthPort } from '../src/ports/dependency-health';
 import { errorHandler } from './middleware/errors';
 import { requestMetrics } from './middleware/metrics';
 import { requestContext } from './middleware/request-context';
@@ -23,7 +23,7 @@ export interface AppDependencies {
   checkReady: () => Promise<void>;
   version: string;
   /** Whether Postgres and NATS are reachable: the error handler reports database failures to it and answers 503 while one is down. */
-  health?: DependencyHealth;
+  health?: DependencyHealthPort;
 }
 
 export function createApp(deps: AppDependencies): Koa {

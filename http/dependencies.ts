@@ -13,8 +13,9 @@ import { RateLimiter } from '../src/auth/rate-limiter';
 import { API_KEY_TOKEN_KEY_PURPOSE, ApiKeyTokens } from '../src/auth/tokens';
 import type { Config } from '../src/config';
 import { UnavailableError } from '../src/errors';
-import type { DependencyHealth } from '../actors/runtime/dependency-health';
-import { isConnectionFailure } from '../persistence/runtime/pg-results';
+import { unreachableReason, type DependencyHealthPort } from '../src/ports/dependency-health';
+import { withTimeout } from '../src/with-timeout';
+import { isPostgresConnectionFailure } from '../persistence/runtime/pg-results';
 import type { ClusterStatusSource } from '../src/schemas/cluster.schema';
 import type { FoundationStore } from '../src/ports/foundation-store';
 import { createFoundationStore } from '../persistence/repositories/foundation.store';
@@ -166,7 +167,7 @@ export interface CreateDependenciesOptions {
   /** This node and its lease timeout once its actor runtime runs: Idempotency-Key claims name it, so a retry takes over a dead node's claim. */
   idempotencyClaimant?: () => IdempotencyClaimant | undefined;
   /** The node's view of Postgres and NATS: /readyz names what is down, requests answer 503 while it is. @default none (readiness asks the database alone) */
-  health?: DependencyHealth;
+  health?: DependencyHealthPort;
 }
 
 /** How long /readyz waits for the database's answer before calling it unreachable. */
@@ -321,17 +322,11 @@ async function checkReady(dataSource: DataSource, { isDraining, health }: Pick<C
   if (isDraining?.()) throw new UnavailableError('the node is shutting down');
   const unreachable = health?.unavailableReason();
   if (unreachable) throw new UnavailableError(unreachable, { retryAfterSeconds: 1 });
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      dataSource.query('SELECT 1'),
-      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${READY_QUERY_TIMEOUT_MS} ms`)), READY_QUERY_TIMEOUT_MS))),
-    ]);
+    await withTimeout(dataSource.query('SELECT 1'), READY_QUERY_TIMEOUT_MS);
   } catch (error) {
-    if (isConnectionFailure(error)) health?.down('postgres', error);
-    throw new UnavailableError(health?.unavailableReason() ?? 'the database (PostgreSQL) is unreachable', { retryAfterSeconds: 1, cause: error });
-  } finally {
-    clearTimeout(timer);
+    if (isPostgresConnectionFailure(error)) health?.down('postgres', error);
+    throw new UnavailableError(health?.unavailableReason() ?? unreachableReason(['postgres']), { retryAfterSeconds: 1, cause: error });
   }
 }
 

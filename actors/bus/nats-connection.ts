@@ -9,6 +9,9 @@
 import { errors as natsErrors, type ConnectionOptions, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { parseNatsServers } from '../../src/config';
+import { BusUnavailableError } from '../../src/ports/bus';
+import { PublisherUnavailableError } from '../../src/ports/event-publisher';
+import { withTimeout } from '../../src/with-timeout';
 import type { DependencyHealth } from '../runtime/dependency-health';
 
 /**
@@ -49,12 +52,7 @@ const DRAIN_TIMEOUT_MS = 5000;
 export async function closeNatsConnection(connection: NatsConnection): Promise<void> {
   if (connection.isClosed()) return;
   if (NatsConnectionWatch.of(connection).connected()) {
-    let timer: NodeJS.Timeout | undefined;
-    const drained = await Promise.race([
-      connection.drain().then(() => true, () => false),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), DRAIN_TIMEOUT_MS))),
-    ]);
-    clearTimeout(timer);
+    const drained = await withTimeout(connection.drain(), DRAIN_TIMEOUT_MS).then(() => true, () => false);
     if (drained) return;
   }
   await connection.close().catch(() => undefined);
@@ -164,9 +162,28 @@ export class NatsConnectionWatch {
  * answer in time) rather than for what it asked: every other call fails alike
  * until the connection is back.
  */
-export function isConnectionFailure(error: unknown, connection: NatsConnection): boolean {
+export function isNatsConnectionFailure(error: unknown, connection: NatsConnection): boolean {
   if (!NatsConnectionWatch.of(connection).connected()) return true;
   if (error instanceof natsErrors.ClosedConnectionError || error instanceof natsErrors.ConnectionError || error instanceof natsErrors.TimeoutError) return true;
   if (error instanceof natsErrors.RequestError) return !error.isNoResponders();
   return false;
+}
+
+// nats.js's errors of a connection that is closed, draining, reconnecting or not answering (by name: the
+// jetstream and kv packages may hold their own copy of nats-core's classes).
+const NATS_FAILURE_NAMES = new Set([
+  'ClosedConnectionError', 'DrainingConnectionError', 'ConnectionError', 'RequestError', 'TimeoutError', 'NoResponders', 'NoRespondersError',
+]);
+const NATS_FAILURE_MESSAGES = /closed connection|connection draining|disconnect|NATS connection closed/i;
+
+/**
+ * True when `error` is what a NATS client, our bus or our JetStream publisher
+ * throws while the server is away (without a connection at hand to ask, unlike
+ * isNatsConnectionFailure): the runtime's logger writes those at debug while
+ * NATS is known down.
+ */
+export function isNatsFailure(error: unknown): boolean {
+  if (error instanceof BusUnavailableError || error instanceof PublisherUnavailableError) return true;
+  if (!(error instanceof Error)) return false;
+  return NATS_FAILURE_NAMES.has(error.name) || NATS_FAILURE_MESSAGES.test(error.message);
 }

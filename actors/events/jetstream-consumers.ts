@@ -12,7 +12,7 @@ import { jetstream, type ConsumerMessages, type JetStreamClient, type JsMsg } fr
 import type { NatsConnection } from '@nats-io/nats-core';
 import { resolveConsumerSpec, type ResolvedConsumerSpec } from '../../src/events/consumer-spec';
 import type { ConsumedEvent, ConsumerHandle, DurableConsumerSpec, EventConsumers } from '../../src/ports/event-consumer';
-import { isConnectionFailure, NatsConnectionWatch } from '../bus/nats-connection';
+import { isNatsConnectionFailure, NatsConnectionWatch } from '../bus/nats-connection';
 import type { RuntimeLogger } from '../runtime/runtime-logger';
 import { JetStreamTopology } from './jetstream-topology';
 /** Messages pulled ahead of the handler: enough to save round trips, few enough that they rarely wait out their ack wait in the buffer. */
@@ -142,7 +142,7 @@ class JetStreamConsumerRun implements ConsumerHandle {
         if (this.stopping || this.connection.isClosed()) break;
         failures++;
         // A lost connection is reported once by the connection's watch (DependencyHealth), not by every consumer.
-        if (isConnectionFailure(error, this.connection)) {
+        if (isNatsConnectionFailure(error, this.connection)) {
           if (this.watch.connected()) await this.pause(RESTART_DELAY_MIN_MS); // connected, yet no answer in time
           continue;
         }

@@ -12,7 +12,7 @@
 import { AckPolicy, DeliverPolicy, jetstream, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/nats-core';
 import { PublisherUnavailableError, type EventPublisher, type PublishedEvent, type StreamDeclaration } from '../../src/ports/event-publisher';
-import { isConnectionFailure, NatsConnectionWatch } from '../bus/nats-connection';
+import { isNatsConnectionFailure, NatsConnectionWatch } from '../bus/nats-connection';
 import { defaultRuntimeLogger, type RuntimeLogger } from '../runtime/runtime-logger';
 import { isLostTopology, JetStreamTopology } from './jetstream-topology';
 
@@ -119,7 +119,7 @@ export class JetStreamPublisher implements EventPublisher {
   }
 
   private unavailableOr(error: unknown): unknown {
-    return isConnectionFailure(error, this.connection) ? new PublisherUnavailableError({ cause: error }) : error;
+    return isNatsConnectionFailure(error, this.connection) ? new PublisherUnavailableError({ cause: error }) : error;
   }
 
   /** The stream sequences of the messages the filter takes now: read through an ephemeral consumer of their headers only. */

@@ -7,7 +7,7 @@
 // than retrying for the whole budget.
 import { newUlid } from '../../src/ids';
 import { InternalError, InvalidArgumentError, UnavailableError } from '../../src/errors';
-import { NoRespondersError, RequestTimeoutError, type Bus } from '../../src/ports/bus';
+import { BusUnavailableError, NoRespondersError, RequestTimeoutError, type Bus } from '../../src/ports/bus';
 import { actorAddress, actorSubject, type ActorAddress } from '../../src/sharding/addressing';
 import type { ActorCommandRepository } from '../../persistence/runtime/actor-command.repository';
 import { runtimeMetrics } from '../metrics';
@@ -78,9 +78,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const BUS_RECONNECT_WAIT_MS = 1000;
 const BUS_CHECK_INTERVAL_MS = 50;
 
-/** What a call to another node's shard answers while the bus cannot reach its server. */
-export function busUnavailableError(cause?: unknown): UnavailableError {
-  return new UnavailableError('the message bus (NATS) is unreachable; retry shortly', { retryAfterSeconds: 1, cause });
+/** What a call to another node's shard answers while the bus cannot reach its server (known to the runtime's logger as a NATS outage). */
+export function busUnavailableError(cause?: unknown): BusUnavailableError {
+  return new BusUnavailableError({ cause });
 }
 
 function isTransient(error: unknown): boolean {

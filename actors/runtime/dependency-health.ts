@@ -9,17 +9,20 @@
 // reportingLogger: a failure they log that is a lost dependency reports it
 // instead of adding a warning per retry.
 import { Gauge, register } from 'prom-client';
-import { UnavailableError } from '../../src/errors';
-import { isConnectionFailure } from '../../persistence/runtime/pg-results';
+import type { UnavailableError } from '../../src/errors';
+import {
+  DEPENDENCY_NAMES,
+  dependencyUnavailableError,
+  unreachableReason,
+  type Dependency,
+  type DependencyHealthPort,
+} from '../../src/ports/dependency-health';
+import { withTimeout } from '../../src/with-timeout';
+import { isPostgresConnectionFailure } from '../../persistence/runtime/pg-results';
+import { isNatsFailure } from '../bus/nats-connection';
 import type { RuntimeLogger } from './runtime-logger';
 
-export type Dependency = 'postgres' | 'nats';
-
-/** How a dependency is named in messages to clients and operators. */
-export const DEPENDENCY_NAMES: Record<Dependency, string> = {
-  postgres: 'the database (PostgreSQL)',
-  nats: 'the message bus (NATS)',
-};
+export { DEPENDENCY_NAMES, type Dependency } from '../../src/ports/dependency-health';
 
 const GAUGE_NAME = 'agentrt_dependency_up';
 const dependencyUp =
@@ -45,7 +48,7 @@ interface Tracked {
 export type DependencyListener = (dependency: Dependency, up: boolean) => void;
 
 /** The reachability of the dependencies a node tracks. */
-export class DependencyHealth {
+export class DependencyHealth implements DependencyHealthPort {
   private readonly tracked = new Map<Dependency, Tracked>();
   private readonly listeners = new Set<DependencyListener>();
   private readonly probeIntervalMs: number;
@@ -137,7 +140,7 @@ export class DependencyHealth {
 
   /** The error a request that needs the dependency gets while it is down. */
   unavailableError(dependency: Dependency): UnavailableError {
-    return new UnavailableError(`${DEPENDENCY_NAMES[dependency]} is unreachable; retry shortly`, { retryAfterSeconds: 1 });
+    return dependencyUnavailableError(dependency);
   }
 
   /**
@@ -145,9 +148,8 @@ export class DependencyHealth {
    * ("the message bus (NATS) is unreachable"); undefined when all are up.
    */
   unavailableReason(): string | undefined {
-    const names = this.unavailable().map((dependency) => DEPENDENCY_NAMES[dependency]);
-    if (names.length === 0) return undefined;
-    return names.length === 1 ? `${names[0]} is unreachable` : `${names.slice(0, -1).join(', ')} and ${names.at(-1)} are unreachable`;
+    const down = this.unavailable();
+    return down.length === 0 ? undefined : unreachableReason(down);
   }
 
   /** Stops probing (the node is stopping). */
@@ -183,29 +185,6 @@ export class DependencyHealth {
   }
 }
 
-/** Rejects when `work` has not settled within `timeoutMs`. */
-function withTimeout(work: Promise<void>, timeoutMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
-}
-
-// nats.js's errors of a connection that is closed, draining, reconnecting or not answering.
-const BUS_FAILURE_NAMES = new Set([
-  'ClosedConnectionError', 'DrainingConnectionError', 'ConnectionError', 'RequestError', 'TimeoutError', 'NoRespondersError',
-  // Our JetStream publisher's refusal while the connection is lost.
-  'PublisherUnavailableError',
-]);
-const BUS_FAILURE_MESSAGES = /closed connection|connection draining|disconnect|NATS connection closed/i;
-
-/** True when `error` is what a NATS client throws while its server is away. */
-export function isBusFailure(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  return BUS_FAILURE_NAMES.has(error.name) || BUS_FAILURE_MESSAGES.test(error.message);
-}
-
 /**
  * The runtime's logger, reporting to `health`: a warning or an error whose
  * `err` is a broken Postgres connection reports the database down, and one
@@ -218,8 +197,8 @@ export function reportingLogger(logger: RuntimeLogger, health: DependencyHealth)
     const error = (fields as { err?: unknown }).err;
     if (error === undefined) return undefined;
     const tracked = health.dependencies();
-    if (tracked.includes('postgres') && isConnectionFailure(error) && !isBusFailure(error)) return 'postgres';
-    if (tracked.includes('nats') && !health.isUp('nats') && isBusFailure(error)) return 'nats';
+    if (tracked.includes('postgres') && isPostgresConnectionFailure(error)) return 'postgres';
+    if (tracked.includes('nats') && !health.isUp('nats') && isNatsFailure(error)) return 'nats';
     return undefined;
   };
   const reporting = (level: 'warn' | 'error') => (fields: object, message: string) => {

@@ -3,9 +3,9 @@
 // clients; anything else is logged and answered with a generic INTERNAL.
 import type Koa from 'koa';
 import type { Logger } from 'pino';
-import { InternalError, toApiError, UnavailableError, type ApiError, type StatusCode } from '../../src/errors';
-import { isConnectionFailure } from '../../persistence/runtime/pg-results';
-import type { DependencyHealth } from '../../actors/runtime/dependency-health';
+import { InternalError, toApiError, type ApiError, type StatusCode } from '../../src/errors';
+import { isPostgresConnectionFailure } from '../../persistence/runtime/pg-results';
+import { dependencyUnavailableError, type DependencyHealthPort } from '../../src/ports/dependency-health';
 
 /** grpc-gateway mapping from code name to HTTP status. */
 export const HTTP_STATUS: Record<StatusCode, number> = {
@@ -49,17 +49,17 @@ export function writeError(ctx: Koa.Context, error: ApiError): void {
  * rather than logged per request, and while a dependency is known down any
  * other failure answers UNAVAILABLE too: a request failing then failed for it.
  */
-export function errorHandler(logger: Logger, health?: DependencyHealth): Koa.Middleware {
+export function errorHandler(logger: Logger, health?: DependencyHealthPort): Koa.Middleware {
   return async function errorHandler(ctx, next) {
     try {
       await next();
     } catch (thrown) {
       const error = toApiError(thrown);
-      if (error.code === 'INTERNAL' && isConnectionFailure(thrown)) {
+      if (error.code === 'INTERNAL' && isPostgresConnectionFailure(thrown)) {
         // The database went away (restarted, failing over): a retry soon may work, so say so rather than INTERNAL.
         if (health) health.down('postgres', thrown);
         else logger.warn({ err: thrown, requestId: ctx.state.requestId, route: ctx.state.routePath }, 'database unreachable');
-        writeError(ctx, new UnavailableError('the database is unreachable; retry shortly', { retryAfterSeconds: 1 }));
+        writeError(ctx, health?.unavailableError('postgres') ?? dependencyUnavailableError('postgres'));
         return;
       }
       const away = error.code === 'INTERNAL' ? health?.unavailable()[0] : undefined;

@@ -11,7 +11,7 @@
 import type { ProjectionBuilder, Projector } from '../../src/ports/actor-behavior';
 import { DuplicateCommandError, JournalConflictError, ShardFencedError, WriteInterruptedError } from '../../src/sharding/sharding.errors';
 import { markProcessedStatement } from './actor-command.repository';
-import { isConnectionFailure } from './pg-results';
+import { isPostgresConnectionFailure } from './pg-results';
 import { batchStatement, entriesOf, REMINDER_KEYS } from './turn-statement';
 import type { PreparingQueryable, RuntimeDatabase, SqlQueryable } from './runtime-database';
 
@@ -279,7 +279,7 @@ export class TurnWriter {
         for (const pending of batch) pending.resolve();
         return;
       } catch (error) {
-        if (isConnectionFailure(error)) {
+        if (isPostgresConnectionFailure(error)) {
           for (const pending of batch) pending.reject(new WriteInterruptedError(pending.turn.key, { cause: error }));
           return;
         }
@@ -309,7 +309,7 @@ export class TurnWriter {
 
   /** A batch's statement failed: a broken connection fails every turn; another error is retried turn by turn, to find the one that fails. */
   private async failed(batch: Pending[], error: unknown, writeAlone: (pending: Pending) => Promise<void>, refused = new Map<Pending, unknown>()): Promise<void> {
-    if (isConnectionFailure(error)) {
+    if (isPostgresConnectionFailure(error)) {
       for (const pending of batch) pending.reject(refused.get(pending) ?? new WriteInterruptedError(pending.turn.key, { cause: error }));
       return;
     }

@@ -1,6 +1,8 @@
 // The message bus port: request/reply and subscriptions on dot-separated
 // subjects with `*` and `>` wildcards. NatsBus and MemoryBus implement it; no
 // code above this interface knows which one runs.
+import { UnavailableError } from '../errors';
+import { unavailableMessage } from './dependency-health';
 
 /** A message received by a subscription. */
 export interface BusMessage {
@@ -29,6 +31,20 @@ export class RequestTimeoutError extends Error {
   constructor(subject: string, timeoutMs: number) {
     super(`no reply on ${subject} within ${timeoutMs} ms`);
     this.name = 'RequestTimeoutError';
+  }
+}
+
+/**
+ * What a call over the bus answers while the bus cannot reach its server:
+ * UNAVAILABLE naming the message bus, retry after 1 s. A class of its own so
+ * that the runtime's logger knows it for the NATS outage it is (one warning
+ * per outage, not one per call) and the database's classifier never takes its
+ * socket error for Postgres's.
+ */
+export class BusUnavailableError extends UnavailableError {
+  constructor(options: { cause?: unknown } = {}) {
+    super(unavailableMessage('nats'), { retryAfterSeconds: 1, cause: options.cause });
+    this.name = 'BusUnavailableError';
   }
 }
 

@@ -3,7 +3,9 @@ import { Writable } from 'node:stream';
 import { register, type Gauge } from 'prom-client';
 import { DependencyHealth, reportingLogger, type Dependency } from '../../actors/runtime/dependency-health';
 import { createLogger } from '../../src/logger';
+import { errors as natsErrors } from '@nats-io/nats-core';
 import { PublisherUnavailableError } from '../../src/ports/event-publisher';
+import { busUnavailableError } from '../../actors/runtime/actor-client';
 
 interface LogLine {
   level: number;
@@ -172,5 +174,36 @@ describe('reportingLogger', () => {
     runtimeLogger.warn({ err: new PublisherUnavailableError() }, 'event streams unreachable; the outbox is published once they are back');
     health.stop();
     assert.deepEqual(lines.filter((line) => line.level >= 40).map((line) => line.msg.replace(/:.*/, '')), ['outbox publication failed; retrying', 'the message bus (NATS) is unreachable']);
+  });
+
+  it('writes the bus\'s unavailable answer at debug while NATS is known down (the webhook intake logs one per event in flight)', () => {
+    const { logger, lines } = capturingLogger();
+    const health = new DependencyHealth({ logger });
+    health.track('postgres');
+    health.track('nats');
+    const runtimeLogger = reportingLogger(logger, health);
+    const message = 'webhook intake could not hand an objective event to its endpoint; it comes back';
+    runtimeLogger.warn({ err: busUnavailableError() }, message);
+    health.down('nats');
+    for (let event = 0; event < 5; event += 1) runtimeLogger.warn({ err: busUnavailableError(new natsErrors.ClosedConnectionError()) }, message);
+    health.stop();
+    assert.deepEqual(lines.filter((line) => line.level >= 40).map((line) => line.msg.replace(/:.*/, '')), [message, 'the message bus (NATS) is unreachable']);
+    assert.equal(lines.filter((line) => line.level === 20 && line.msg === message).length, 5);
+  });
+
+  it('does not report the database down for a NATS connection refused (its cause is a socket error, as pg\'s are)', () => {
+    const { logger, lines } = capturingLogger();
+    const health = new DependencyHealth({ logger });
+    health.track('postgres');
+    health.track('nats');
+    const runtimeLogger = reportingLogger(logger, health);
+    const refused = new natsErrors.ConnectionError('connection refused', {
+      cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4222'), { code: 'ECONNREFUSED' }),
+    });
+    runtimeLogger.warn({ err: refused }, 'durable consumer failed');
+    runtimeLogger.warn({ err: busUnavailableError(refused) }, 'webhook intake could not hand an objective event to its endpoint; it comes back');
+    health.stop();
+    assert.equal(health.isUp('postgres'), true);
+    assert.equal(lines.filter((line) => line.dependency === 'postgres').length, 0);
   });
 });

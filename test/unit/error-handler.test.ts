@@ -3,6 +3,7 @@ import pino from 'pino';
 import type Koa from 'koa';
 import { Writable } from 'node:stream';
 import { errorHandler } from '../../http/middleware/errors';
+import { errors as natsErrors } from '@nats-io/nats-core';
 import { DependencyHealth } from '../../actors/runtime/dependency-health';
 
 /** Runs the error middleware over a `next` that throws, and answers what it wrote. */
@@ -33,7 +34,8 @@ describe('error middleware', () => {
       const answer = await answerTo(thrown);
       assert.equal(answer.status, 503, String((thrown as Error).message));
       assert.equal(answer.body.code, 14);
-      assert.equal(answer.body.message, 'the database is unreachable; retry shortly');
+      // The one wording of DependencyHealth and docs/operations.md.
+      assert.equal(answer.body.message, 'the database (PostgreSQL) is unreachable; retry shortly');
       assert.equal(answer.retryAfter, '1');
     }
   });
@@ -65,6 +67,27 @@ describe('error middleware', () => {
       assert.equal(answer.status, 503);
       assert.equal(answer.body.message, 'the message bus (NATS) is unreachable; retry shortly');
       assert.equal(answer.retryAfter, '1');
+    } finally {
+      health.stop();
+    }
+  });
+
+  it('never answers or reports a NATS connection failure as the database\'s', async () => {
+    const health = new DependencyHealth({ logger: pino({ level: 'silent' }) });
+    health.track('postgres');
+    health.track('nats');
+    // What nats.js throws when the NATS server refuses the connection: its cause is a socket error, as pg's are.
+    const natsRefused = new natsErrors.ConnectionError('connection refused', {
+      cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4222'), { code: 'ECONNREFUSED' }),
+    });
+    try {
+      assert.notEqual((await answerTo(natsRefused, health)).body.message, 'the database (PostgreSQL) is unreachable; retry shortly');
+      assert.equal(health.isUp('postgres'), true);
+      health.down('nats');
+      const answer = await answerTo(natsRefused, health);
+      assert.equal(answer.status, 503);
+      assert.equal(answer.body.message, 'the message bus (NATS) is unreachable; retry shortly');
+      assert.equal(health.isUp('postgres'), true, 'the database is not reported down');
     } finally {
       health.stop();
     }
