@@ -15,7 +15,7 @@ import { connect } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { startActorRuntime, type ActorRuntime, type RuntimeLogger, type RuntimeOptions } from '../../actors';
 import { NatsBus } from '../../actors/bus/nats-bus';
-import { connectToNats } from '../../actors/bus/nats-connection';
+import { closeNatsConnection, connectToNats, NatsConnectionWatch } from '../../actors/bus/nats-connection';
 import { JetStreamConsumers } from '../../actors/events/jetstream-consumers';
 import { JetStreamPublisher } from '../../actors/events/jetstream-publisher';
 import { DependencyHealth } from '../../actors/runtime/dependency-health';
@@ -210,6 +210,53 @@ describe('NATS outages (a nats-server of our own)', function () {
       `NATS lost durable consumer replaced-reader of stream ${stream}; declared again`,
       `NATS lost stream ${stream}; declared again`,
     ], 'one warning per stream and durable lost, not one per event');
+  });
+
+  it('resumes after the server ran a while with other credentials (authorisation errors in a row do not end the reconnects)', async () => {
+    await nats.stop();
+    await nats.start('agentrt', 'right');
+    const runtime = await startNode({}, health, `nats://agentrt:right@127.0.0.1:${nats.port}`);
+    const received = await readEvents(runtime, 'credentials-reader');
+    await runtime.ask('counter', 'before-credentials', { type: 'emit', count: 1 });
+    await eventually(async () => received.length === 1, 'the event before the restart consumed');
+
+    await nats.stop();
+    const logFrom = nats.log().length;
+    await nats.start('agentrt', 'other');
+    // nats.js closed the connection for good at its second authorisation error in a row.
+    await eventually(() => (nats.log().slice(logFrom).match(/authentication error/gi) ?? []).length >= 3, 'several authorisation errors', 20_000);
+    await runtime.ask('counter', 'other-credentials', { type: 'emit', count: 2 });
+    await nats.stop();
+    await nats.start('agentrt', 'right');
+
+    const expected = [...(await outboxIds('before-credentials')), ...(await outboxIds('other-credentials'))];
+    assert.equal(expected.length, 3);
+    await eventually(() => expected.every((id) => received.includes(id)), 'the events of the outage consumed', 20_000);
+    assert.ok(health.isUp('nats'), 'NATS reported back');
+    assert.equal(health.deadReason(), undefined);
+  });
+
+  it('reports a connection the client closed on its own as an outage for good (the node must be restarted), and a close it asked for as nothing', async () => {
+    const closedByClient = await connectToNats(nats.url, 'closed-by-client');
+    NatsConnectionWatch.of(closedByClient).reportTo(health, logger);
+    // What the client does when it gives up: a close that closeNatsConnection did not ask for.
+    await closedByClient.close();
+    await eventually(() => health.deadReason() !== undefined, 'the node reported dead');
+    assert.equal(health.isUp('nats'), false, 'NATS reported down');
+    assert.match(health.deadReason()!, /must be restarted/);
+    const errors = logger.lines.filter((line) => line.level === 'error');
+    assert.deepEqual(errors.map((line) => line.message), [health.deadReason()], 'one error saying the node must be restarted');
+
+    const otherHealth = new DependencyHealth({ logger });
+    const closedByNode = await connectToNats(nats.url, 'closed-by-node');
+    NatsConnectionWatch.of(closedByNode).reportTo(otherHealth, logger);
+    await closeNatsConnection(closedByNode);
+    await closedByNode.closed();
+    await sleep(100);
+    assert.equal(otherHealth.deadReason(), undefined);
+    assert.ok(otherHealth.isUp('nats'));
+    assert.equal(logger.lines.filter((line) => line.level === 'error').length, 1);
+    otherHealth.stop();
   });
 
   it('stops while NATS is away, without waiting for it', async () => {
