@@ -19,6 +19,7 @@ import { closeNatsConnection, connectToNats, NatsConnectionWatch } from '../../a
 import { JetStreamConsumers } from '../../actors/events/jetstream-consumers';
 import { JetStreamPublisher } from '../../actors/events/jetstream-publisher';
 import { DependencyHealth } from '../../actors/runtime/dependency-health';
+import { PublisherUnavailableError } from '../../src/ports/event-publisher';
 import { createDataSource } from '../../persistence/data-source';
 import { shardOf } from '../../src/sharding/fnv1a32';
 import { counterKind, type CounterReply } from '../support/cluster-counter';
@@ -257,6 +258,74 @@ describe('NATS outages (a nats-server of our own)', function () {
     assert.ok(otherHealth.isUp('nats'));
     assert.equal(logger.lines.filter((line) => line.level === 'error').length, 1);
     otherHealth.stop();
+  });
+
+  describe('the JetStream publisher (its timeout a minute: only the recovery paths answer within the test\'s)', function () {
+    this.timeout(20_000);
+    let connection: NatsConnection;
+    let publisher: JetStreamPublisher;
+    let stream: string;
+    const event = (subject: string, id: string) => ({ id, subject, data: '{}' });
+
+    beforeEach(async () => {
+      connection = await connectToNats(nats.url, 'publisher');
+      publisher = new JetStreamPublisher(connection, { timeoutMs: 60_000, logger });
+      stream = `${names.eventStream}_PUB`;
+      await publisher.prepare([{ name: stream, subjects: [`${names.subjectPrefix}.pub.>`] }]);
+    });
+
+    afterEach(async () => {
+      await closeNatsConnection(connection);
+    });
+
+    const lost = async () => {
+      await nats.stop();
+      await eventually(() => !NatsConnectionWatch.of(connection).connected(), 'the connection lost');
+    };
+
+    it('refuses a publication at once while the connection is lost', async () => {
+      await publisher.publish(event(`${names.subjectPrefix}.pub.a`, 'evt_before'));
+      await lost();
+      await assert.rejects(publisher.publish(event(`${names.subjectPrefix}.pub.a`, 'evt_during')), PublisherUnavailableError);
+    });
+
+    it('ends a publication in flight when the connection drops', async () => {
+      // A subject no stream captures, with a listener that never answers: the publication waits for its acknowledgement.
+      const silent = `${names.subjectPrefix}.silent.one`;
+      let delivered = false;
+      const listener = await connectToNats(nats.url, 'silent-listener');
+      try {
+        listener.subscribe(silent, {
+          callback: () => {
+            delivered = true;
+          },
+        });
+        await listener.flush();
+        const publication = publisher.publish(event(silent, 'evt_in_flight'));
+        publication.catch(() => undefined);
+        await eventually(() => delivered, 'the publication reached the server');
+        await nats.stop();
+        await assert.rejects(publication, PublisherUnavailableError);
+      } finally {
+        await closeNatsConnection(listener);
+      }
+    });
+
+    it('refuses an erasure purge at once while the connection is lost', async () => {
+      await publisher.publish(event(`${names.subjectPrefix}.pub.erased`, 'evt_erased'));
+      await lost();
+      await assert.rejects(publisher.purgeSubjects(stream, [`${names.subjectPrefix}.pub.erased`]), PublisherUnavailableError);
+    });
+
+    it('purges on a server that lost the stream: declares it again (nothing left to purge)', async () => {
+      await publisher.publish(event(`${names.subjectPrefix}.pub.erased`, 'evt_erased'));
+      await nats.replaceWithEmpty();
+      await eventually(() => NatsConnectionWatch.of(connection).connected(), 'connected to the empty server');
+      await publisher.purgeSubjects(stream, [`${names.subjectPrefix}.pub.erased`]);
+      const info = await withConnection(async (observer) => (await jetstreamManager(observer)).streams.info(stream));
+      assert.equal(info.state.messages, 0);
+      assert.ok(logger.lines.some((line) => line.message === `NATS lost stream ${stream}; declared again`), 'the topology declared the stream again');
+    });
   });
 
   it('stops while NATS is away, without waiting for it', async () => {
