@@ -21,6 +21,7 @@ import { JetStreamPublisher } from '../../actors/events/jetstream-publisher';
 import { DependencyHealth } from '../../actors/runtime/dependency-health';
 import { PublisherUnavailableError } from '../../src/ports/event-publisher';
 import { createDataSource } from '../../persistence/data-source';
+import { ConfigError } from '../../src/config';
 import { shardOf } from '../../src/sharding/fnv1a32';
 import { counterKind, type CounterReply } from '../support/cluster-counter';
 import { eventually, silentLogger, uniqueBusNames } from '../support/cluster-harness';
@@ -28,10 +29,10 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 import { freePort, PrivateNats } from '../support/private-services';
 
 /** A logger keeping its lines (to count warnings), and printing them with TEST_RUNTIME_LOG=1. */
-function recordingLogger(): RuntimeLogger & { lines: Array<{ level: string; message: string }> } {
-  const lines: Array<{ level: string; message: string }> = [];
+function recordingLogger(): RuntimeLogger & { lines: Array<{ level: string; message: string; fields: object }> } {
+  const lines: Array<{ level: string; message: string; fields: object }> = [];
   const keep = (level: 'debug' | 'info' | 'warn' | 'error') => (fields: object, message: string) => {
-    lines.push({ level, message });
+    lines.push({ level, message, fields });
     silentLogger[level](fields, message);
   };
   return { lines, debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error') };
@@ -338,8 +339,26 @@ describe('NATS outages (a nats-server of our own)', function () {
     await runtime.stop();
   });
 
-  it('gives every stream and durable it declares AGENTRT_JETSTREAM_REPLICAS replicas (connected through a list of servers, one of them dead)', async () => {
-    const runtime = await startNode({ jetStreamReplicas: 1 }, undefined, ` nats://127.0.0.1:${await freePort()} , ${nats.url}`);
+  it('asks for AGENTRT_JETSTREAM_REPLICAS replicas of the streams it declares, says which setting a server that cannot hold them refuses, and runs with 1 (connected through a list of servers, one of them dead)', async () => {
+    const servers = ` nats://127.0.0.1:${await freePort()} , ${nats.url}`;
+    await withConnection(async (observer) => {
+      const created: Array<{ num_replicas?: number }> = [];
+      observer.subscribe('$JS.API.STREAM.CREATE.>', {
+        callback: (_error, message) => {
+          created.push(message.json());
+        },
+      });
+      await observer.flush();
+      // One server refuses more than one replica: the runtime's option reached the streams' creation.
+      const refused = await startNode({ jetStreamReplicas: 3 }, undefined, servers);
+      await observer.flush();
+      assert.ok(created.length > 0 && created.every((request) => request.num_replicas === 3), `streams created with 3 replicas: ${JSON.stringify(created)}`);
+      const failure = logger.lines.map((line) => (line.fields as { err?: unknown }).err).find((error) => error instanceof ConfigError);
+      assert.match((failure as Error | undefined)?.message ?? '', /cannot be created with 3 replicas \(AGENTRT_JETSTREAM_REPLICAS\): the NATS server answered "replicas > 1 not supported in non-clustered mode"/);
+      runtimes = runtimes.filter((started) => started !== refused);
+      await refused.stop();
+    });
+    const runtime = await startNode({ jetStreamReplicas: 1 }, undefined, servers);
     await readEvents(runtime, 'replicated-reader');
     await withConnection(async (connection) => {
       const manager = await jetstreamManager(connection);
