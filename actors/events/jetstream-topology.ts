@@ -29,7 +29,7 @@ import type { RuntimeLogger } from '../runtime/runtime-logger';
 const TEN_MINUTES_NS = 10 * 60 * 1_000_000_000;
 const NS_PER_MS = 1_000_000;
 /** After a restore that found everything in place, later calls within this time reuse its answer (a subject no stream takes is not a lost stream). */
-const RESTORE_QUIET_MS = 1000;
+export const RESTORE_QUIET_MS = 1000;
 
 export interface JetStreamTopologyOptions {
   logger: RuntimeLogger;
