@@ -60,7 +60,7 @@ export interface RuntimeOptions {
    * Replicas (`num_replicas`) of every JetStream stream and durable consumer
    * the node declares: 3 on a three-server NATS cluster keeps the events of a
    * server that dies with its store. An existing stream with fewer is raised,
-   * never lowered (it may be shared with other clusters). @default 1
+   * never lowered (it may be shared with other clusters). At most 5. @default 1
    */
   jetStreamReplicas: number;
   /** Actors with unfinished work activated at once after shards are acquired. @default 32 */
@@ -129,6 +129,9 @@ const INTEGER_VARIABLES: Array<[keyof RuntimeOptions, string, number]> = [
   ['retentionBatchSize', 'AGENTRT_RETENTION_BATCH_SIZE', 1],
 ];
 
+/** JetStream keeps at most 5 replicas of a stream or consumer. */
+export const MAX_JETSTREAM_REPLICAS = 5;
+
 function readInteger(env: NodeJS.ProcessEnv, name: string, min: number): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -145,6 +148,9 @@ export function runtimeOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Run
   const options = defaultRuntimeOptions();
   const numeric = options as unknown as Record<string, number>;
   for (const [key, name, min] of INTEGER_VARIABLES) numeric[key] = readInteger(env, name, min) ?? numeric[key];
+  if (options.jetStreamReplicas > MAX_JETSTREAM_REPLICAS) {
+    throw new ConfigError(`AGENTRT_JETSTREAM_REPLICAS must be at most ${MAX_JETSTREAM_REPLICAS} (JetStream's maximum), got "${env.AGENTRT_JETSTREAM_REPLICAS}"`);
+  }
   if (env.AGENTRT_NODE_ID) options.nodeId = env.AGENTRT_NODE_ID;
   if (env.AGENTRT_SUBJECT_PREFIX) options.subjectPrefix = env.AGENTRT_SUBJECT_PREFIX;
   if (env.AGENTRT_EVENT_STREAM) options.eventStream = env.AGENTRT_EVENT_STREAM;

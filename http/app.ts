@@ -34,7 +34,7 @@ export function createApp(deps: AppDependencies): Koa {
   const api = new Router();
   mountRoutes(api, deps.routes, deps.mount);
   Object.defineProperty(app, API_ROUTER, { value: api });
-  const system = systemRoutes({ checkReady: deps.checkReady, openApiDocument: () => openApi });
+  const system = systemRoutes({ checkReady: deps.checkReady, openApiDocument: () => openApi, deadReason: () => deps.health?.deadReason() });
   // Request context and metrics wrap the error handler, so they see the final status.
   app.use(requestContext(deps.logger));
   app.use(requestMetrics());

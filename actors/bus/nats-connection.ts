@@ -3,16 +3,21 @@
 // about its state. nats.js closes a connection for good after 10 failed
 // reconnects per server by default (about 20 s with its 2 s wait): a node
 // then needed a restart after any longer NATS outage. Here it never gives
-// up; one watcher per connection follows its status events, answers whether
-// it is connected now, wakes the users that wait for a reconnect (the outbox
-// relay, the durable consumers) and reports the outage to DependencyHealth.
+// up (not even after authorisation errors: a server restarted for a while
+// with other credentials); one watcher per connection follows its status
+// events, answers whether it is connected now, wakes the users that wait for
+// a reconnect (the outbox relay, the durable consumers) and reports the
+// outage to DependencyHealth. Should the client still close the connection
+// without being asked, the node cannot reach NATS again: that is reported as
+// an outage for good, which /healthz turns into a restart by the orchestrator.
 import { errors as natsErrors, type ConnectionOptions, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
-import { parseNatsServers } from '../../src/config';
+import { ConfigError, parseNatsServers } from '../../src/config';
 import { BusUnavailableError } from '../../src/ports/bus';
 import { PublisherUnavailableError } from '../../src/ports/event-publisher';
 import { withTimeout } from '../../src/with-timeout';
 import type { DependencyHealth } from '../runtime/dependency-health';
+import type { RuntimeLogger } from '../runtime/runtime-logger';
 
 /**
  * Reconnect and keep-alive settings. The wait between attempts is short and
@@ -29,11 +34,39 @@ export const NATS_RECONNECT_OPTIONS = {
   reconnectJitterTLS: 250,
   pingInterval: 5000,
   maxPingOut: 2,
+  // The client's default closes the connection at the second authorisation error in a row.
+  ignoreAuthErrorAbort: true,
 } as const satisfies Partial<ConnectionOptions>;
 
-/** The client options of a node's connection to the servers of `natsUrl` (comma-separated). */
+/**
+ * The client options of a node's connection to the servers of `natsUrl`
+ * (comma-separated). The client ignores credentials in a server address
+ * (`nats://user:password@host`, `nats://token@host`): they are taken out of
+ * the addresses and given as its user and password (or token).
+ * @throws ConfigError when the servers carry different credentials (a connection has one)
+ */
 export function natsConnectionOptions(natsUrl: string, name: string): ConnectionOptions {
-  return { servers: parseNatsServers(natsUrl), name, ...NATS_RECONNECT_OPTIONS };
+  const servers = parseNatsServers(natsUrl).map(serverCredentials);
+  const credentials = new Set(servers.map((server) => server.credentials).filter((each) => each !== undefined).map((each) => JSON.stringify(each)));
+  if (credentials.size > 1) throw new ConfigError('NATS_URL: every server of the list must carry the same credentials (or none)');
+  const [only] = [...credentials].map((each) => JSON.parse(each) as { user?: string; pass?: string; token?: string });
+  return { servers: servers.map((server) => server.address), name, ...only, ...NATS_RECONNECT_OPTIONS };
+}
+
+/** A server address without its credentials, and them (decoded). */
+function serverCredentials(entry: string): { address: string; credentials?: { user: string; pass: string } | { token: string } } {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(entry);
+  const absolute = withScheme ? entry : `nats://${entry}`;
+  const url = new URL(absolute);
+  if (url.username === '' && url.password === '') return { address: entry };
+  const user = decodeURIComponent(url.username);
+  const pass = decodeURIComponent(url.password);
+  const hasPassword = /\/\/[^@/]*:[^@/]*@/.test(absolute);
+  url.username = '';
+  url.password = '';
+  const address = withScheme ? url.toString().replace(/\/$/, '') : url.host;
+  // A user without a password is a token (nats://token@host), as the other NATS clients read it.
+  return { address, credentials: hasPassword ? { user, pass } : { token: user } };
 }
 
 /** Opens the node's NATS connection. @throws when no server of the list answers now (start-up needs NATS). */
@@ -51,7 +84,9 @@ const DRAIN_TIMEOUT_MS = 5000;
  */
 export async function closeNatsConnection(connection: NatsConnection): Promise<void> {
   if (connection.isClosed()) return;
-  if (NatsConnectionWatch.of(connection).connected()) {
+  const watch = NatsConnectionWatch.of(connection);
+  watch.closeAsked();
+  if (watch.connected()) {
     const drained = await withTimeout(connection.drain(), DRAIN_TIMEOUT_MS).then(() => true, () => false);
     if (drained) return;
   }
@@ -64,6 +99,8 @@ export class NatsConnectionWatch {
   private readonly reconnectListeners = new Set<() => void>();
   private reconnectWaiters: Array<() => void> = [];
   private health: DependencyHealth | undefined;
+  private logger: RuntimeLogger | undefined;
+  private closing = false;
   private disconnection = NatsConnectionWatch.nextDisconnection();
 
   private constructor(private readonly connection: NatsConnection) {
@@ -95,11 +132,22 @@ export class NatsConnectionWatch {
     return new Promise((resolve) => this.reconnectWaiters.push(resolve));
   }
 
-  /** Reports the connection's outages to `health` as the dependency "nats" (tracked from now on). */
-  reportTo(health: DependencyHealth): void {
+  /**
+   * Reports the connection's outages to `health` as the dependency "nats"
+   * (tracked from now on), and a close nobody asked for (see closeNatsConnection)
+   * to `logger` too: the node is then dead until restarted.
+   */
+  reportTo(health: DependencyHealth | undefined, logger?: RuntimeLogger): void {
     this.health = health;
-    health.track('nats');
-    if (!this.connected()) health.down('nats', new Error('the NATS connection is lost'));
+    this.logger = logger;
+    health?.track('nats');
+    if (!this.connected()) health?.down('nats', new Error('the NATS connection is lost'));
+    if (this.connection.isClosed() && !this.closing) this.closedForGood();
+  }
+
+  /** The node closes the connection (closeNatsConnection): its close is no outage. */
+  closeAsked(): void {
+    this.closing = true;
   }
 
   private async follow(): Promise<void> {
@@ -129,6 +177,19 @@ export class NatsConnectionWatch {
     this.connectedNow = false;
     this.disconnection.reject(new Error('the NATS connection is closed'));
     this.releaseWaiters();
+    if (!this.closing) this.closedForGood();
+  }
+
+  /** The client closed the connection on its own (it gave up reconnecting): nothing brings it back but a restart. */
+  private closedForGood(): void {
+    const reason = 'the NATS connection was closed by the client, which will not reconnect: the node must be restarted';
+    // The client's error (an authorisation error, ...) carries no address, hence no credentials; only its message is kept.
+    void this.connection.closed().then((error) => {
+      const cause = error instanceof Error ? error.message : undefined;
+      this.health?.down('nats', new Error(reason));
+      this.health?.markDead(reason);
+      this.logger?.error({ dependency: 'nats', ...(cause ? { cause } : {}) }, reason);
+    });
   }
 
   private static nextDisconnection(): { promise: Promise<never>; reject: (error: Error) => void } {

@@ -89,9 +89,26 @@ export class JetStreamPublisher implements EventPublisher {
    * (`erase`). Not a purge by filter: on the 2.9 server a filtered purge moves
    * every consumer of the stream past the last purged message, so a durable
    * (the webhook intake, a user's) skipped the other subjects' messages it had
-   * not read yet in that range.
+   * not read yet in that range. Refused at once while the connection is
+   * lost; a stream the server lost has the topology declare everything again
+   * (the new stream holds nothing to purge).
+   * @throws PublisherUnavailableError when the connection failed
    */
   async purgeSubjects(stream: string, filters: readonly string[]): Promise<void> {
+    this.failFastWhileDisconnected();
+    try {
+      await this.deleteMessagesOf(stream, filters);
+    } catch (error) {
+      if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw this.unavailableOr(error);
+      try {
+        await this.topology.restore();
+      } catch (failure) {
+        throw this.unavailableOr(failure);
+      }
+    }
+  }
+
+  private async deleteMessagesOf(stream: string, filters: readonly string[]): Promise<void> {
     const manager = await this.topology.manager();
     for (const filter of filters) {
       for (const sequence of await this.sequencesOf(manager, stream, filter)) {

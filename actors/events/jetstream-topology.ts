@@ -19,6 +19,7 @@
 // stream's and warns how to lower it on purpose.
 import { AckPolicy, DeliverPolicy, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type ConsumerConfig, type ConsumerInfo, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream';
 import { errors as natsErrors, type NatsConnection } from '@nats-io/nats-core';
+import { ConfigError } from '../../src/config';
 import type { ResolvedConsumerSpec } from '../../src/events/consumer-spec';
 import { mergeStreamDeclarations } from '../../src/events/stream-declarations';
 import { DurableConsumerConflictError, StreamNotFoundError } from '../../src/ports/event-consumer';
@@ -28,7 +29,7 @@ import type { RuntimeLogger } from '../runtime/runtime-logger';
 const TEN_MINUTES_NS = 10 * 60 * 1_000_000_000;
 const NS_PER_MS = 1_000_000;
 /** After a restore that found everything in place, later calls within this time reuse its answer (a subject no stream takes is not a lost stream). */
-const RESTORE_QUIET_MS = 1000;
+export const RESTORE_QUIET_MS = 1000;
 
 export interface JetStreamTopologyOptions {
   logger: RuntimeLogger;
@@ -209,9 +210,17 @@ export class JetStreamTopology {
     const declared = stream.maxAgeMs === undefined ? 0 : stream.maxAgeMs * NS_PER_MS;
     const window = (duplicateWindow: number, maxAge: number) => (maxAge > 0 ? Math.min(duplicateWindow, maxAge) : duplicateWindow);
     if (!existing) {
-      await manager.streams.add({
-        name: stream.name, subjects: stream.subjects, duplicate_window: window(TEN_MINUTES_NS, declared), max_age: declared, num_replicas: this.replicas,
-      });
+      try {
+        await manager.streams.add({
+          name: stream.name, subjects: stream.subjects, duplicate_window: window(TEN_MINUTES_NS, declared), max_age: declared, num_replicas: this.replicas,
+        });
+      } catch (error) {
+        if (!isTooFewServers(error)) throw error;
+        throw new ConfigError(
+          `stream ${stream.name} cannot be created with ${this.replicas} replicas (AGENTRT_JETSTREAM_REPLICAS): the NATS server answered "${(error as Error).message}"; ` +
+            'set AGENTRT_JETSTREAM_REPLICAS to at most the number of JetStream servers of the NATS cluster (1 for a single server)',
+        );
+      }
       return 'created';
     }
     const current = existing.config.max_age;
@@ -275,6 +284,17 @@ export class JetStreamTopology {
       throw error;
     }
   }
+}
+
+// JetStream's answers to a stream asking for more replicas than it has servers for.
+const REPLICAS_NOT_SUPPORTED = 10074; // "replicas > 1 not supported in non-clustered mode"
+const INSUFFICIENT_RESOURCES = 10023; // "insufficient resources"
+const NO_SUITABLE_PEERS = 10005; // "no suitable peers for placement"
+
+/** Whether a stream's creation failed for want of servers to hold its replicas. */
+function isTooFewServers(error: unknown): boolean {
+  if (!(error instanceof JetStreamApiError)) return false;
+  return [REPLICAS_NOT_SUPPORTED, INSUFFICIENT_RESOURCES, NO_SUITABLE_PEERS].includes(error.code) || /insufficient resources|replicas > 1 not supported|peers/i.test(error.message);
 }
 
 /** Whether a JetStream failure says the server lacks a stream or consumer this node declared (see JetStreamTopology.restore). */

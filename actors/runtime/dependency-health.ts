@@ -54,6 +54,7 @@ export class DependencyHealth implements DependencyHealthPort {
   private readonly probeIntervalMs: number;
   private readonly probeTimeoutMs: number;
   private stopped = false;
+  private deadBecause: string | undefined;
 
   constructor(private readonly options: DependencyHealthOptions) {
     this.probeIntervalMs = options.probeIntervalMs ?? 500;
@@ -136,6 +137,16 @@ export class DependencyHealth implements DependencyHealthPort {
   onChange(listener: DependencyListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** The node cannot recover on its own (a client gave up for good): /healthz answers 503, so that its orchestrator restarts it. */
+  markDead(reason: string): void {
+    this.deadBecause ??= reason;
+  }
+
+  /** Why the node must be restarted; undefined while it recovers on its own. */
+  deadReason(): string | undefined {
+    return this.deadBecause;
   }
 
   /** The error a request that needs the dependency gets while it is down. */

@@ -50,7 +50,7 @@ function dataSourceUrl(dataSource: DataSource): string {
 async function clusterPorts(natsUrl: string, databaseUrl: string, options: RuntimeOptions, logger: RuntimeLogger, health: DependencyHealth | undefined): Promise<Ports> {
   const connection = await connectToNats(natsUrl, options.nodeId);
   const watch = NatsConnectionWatch.of(connection);
-  if (health) watch.reportTo(health);
+  watch.reportTo(health, logger);
   // One topology for the publisher and the consumers: whichever meets a server that lost them declares them all again.
   const topology = new JetStreamTopology(connection, { logger, replicas: options.jetStreamReplicas });
   return {

@@ -2,6 +2,7 @@
 // OpenAPI document (public, like any API description).
 import Router from '@koa/router';
 import { UnavailableError } from '../../src/errors';
+import { unreachableReason } from '../../src/ports/dependency-health';
 import { writeError } from '../middleware/errors';
 import { metricsText } from '../middleware/metrics';
 
@@ -9,13 +10,18 @@ export interface SystemRoutesDependencies {
   /** Resolves when the node can serve (not draining, every dependency reachable); rejects otherwise, with an UnavailableError saying why. */
   checkReady: () => Promise<void>;
   openApiDocument: () => Record<string, unknown>;
+  /** Why the node must be restarted (a dependency it can never reach again); undefined while it recovers on its own. */
+  deadReason?: () => string | undefined;
 }
 
-export function systemRoutes({ checkReady, openApiDocument }: SystemRoutesDependencies): Router {
+export function systemRoutes({ checkReady, openApiDocument, deadReason }: SystemRoutesDependencies): Router {
   const router = new Router();
   router.get('/healthz', (ctx) => {
     ctx.state.routePath = '/healthz';
-    ctx.body = { status: 'ok' };
+    // Only what a restart cures fails liveness: a dependency's outage is for /readyz.
+    const dead = deadReason?.();
+    if (dead) writeError(ctx, new UnavailableError(`not live: ${dead}`));
+    else ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
     ctx.state.routePath = '/readyz';
@@ -23,7 +29,7 @@ export function systemRoutes({ checkReady, openApiDocument }: SystemRoutesDepend
       await checkReady();
       ctx.body = { status: 'ready' };
     } catch (error) {
-      const reason = error instanceof UnavailableError ? error.message : 'the database is unreachable';
+      const reason = error instanceof UnavailableError ? error.message : unreachableReason(['postgres']);
       const retryAfterSeconds = error instanceof UnavailableError ? error.retryAfterSeconds : undefined;
       writeError(ctx, new UnavailableError(`not ready: ${reason}`, { retryAfterSeconds }));
     }

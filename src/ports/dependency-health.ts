@@ -44,4 +44,6 @@ export interface DependencyHealthPort {
   unavailableError(dependency: Dependency): UnavailableError;
   /** Why the node is not ready, naming every unreachable dependency; undefined when all are up. */
   unavailableReason(): string | undefined;
+  /** Why the node can never serve again and must be restarted (a NATS connection closed for good); undefined while it can. */
+  deadReason(): string | undefined;
 }

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { startTestApi, type TestApi } from '../support/api';
 import { assertStatus, Code, newAccount, newKey, type TestAccount } from '../support/fixtures';
+import { DependencyHealth } from '../../actors/runtime/dependency-health';
+import { silentLogger } from '../support/cluster-harness';
 
 describe('HTTP conventions', () => {
   let api: TestApi;
@@ -195,6 +197,24 @@ describe('GET /readyz while shutting down', () => {
     assert.equal(response.body.code, 14);
     assert.equal(response.body.message, 'not ready: the node is shutting down');
     assert.equal((await api.request('GET', '/healthz')).status, 200);
+  });
+});
+
+describe('GET /healthz once the node must be restarted', () => {
+  let api: TestApi;
+  const health = new DependencyHealth({ logger: silentLogger });
+  before(async () => (api = await startTestApi({ health })));
+  after(async () => api.close());
+
+  it('stays 200 through an outage, and answers 503 saying why once a dependency can never be reached again', async () => {
+    health.track('nats');
+    health.down('nats');
+    assert.equal((await api.request('GET', '/healthz')).status, 200, 'an outage is for /readyz');
+    health.markDead('the NATS connection was closed by the client, which will not reconnect: the node must be restarted');
+    const response = await api.request('GET', '/healthz');
+    assert.equal(response.status, 503);
+    assert.equal(response.body.code, 14);
+    assert.match(response.body.message, /^not live: the NATS connection was closed .* must be restarted$/);
   });
 });
 

@@ -15,11 +15,13 @@ import { connect } from '@nats-io/transport-node';
 import type { DataSource } from 'typeorm';
 import { startActorRuntime, type ActorRuntime, type RuntimeLogger, type RuntimeOptions } from '../../actors';
 import { NatsBus } from '../../actors/bus/nats-bus';
-import { connectToNats } from '../../actors/bus/nats-connection';
+import { closeNatsConnection, connectToNats, NatsConnectionWatch } from '../../actors/bus/nats-connection';
 import { JetStreamConsumers } from '../../actors/events/jetstream-consumers';
 import { JetStreamPublisher } from '../../actors/events/jetstream-publisher';
 import { DependencyHealth } from '../../actors/runtime/dependency-health';
+import { PublisherUnavailableError } from '../../src/ports/event-publisher';
 import { createDataSource } from '../../persistence/data-source';
+import { ConfigError } from '../../src/config';
 import { shardOf } from '../../src/sharding/fnv1a32';
 import { counterKind, type CounterReply } from '../support/cluster-counter';
 import { eventually, silentLogger, uniqueBusNames } from '../support/cluster-harness';
@@ -27,10 +29,10 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 import { freePort, PrivateNats } from '../support/private-services';
 
 /** A logger keeping its lines (to count warnings), and printing them with TEST_RUNTIME_LOG=1. */
-function recordingLogger(): RuntimeLogger & { lines: Array<{ level: string; message: string }> } {
-  const lines: Array<{ level: string; message: string }> = [];
+function recordingLogger(): RuntimeLogger & { lines: Array<{ level: string; message: string; fields: object }> } {
+  const lines: Array<{ level: string; message: string; fields: object }> = [];
   const keep = (level: 'debug' | 'info' | 'warn' | 'error') => (fields: object, message: string) => {
-    lines.push({ level, message });
+    lines.push({ level, message, fields });
     silentLogger[level](fields, message);
   };
   return { lines, debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error') };
@@ -212,6 +214,121 @@ describe('NATS outages (a nats-server of our own)', function () {
     ], 'one warning per stream and durable lost, not one per event');
   });
 
+  it('resumes after the server ran a while with other credentials (authorisation errors in a row do not end the reconnects)', async () => {
+    await nats.stop();
+    await nats.start('agentrt', 'right');
+    const runtime = await startNode({}, health, `nats://agentrt:right@127.0.0.1:${nats.port}`);
+    const received = await readEvents(runtime, 'credentials-reader');
+    await runtime.ask('counter', 'before-credentials', { type: 'emit', count: 1 });
+    await eventually(async () => received.length === 1, 'the event before the restart consumed');
+
+    await nats.stop();
+    const logFrom = nats.log().length;
+    await nats.start('agentrt', 'other');
+    // nats.js closed the connection for good at its second authorisation error in a row.
+    await eventually(() => (nats.log().slice(logFrom).match(/authentication error/gi) ?? []).length >= 3, 'several authorisation errors', 20_000);
+    await runtime.ask('counter', 'other-credentials', { type: 'emit', count: 2 });
+    await nats.stop();
+    await nats.start('agentrt', 'right');
+
+    const expected = [...(await outboxIds('before-credentials')), ...(await outboxIds('other-credentials'))];
+    assert.equal(expected.length, 3);
+    await eventually(() => expected.every((id) => received.includes(id)), 'the events of the outage consumed', 20_000);
+    assert.ok(health.isUp('nats'), 'NATS reported back');
+    assert.equal(health.deadReason(), undefined);
+  });
+
+  it('reports a connection the client closed on its own as an outage for good (the node must be restarted), and a close it asked for as nothing', async () => {
+    const closedByClient = await connectToNats(nats.url, 'closed-by-client');
+    NatsConnectionWatch.of(closedByClient).reportTo(health, logger);
+    // What the client does when it gives up: a close that closeNatsConnection did not ask for.
+    await closedByClient.close();
+    await eventually(() => health.deadReason() !== undefined, 'the node reported dead');
+    assert.equal(health.isUp('nats'), false, 'NATS reported down');
+    assert.match(health.deadReason()!, /must be restarted/);
+    const errors = logger.lines.filter((line) => line.level === 'error');
+    assert.deepEqual(errors.map((line) => line.message), [health.deadReason()], 'one error saying the node must be restarted');
+
+    const otherHealth = new DependencyHealth({ logger });
+    const closedByNode = await connectToNats(nats.url, 'closed-by-node');
+    NatsConnectionWatch.of(closedByNode).reportTo(otherHealth, logger);
+    await closeNatsConnection(closedByNode);
+    await closedByNode.closed();
+    await sleep(100);
+    assert.equal(otherHealth.deadReason(), undefined);
+    assert.ok(otherHealth.isUp('nats'));
+    assert.equal(logger.lines.filter((line) => line.level === 'error').length, 1);
+    otherHealth.stop();
+  });
+
+  describe('the JetStream publisher (its timeout a minute: only the recovery paths answer within the test\'s)', function () {
+    this.timeout(20_000);
+    let connection: NatsConnection;
+    let publisher: JetStreamPublisher;
+    let stream: string;
+    const event = (subject: string, id: string) => ({ id, subject, data: '{}' });
+
+    beforeEach(async () => {
+      connection = await connectToNats(nats.url, 'publisher');
+      publisher = new JetStreamPublisher(connection, { timeoutMs: 60_000, logger });
+      stream = `${names.eventStream}_PUB`;
+      await publisher.prepare([{ name: stream, subjects: [`${names.subjectPrefix}.pub.>`] }]);
+    });
+
+    afterEach(async () => {
+      await closeNatsConnection(connection);
+    });
+
+    const lost = async () => {
+      await nats.stop();
+      await eventually(() => !NatsConnectionWatch.of(connection).connected(), 'the connection lost');
+    };
+
+    it('refuses a publication at once while the connection is lost', async () => {
+      await publisher.publish(event(`${names.subjectPrefix}.pub.a`, 'evt_before'));
+      await lost();
+      await assert.rejects(publisher.publish(event(`${names.subjectPrefix}.pub.a`, 'evt_during')), PublisherUnavailableError);
+    });
+
+    it('ends a publication in flight when the connection drops', async () => {
+      // A subject no stream captures, with a listener that never answers: the publication waits for its acknowledgement.
+      const silent = `${names.subjectPrefix}.silent.one`;
+      let delivered = false;
+      const listener = await connectToNats(nats.url, 'silent-listener');
+      try {
+        listener.subscribe(silent, {
+          callback: () => {
+            delivered = true;
+          },
+        });
+        await listener.flush();
+        const publication = publisher.publish(event(silent, 'evt_in_flight'));
+        publication.catch(() => undefined);
+        await eventually(() => delivered, 'the publication reached the server');
+        await nats.stop();
+        await assert.rejects(publication, PublisherUnavailableError);
+      } finally {
+        await closeNatsConnection(listener);
+      }
+    });
+
+    it('refuses an erasure purge at once while the connection is lost', async () => {
+      await publisher.publish(event(`${names.subjectPrefix}.pub.erased`, 'evt_erased'));
+      await lost();
+      await assert.rejects(publisher.purgeSubjects(stream, [`${names.subjectPrefix}.pub.erased`]), PublisherUnavailableError);
+    });
+
+    it('purges on a server that lost the stream: declares it again (nothing left to purge)', async () => {
+      await publisher.publish(event(`${names.subjectPrefix}.pub.erased`, 'evt_erased'));
+      await nats.replaceWithEmpty();
+      await eventually(() => NatsConnectionWatch.of(connection).connected(), 'connected to the empty server');
+      await publisher.purgeSubjects(stream, [`${names.subjectPrefix}.pub.erased`]);
+      const info = await withConnection(async (observer) => (await jetstreamManager(observer)).streams.info(stream));
+      assert.equal(info.state.messages, 0);
+      assert.ok(logger.lines.some((line) => line.message === `NATS lost stream ${stream}; declared again`), 'the topology declared the stream again');
+    });
+  });
+
   it('stops while NATS is away, without waiting for it', async () => {
     const runtime = await startNode();
     await readEvents(runtime, 'stopping-reader');
@@ -222,8 +339,26 @@ describe('NATS outages (a nats-server of our own)', function () {
     await runtime.stop();
   });
 
-  it('gives every stream and durable it declares AGENTRT_JETSTREAM_REPLICAS replicas (connected through a list of servers, one of them dead)', async () => {
-    const runtime = await startNode({ jetStreamReplicas: 1 }, undefined, ` nats://127.0.0.1:${await freePort()} , ${nats.url}`);
+  it('asks for AGENTRT_JETSTREAM_REPLICAS replicas of the streams it declares, says which setting a server that cannot hold them refuses, and runs with 1 (connected through a list of servers, one of them dead)', async () => {
+    const servers = ` nats://127.0.0.1:${await freePort()} , ${nats.url}`;
+    await withConnection(async (observer) => {
+      const created: Array<{ num_replicas?: number }> = [];
+      observer.subscribe('$JS.API.STREAM.CREATE.>', {
+        callback: (_error, message) => {
+          created.push(message.json());
+        },
+      });
+      await observer.flush();
+      // One server refuses more than one replica: the runtime's option reached the streams' creation.
+      const refused = await startNode({ jetStreamReplicas: 3 }, undefined, servers);
+      await observer.flush();
+      assert.ok(created.length > 0 && created.every((request) => request.num_replicas === 3), `streams created with 3 replicas: ${JSON.stringify(created)}`);
+      const failure = logger.lines.map((line) => (line.fields as { err?: unknown }).err).find((error) => error instanceof ConfigError);
+      assert.match((failure as Error | undefined)?.message ?? '', /cannot be created with 3 replicas \(AGENTRT_JETSTREAM_REPLICAS\): the NATS server answered "replicas > 1 not supported in non-clustered mode"/);
+      runtimes = runtimes.filter((started) => started !== refused);
+      await refused.stop();
+    });
+    const runtime = await startNode({ jetStreamReplicas: 1 }, undefined, servers);
     await readEvents(runtime, 'replicated-reader');
     await withConnection(async (connection) => {
       const manager = await jetstreamManager(connection);

@@ -41,5 +41,7 @@ describe('runtimeOptionsFromEnv', () => {
       assert.throws(() => runtimeOptionsFromEnv({ AGENTRT_JETSTREAM_REPLICAS: raw }), { name: 'ConfigError', message: `AGENTRT_JETSTREAM_REPLICAS must be an integer >= 1, got "${raw}"` });
     }
     assert.equal(runtimeOptionsFromEnv({}).jetStreamReplicas, 1);
+    assert.equal(runtimeOptionsFromEnv({ AGENTRT_JETSTREAM_REPLICAS: '5' }).jetStreamReplicas, 5);
+    assert.throws(() => runtimeOptionsFromEnv({ AGENTRT_JETSTREAM_REPLICAS: '7' }), { name: 'ConfigError', message: 'AGENTRT_JETSTREAM_REPLICAS must be at most 5 (JetStream\'s maximum), got "7"' });
   });
 });

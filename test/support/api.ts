@@ -11,7 +11,7 @@ import { createApp } from '../../http/app';
 import { handleClientErrors } from '../../http/client-errors';
 import { createAppDependencies, type Services } from '../../http/dependencies';
 import { createDataSource } from '../../persistence/data-source';
-import { defaultRuntimeOptions, readClusterStatus, startActorRuntime, type ActorRuntime, type RuntimeOptions } from '../../actors';
+import { defaultRuntimeOptions, readClusterStatus, startActorRuntime, type ActorRuntime, type DependencyHealth, type RuntimeOptions } from '../../actors';
 import { nodeKinds, startNodeConsumers } from '../../actors/kinds/node-kinds';
 import { RuntimeWebhookEndpointCommands } from '../../actors/kinds/runtime-webhook-endpoint-commands';
 import { RuntimeScheduleCommands } from '../../actors/kinds/runtime-schedule-commands';
@@ -60,6 +60,8 @@ export interface TestApiOptions {
   env?: Record<string, string>;
   /** Whether the node is shutting down (GET /readyz). */
   isDraining?: () => boolean;
+  /** The node's view of its dependencies (GET /readyz, /healthz). @default none */
+  health?: DependencyHealth;
   /** Level of the captured logs. @default 'debug' */
   logLevel?: string;
   /** Database pool size. @default 5 */
@@ -97,6 +99,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     config, dataSource, masterKey: config.masterKey ?? RUN_MASTER_KEY, logger,
     clusterStatus: () => readClusterStatus(dataSource, { shardCount: 256, leaseTimeoutMs: 15_000 }),
     isDraining: options.isDraining,
+    health: options.health,
     ...(options.runtime ? { objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime } : {}),
     ...(options.scheduleCommands ? { scheduleCommands: options.scheduleCommands } : {}),
     idempotencyClaimant: () => (runtime ? { nodeId: runtime.nodeId, leaseTimeoutMs: runtimeOptions.leaseTimeoutMs } : undefined),

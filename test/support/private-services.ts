@@ -132,8 +132,10 @@ export class PrivateNats {
     return nats;
   }
 
-  async start(): Promise<void> {
-    const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  /** Starts the server; with `user` and `password`, it accepts only clients that give them. */
+  async start(user?: string, password?: string): Promise<void> {
+    const credentials = user === undefined ? [] : ['--user', user, '--pass', password ?? ''];
+    const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir, ...credentials], { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
     this.child = child;

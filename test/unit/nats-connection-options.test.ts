@@ -15,6 +15,19 @@ describe('natsConnectionOptions', () => {
     assert.ok(options.pingInterval! * (options.maxPingOut! + 1) <= 30_000, 'a server that stopped answering is noticed within 30 s');
   });
 
+  it('keeps reconnecting through authorisation errors (a server restarted a while with other credentials)', () => {
+    assert.equal(natsConnectionOptions('nats://a:4222', 'node_x').ignoreAuthErrorAbort, true);
+  });
+
+  it('gives the client the credentials of the addresses (it ignores them there), decoded, and the addresses without them', () => {
+    const options = natsConnectionOptions('nats://agent%40rt:p%3Ass@a:4222,b:4223', 'node_x');
+    assert.deepEqual(options.servers, ['nats://a:4222', 'b:4223']);
+    assert.deepEqual([options.user, options.pass], ['agent@rt', 'p:ss']);
+    const token = natsConnectionOptions('tls://s3cret@a:4222', 'node_x');
+    assert.deepEqual([token.servers, token.token, token.user], [['tls://a:4222'], 's3cret', undefined]);
+    assert.throws(() => natsConnectionOptions('nats://u:first-secret@a:4222,nats://u:second-secret@b:4222', 'node_x'), (error: unknown) => error instanceof ConfigError && !/secret/.test(error.message));
+  });
+
   it('refuses a malformed list, naming NATS_URL', () => {
     assert.throws(() => natsConnectionOptions('nats://a:4222,,', 'node_x'), (error: unknown) => error instanceof ConfigError && error.message.startsWith('NATS_URL'));
   });
