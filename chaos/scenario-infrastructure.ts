@@ -22,11 +22,8 @@ import { ChaosCluster } from './cluster';
 import { ObjectiveLoad } from './load';
 import { say, seconds, stamp } from './log';
 import { probeRecovery, watchReturn, type DependencyName, type NodeRecovery } from './recovery-probe';
-import type { ChaosScenario } from './scenario';
+import { GRACE_MS, PHASE_MS, RATE, type ChaosScenario } from './scenario';
 
-const RATE = Number(process.env.CHAOS_RATE ?? 5);
-const PHASE_MS = Number(process.env.CHAOS_PHASE_MS ?? 15_000);
-const GRACE_MS = 5_000;
 /** How long the replaced NATS stays away between the old server's exit and the new one's start (a pod being rescheduled). */
 const REPLACEMENT_GAP_MS = 2_000;
 /** The target: back to full service within this long of the dependency's return. */

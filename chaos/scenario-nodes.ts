@@ -13,16 +13,12 @@ import { ChaosCluster } from './cluster';
 import { ObjectiveLoad } from './load';
 import { say, seconds } from './log';
 import { RECEIVER_KINDS } from './receivers';
-import type { ChaosScenario } from './scenario';
+import { GRACE_MS, PHASE_MS, RATE, type ChaosScenario } from './scenario';
 
-const RATE = Number(process.env.CHAOS_RATE ?? 5);
-const PHASE_MS = Number(process.env.CHAOS_PHASE_MS ?? 15_000);
 const NODE_COUNT = 3;
 const LEASE_TIMEOUT_MS = 4_000;
 const FAILING_FROM_MS = 5_000;
 const FAILING_FOR_MS = 20_000;
-/** A fault window lasts until this long after the run saw the system recovered. */
-const GRACE_MS = 5_000;
 
 export class NodesScenario implements ChaosScenario {
   readonly name = 'nodes';

@@ -3,6 +3,13 @@
 import type { Checks } from './checks';
 import type { ChaosCluster } from './cluster';
 
+/** Objectives created per second (CHAOS_RATE). */
+export const RATE = Number(process.env.CHAOS_RATE ?? 5);
+/** Calm between two faults (CHAOS_PHASE_MS). */
+export const PHASE_MS = Number(process.env.CHAOS_PHASE_MS ?? 15_000);
+/** A fault window lasts until this long after the run saw the system recovered. */
+export const GRACE_MS = 5_000;
+
 export interface ChaosScenario {
   readonly name: string;
   readonly cluster: ChaosCluster;
