@@ -157,7 +157,8 @@ export class ShardBalancer {
         unclaimed.delete(shard);
         // The owner recorded at the claim, not in the round's snapshot: one that handed the shard off since is alive.
         const previous = claim?.previousOwnerNodeId;
-        if (previous && previous !== options.nodeId) deadOwners.add(previous);
+        // Not when returning from an outage: every lock was freed by the database, the other members are alive.
+        if (previous && previous !== options.nodeId && !returning) deadOwners.add(previous);
       }
     } finally {
       // Advisory locks are re-entrant: a shard locked but not opened would be locked twice by the next round, and a handoff's one unlock would keep it.

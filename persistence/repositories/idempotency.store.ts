@@ -84,24 +84,29 @@ export function createIdempotencyStore(dataSource: DataSource, masterKey: Buffer
   const forgetEarlierRun = (nodeId: string): Promise<void> =>
     (earlierRunForgotten ??= dataSource.query('DELETE FROM idempotency_records WHERE claimed_by = $1 AND status IS NULL', [nodeId]).then(() => undefined));
   // This node's claim only: a claim it failed to release may have been taken over since by another node's retry.
-  const deleteClaim = (principalKey: string, key: string) =>
+  const deleteClaim = (principalKey: string, key: string, owner: string | null) =>
     dataSource.query(
       'DELETE FROM idempotency_records WHERE principal_key = $1 AND idempotency_key = $2 AND status IS NULL AND claimed_by IS NOT DISTINCT FROM $3',
-      [principalKey, key, claimant()?.nodeId ?? null],
+      [principalKey, key, owner],
     ).then(() => undefined);
   /**
    * Claims whose release the database refused (it went away mid-request), by
-   * principal and key: made again every STRANDED_RELEASE_RETRY_MS and before
-   * each claim, until the database takes them.
+   * principal and key, with the node that made them: made again every
+   * STRANDED_RELEASE_RETRY_MS and before each claim, until the database takes them.
    */
-  const stranded = new Map<string, { principalKey: string; key: string }>();
+  const stranded = new Map<string, { principalKey: string; key: string; owner: string | null }>();
   let retryTimer: NodeJS.Timeout | undefined;
-  const releaseStranded = async (): Promise<void> => {
-    for (const [id, claim] of [...stranded]) {
-      await deleteClaim(claim.principalKey, claim.key);
-      stranded.delete(id);
-    }
-  };
+  /** One pass at a time: a pass overlapping a claim's would delete the fresh claim that claim made of a key it had just released. */
+  let releasing: Promise<void> | undefined;
+  const releaseStranded = (): Promise<void> =>
+    (releasing ??= (async () => {
+      for (const [id, claim] of [...stranded]) {
+        await deleteClaim(claim.principalKey, claim.key, claim.owner);
+        stranded.delete(id);
+      }
+    })().finally(() => {
+      releasing = undefined;
+    }));
   const retryStrandedLater = () => {
     retryTimer ??= setTimeout(() => {
       retryTimer = undefined;
@@ -152,10 +157,11 @@ export function createIdempotencyStore(dataSource: DataSource, masterKey: Buffer
       await dataSource.query('UPDATE idempotency_records SET status = $3, body = $4 WHERE principal_key = $1 AND idempotency_key = $2', [principalKey, key, status, JSON.stringify(sealed)]);
     },
     async release(principalKey, key) {
+      const owner = claimant()?.nodeId ?? null;
       try {
-        await deleteClaim(principalKey, key);
+        await deleteClaim(principalKey, key, owner);
       } catch {
-        stranded.set(`${principalKey}\u0000${key}`, { principalKey, key });
+        stranded.set(`${principalKey}\u0000${key}`, { principalKey, key, owner });
         retryStrandedLater();
       }
     },

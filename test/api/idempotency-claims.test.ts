@@ -98,4 +98,39 @@ describe('Idempotency-Key claims of a node that died', function () {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     assert.equal((await elsewhere.claim(principal, 'k', 'hash'))?.status, null, 'the other node\'s claim holds');
   });
+
+  it('never lets a late pass of stranded releases delete the claim this node has just made again of the same key', async () => {
+    const principal = `test-principal-${Date.now()}`;
+    const node = { nodeId: `node_racing_${Date.now()}`, leaseTimeoutMs: 60_000 };
+    await api.dataSource.query("INSERT INTO actor_nodes (node_id, shards, active_actors) VALUES ($1, '{}', 0)", [node.nodeId]);
+    let databaseAway = false;
+    // The first stranded release of k1 waits at a gate: one pass stalls there while another claim runs.
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    let k1Releases = 0;
+    const flaky = new Proxy(api.dataSource, {
+      get(target, property, receiver) {
+        if (property !== 'query') return Reflect.get(target, property, receiver);
+        return async (sql: string, parameters?: unknown[]) => {
+          if (databaseAway) throw new Error('Connection terminated unexpectedly');
+          if (/claimed_by IS NOT DISTINCT FROM/.test(sql) && parameters?.[1] === 'k1' && ++k1Releases === 1) await gate;
+          return target.query(sql, parameters);
+        };
+      },
+    });
+    const store = createIdempotencyStore(flaky, randomBytes(32), () => node);
+    for (const key of ['k1', 'k2']) assert.equal(await store.claim(principal, key, 'hash'), null);
+    databaseAway = true;
+    await store.release(principal, 'k1');
+    await store.release(principal, 'k2');
+    databaseAway = false;
+    const first = store.claim(principal, 'k3', 'hash'); // its pass stalls on k1
+    const second = store.claim(principal, 'k2', 'hash'); // claims k2 afresh
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    openGate();
+    assert.equal(await first, null);
+    assert.equal(await second, null, 'k2 claimed again');
+    const rows = await api.dataSource.query('SELECT status FROM idempotency_records WHERE principal_key = $1 AND idempotency_key = $2', [principal, 'k2']);
+    assert.deepEqual(rows, [{ status: null }], 'the fresh claim of k2 is still there, in progress');
+  });
 });
