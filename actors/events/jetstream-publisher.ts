@@ -60,7 +60,7 @@ export class JetStreamPublisher implements EventPublisher {
     const headers = entries.length > 0 ? natsHeaders() : undefined;
     for (const [name, value] of entries) headers!.set(name, value);
     // Ended by a loss of the connection at once: the relay then waits for the return instead of the timeout.
-    const publish = () => Promise.race([this.client.publish(event.subject, event.data, { msgID: event.id, timeout: this.timeoutMs, headers }), this.watch.untilDisconnected()]);
+    const publish = () => this.watch.endedByDisconnect(this.client.publish(event.subject, event.data, { msgID: event.id, timeout: this.timeoutMs, headers }));
     this.failFastWhileDisconnected();
     try {
       await publish();
