@@ -57,6 +57,9 @@ import { createBundleStore } from '../persistence/repositories/bundle.store';
 import { bundleRoutes } from './routes/bundles.routes';
 import { MemoryEntryService } from '../src/memory/memory-entry.service';
 import { MemoryLayerService } from '../src/memory/memory-layer.service';
+import { MemoryToolsService } from '../src/memory/memory-tools.service';
+import { ToolDiscoveryService } from '../src/search/tool-discovery.service';
+import { ServiceToolRunner } from '../src/objectives/service-tool-runner';
 import { UploadService } from '../src/uploads/upload.service';
 import { UploadUrlSigner } from '../src/uploads/upload-url-signer';
 import { createMemoryStore } from '../persistence/repositories/memory.store';
@@ -123,7 +126,7 @@ export interface Services {
   /** What the schedule kind's projector writes. */
   schedulesStore: SchedulesStore;
   /** What the objective actor's effects call: the model router and the tool executor. */
-  objectiveEffects: { models: ModelRouter; tools: ToolExecutor };
+  objectiveEffects: { models: ModelRouter; tools: ToolExecutor; serviceTools: ServiceToolRunner };
   /** What the webhook endpoint kind and its intake use: the sender, the signing secrets, the agents' URLs, the delivery rules. */
   webhookEffects: WebhookEffects;
   clusterStatus: ClusterStatusSource;
@@ -243,6 +246,7 @@ export function createServices(
   const objectiveEffects = {
     models: new ModelRouter({ credentials: providerKeys, openRouter }),
     tools: new ToolExecutor({ secrets: new WorkspaceSecretResolver(secrets), mcp: mcpClient, urlPolicy, logger }),
+    serviceTools: new ServiceToolRunner({ memory: new MemoryToolsService(memoryStore), discovery: new ToolDiscoveryService(search) }),
   };
   const objectives: ObjectiveService = new ObjectiveService(
     agentsStore, tenants, objectivesStore, objectiveCommands ?? noObjectiveRuntime, feedback,

@@ -1,7 +1,7 @@
 // The `objective` actor kind as the runtime registers it: the pure behaviour
 // of src/objectives with its side effects bound to the real libraries
 // (`model.call` to the model router, `tool.call` to the tool executor,
-// `objective.prepare_child` to the objective service's resolution) and its
+// `service_tool.call` to the memory and discovery tools, `objective.prepare_child` to the objective service's resolution) and its
 // projector writing the objectives read model in the actor's own turn (which
 // keeps the events' envelopes, so their outbox rows need not).
 import type { ActorKind, EffectContext } from '../../src/ports/actor-behavior';
@@ -15,10 +15,13 @@ import { PREPARE_CHILD_EFFECT, type PrepareChildInput } from '../../src/objectiv
 import type { ObjectiveStart } from '../../src/objectives/objective-state';
 import type { ToolCallOutcome } from '../../src/tools/tool-call-outcome';
 import type { ToolCallRequest } from '../../src/tools/tool-executor';
+import { SERVICE_TOOL_EFFECT, type ServiceToolCallInput, type ServiceToolOutcome } from '../../src/ports/service-tools';
 
 export interface ObjectiveKindDependencies {
   models: Pick<ModelProvider, 'complete'>;
   tools: { executeToolCall(call: ToolCallRequest): Promise<ToolCallOutcome> };
+  /** Runs `load_skill`, `memory_read`, `memory_write` and `search_tools` (ServiceToolRunner). */
+  serviceTools: { run(input: ServiceToolCallInput): Promise<ServiceToolOutcome> };
   store: Pick<ObjectivesStore, 'project' | 'projection' | 'projectedEnvelopes'>;
   /** Resolves a sub-agent's child objective (ObjectiveService.prepareChild). */
   prepareChild(input: PrepareChildInput): Promise<ObjectiveStart>;
@@ -27,7 +30,7 @@ export interface ObjectiveKindDependencies {
 }
 
 export function createObjectiveKind(dependencies: ObjectiveKindDependencies): ActorKind {
-  const { models, tools, store, prepareChild, eventRetentionMs } = dependencies;
+  const { models, tools, serviceTools, store, prepareChild, eventRetentionMs } = dependencies;
   return {
     ...objectiveKindDeclaration,
     ...(eventRetentionMs === undefined ? {} : { streams: objectiveKindDeclaration.streams.map((stream) => ({ ...stream, maxAgeMs: eventRetentionMs })) }),
@@ -42,6 +45,7 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
         tools.executeToolCall({
           tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: input.context, signal: context.signal, deadline: context.deadline,
         }),
+      [SERVICE_TOOL_EFFECT]: (input: ServiceToolCallInput) => serviceTools.run(input),
       [PREPARE_CHILD_EFFECT]: (input: PrepareChildInput) => prepareChild(input),
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: ObjectiveChange }>),

@@ -10,6 +10,7 @@
 // `maxSubObjectives`) the next model call is offered none of the tools that
 // limit stops, so the model has to answer.
 import { withinSubObjectiveLimit, withinToolCallLimit } from './objective-limits';
+import { objectiveToolsOf } from './objective-service-tools';
 import type { ObjectiveError, ObjectiveState, ObjectiveTool } from './objective-state';
 
 /** Model turns per run when the variation sets no `constraints.maxModelTurns`. */
@@ -49,7 +50,7 @@ export function modelBudgetExceeded(state: ObjectiveState): ObjectiveError | nul
 
 /** The tools the next model call offers: none that maxToolCalls (tools) or maxSubObjectives (sub-agents) would refuse. */
 export function offeredTools(state: ObjectiveState): ObjectiveTool[] {
-  const tools = state.config!.tools;
+  const tools = objectiveToolsOf(state);
   const toolsAllowed = withinToolCallLimit(state, 0);
   const childrenAllowed = withinSubObjectiveLimit(state, 0);
   if (toolsAllowed && childrenAllowed) return tools;

@@ -12,6 +12,9 @@ import type { EffectError, EffectOutcome, EffectRequest } from '../ports/actor-b
 import type { ExecutableTool, ToolCallOutcome } from '../tools/tool-call-outcome';
 import type { ChatRequest, ChatResponse, ChatToolCall } from './chat-model-types';
 import {
+  isOfferedServiceTool, objectiveToolsOf, runServiceToolCall, serviceToolDefinitions, systemPromptOf,
+} from './objective-service-tools';
+import {
   invalidSubAgentArgumentsResult, PARENT_CANCELLED_REASON, PARENT_FAILED_REASON, reportToParent, startChild, stopRunningCalls, subAgentArguments,
 } from './objective-children';
 import {
@@ -86,10 +89,12 @@ export function modelCallEffectId(modelTurn: number): string {
 export function chatRequestOf(state: ObjectiveState): ChatRequest {
   const config = state.config!;
   const tools = offeredTools(state).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.inputSchema }));
+  tools.push(...serviceToolDefinitions(state));
   if (config.outputDefinition) tools.push(emitOutputToolDefinition(config.outputDefinition));
+  const systemPrompt = systemPromptOf(state);
   return {
     model: config.modelId,
-    messages: [...(config.systemPrompt ? [{ role: 'system' as const, content: config.systemPrompt }] : []), ...state.conversation],
+    messages: [...(systemPrompt ? [{ role: 'system' as const, content: systemPrompt }] : []), ...state.conversation],
     tools,
     ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
   };
@@ -172,7 +177,8 @@ export function cancelObjective(turn: ObjectiveTurn, reason: string, childReason
  * a child objective.
  */
 export function runToolCall(turn: ObjectiveTurn, call: TurnToolCall): void {
-  const tool = turn.config.tools.find((candidate) => candidate.name === call.name)!;
+  if (isOfferedServiceTool(turn.state, call.name)) return runServiceToolCall(turn, call);
+  const tool = objectiveToolsOf(turn.state).find((candidate) => candidate.name === call.name)!;
   if (tool.subAgent) return startChild(turn, call, tool);
   turn.record('TOOL_CALLED', { toolCallId: call.id });
   const input: ToolCallEffectInput = {
@@ -220,8 +226,8 @@ export function advance(turn: ObjectiveTurn): void {
 
 function toolReferenceOf(turn: ObjectiveTurn, name: string): Record<string, unknown> {
   const config = turn.config;
-  if (name === EMIT_OUTPUT_TOOL_NAME && config.outputDefinition) return { serviceProvidedTool: { name } };
-  const tool = config.tools.find((candidate) => candidate.name === name);
+  if ((name === EMIT_OUTPUT_TOOL_NAME && config.outputDefinition) || isOfferedServiceTool(turn.state, name)) return { serviceProvidedTool: { name } };
+  const tool = objectiveToolsOf(turn.state).find((candidate) => candidate.name === name);
   if (!tool?.metadata) return {};
   return tool.subAgent ? { agent: tool.metadata } : { tool: tool.metadata };
 }
@@ -245,10 +251,11 @@ function emitOutput(turn: ObjectiveTurn, call: ChatToolCall, validateOutput: Out
  * What happens to one call of a model turn: `refused` calls get a TOOL_ERROR
  * with `result` and run nothing; `counted` ones count against maxToolCalls
  * (tools run or held for approval; sub-agent calls count against
- * maxSubObjectives instead, when their child is created).
+ * maxSubObjectives instead, when their child is created). Service tools
+ * (`load_skill` …) run at once and count against nothing.
  */
 type CallDisposition =
-  | { kind: 'emit_output' | 'approval' | 'run'; counted: boolean }
+  | { kind: 'emit_output' | 'approval' | 'run' | 'service'; counted: boolean }
   | { kind: 'refused'; result: string };
 
 function dispositionsOf(turn: ObjectiveTurn, calls: ChatToolCall[]): CallDisposition[] {
@@ -258,7 +265,8 @@ function dispositionsOf(turn: ObjectiveTurn, calls: ChatToolCall[]): CallDisposi
   const refused = (result: string): CallDisposition => ({ kind: 'refused', result });
   return calls.map((call): CallDisposition => {
     if (call.name === EMIT_OUTPUT_TOOL_NAME && config.outputDefinition) return { kind: 'emit_output', counted: false };
-    const tool = config.tools.find((candidate) => candidate.name === call.name);
+    if (isOfferedServiceTool(turn.state, call.name)) return { kind: 'service', counted: false };
+    const tool = objectiveToolsOf(turn.state).find((candidate) => candidate.name === call.name);
     if (!tool || (!tool.subAgent && !tool.executable)) return refused(`unknown tool: ${call.name}`);
     const kind = tool.requiresApproval ? 'approval' : 'run';
     if (tool.subAgent) {
@@ -315,6 +323,7 @@ export function acceptModelResponse(turn: ObjectiveTurn, effectId: string, respo
       case 'approval':
         return turn.record('TOOL_APPROVAL_REQUESTED', { toolCallId });
       case 'run':
+      case 'service':
         return runToolCall(turn, turn.state.turnCalls[index]);
     }
   });

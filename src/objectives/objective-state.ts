@@ -5,6 +5,7 @@
 // actor's own bookkeeping (a model call started, the calls of a turn, a status
 // change). Everything here is JSON, so it survives replay and snapshots.
 import type { OperationMetadata, ResourceMetadata } from '../schemas/common.schema';
+import type { ObjectiveDiscovery, ObjectiveMemory } from '../ports/service-tools';
 import type { ExecutableTool } from '../tools/tool-call-outcome';
 import type { ChatMessage, ChatToolCall, ChatUsage } from './chat-model-types';
 
@@ -134,6 +135,10 @@ export interface ObjectiveStart {
   parentToolCallId?: string | null;
   /** Tell the schedule of `spec.scheduleId` when it ends (its SKIP overlap policy counts what runs). */
   reportsToSchedule?: boolean;
+  /** The memory stack, skills manifest and episodic settings; absent: no memory (objectives started before it existed too). */
+  memory?: ObjectiveMemory;
+  /** Set when the variation allows tool discovery: `search_tools` is offered. */
+  discovery?: ObjectiveDiscovery;
 }
 
 export const ObjectiveEventType = {
@@ -151,6 +156,8 @@ export const ObjectiveEventType = {
   SUB_AGENT_SPAWNED: 'OBJECTIVE_EVENT_TYPE_SUB_AGENT_SPAWNED',
   SUB_AGENT_UPDATED: 'OBJECTIVE_EVENT_TYPE_SUB_AGENT_UPDATED',
   FINALIZED: 'OBJECTIVE_EVENT_TYPE_FINALIZED',
+  MEMORY_READ: 'OBJECTIVE_EVENT_TYPE_MEMORY_READ',
+  CONTEXT_WINDOW_COMPACTED: 'OBJECTIVE_EVENT_TYPE_CONTEXT_WINDOW_COMPACTED',
 } as const;
 export type ObjectiveEventType = keyof typeof ObjectiveEventType;
 
@@ -239,6 +246,8 @@ export interface ObjectiveState {
   runModelTurns?: number;
   /** Descendants whose report (and usage) was taken, so a report after the call stopped waiting is counted once. */
   reportedChildIds?: string[];
+  /** Tools found by `search_tools`, offered after the configured ones from the next model call. */
+  discoveredTools?: ObjectiveTool[];
   /** Every tool call id the objective gave out, so an unknown id is NOT_FOUND and an old one FAILED_PRECONDITION. */
   knownToolCallIds: string[];
   toolCallCount: number;
@@ -314,6 +323,8 @@ export type ObjectiveEvent =
    */
   | { type: 'tool_calls_received'; calls: Array<{ id: string; providerId?: string; name?: string; arguments?: string; counted: boolean }> }
   | { type: 'output_emitted'; output: unknown }
+  /** `search_tools` found tools the objective did not offer yet: they join its tool list (names made unique when found). */
+  | { type: 'tools_discovered'; tools: ObjectiveTool[] }
   | { type: 'error_set'; error: ObjectiveError }
   /** A sub-agent call runs: its child's id, drawn once here so a replay or a re-run of the prepare effect keeps it. */
   | { type: 'child_assigned'; toolCallId: string; childObjectiveId: string }
@@ -497,6 +508,8 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
       };
     case 'output_emitted':
       return { ...state, output: event.output, outputEmitted: true };
+    case 'tools_discovered':
+      return { ...state, discoveredTools: [...(state.discoveredTools ?? []), ...event.tools] };
     case 'error_set':
       return { ...state, error: event.error };
     case 'child_assigned':

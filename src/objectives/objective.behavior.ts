@@ -25,6 +25,8 @@ import { ajvOutputValidator, type OutputValidator } from './objective-output';
 import {
   evolveObjective, initialObjectiveState, isTerminal, OBJECTIVE_KIND, ObjectiveStatus, type ObjectiveEvent, type ObjectiveStart, type ObjectiveState,
 } from './objective-state';
+import { SERVICE_TOOL_EFFECT } from '../ports/service-tools';
+import { acceptServiceToolOutcome } from './objective-service-tools';
 import { acceptChildFinished, acceptChildUsage, acceptPrepareOutcome, expectsPrepareChild } from './objective-sub-agents';
 import { ObjectiveTurn } from './objective-turn';
 
@@ -166,6 +168,8 @@ export function createObjectiveBehavior(
         else acceptModelResponse(turn, outcome.id, response, validateOutput);
       } else if (outcome.name === TOOL_CALL_EFFECT) {
         acceptToolOutcome(turn, outcome);
+      } else if (outcome.name === SERVICE_TOOL_EFFECT) {
+        if (acceptServiceToolOutcome(turn, outcome)) advance(turn);
       } else if (outcome.name === PREPARE_CHILD_EFFECT) {
         acceptPrepareOutcome(turn, outcome);
       }
@@ -209,7 +213,7 @@ export function createObjectiveBehavior(
         ? effect.id === state.modelCallEffectId
         : effect.name === PREPARE_CHILD_EFFECT
           ? expectsPrepareChild(state, effect.id)
-          : effect.name === TOOL_CALL_EFFECT && state.turnCalls.some((call) => call.id === effect.id && call.state === 'running' && !call.child);
+          : (effect.name === TOOL_CALL_EFFECT || effect.name === SERVICE_TOOL_EFFECT) && state.turnCalls.some((call) => call.id === effect.id && call.state === 'running' && !call.child);
       if (!expected || isTerminal(state.status)) return {};
       // A model call's request is not journaled: it is rebuilt from the state, which is as it was when the call started.
       if (effect.name === MODEL_CALL_EFFECT) return { effects: { start: [{ ...modelCallEffect(state, effect.id), timeoutMs: effect.timeoutMs }] } };

@@ -14,15 +14,10 @@ export const WebhookDeliveryStatusSchema = Type.Union([
   Type.Literal('WEBHOOK_DELIVERY_STATUS_DISABLED'),
 ]);
 
-/**
- * Section 6.3's values (UNSPECIFIED, and the compaction and memory-read kinds
- * the runtime does not record yet) with every type the runtime records.
- */
+/** Section 6.3's values: UNSPECIFIED and every type the runtime records. */
 export const OBJECTIVE_EVENT_TYPES: readonly string[] = [...new Set([
   'OBJECTIVE_EVENT_TYPE_UNSPECIFIED',
   ...Object.values(ObjectiveEventType),
-  'OBJECTIVE_EVENT_TYPE_CONTEXT_WINDOW_COMPACTED',
-  'OBJECTIVE_EVENT_TYPE_MEMORY_READ',
 ])];
 
 export const ObjectiveEventTypeSchema = Type.Union(OBJECTIVE_EVENT_TYPES.map((type) => Type.Literal(type)));
