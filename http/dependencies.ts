@@ -58,6 +58,7 @@ import { bundleRoutes } from './routes/bundles.routes';
 import { MemoryEntryService } from '../src/memory/memory-entry.service';
 import { MemoryLayerService } from '../src/memory/memory-layer.service';
 import { MemoryToolsService } from '../src/memory/memory-tools.service';
+import { episodicMemoryNotYet } from '../src/memory/episodic-memory';
 import { ToolDiscoveryService } from '../src/search/tool-discovery.service';
 import { ServiceToolRunner } from '../src/objectives/service-tool-runner';
 import { UploadService } from '../src/uploads/upload.service';
@@ -246,7 +247,7 @@ export function createServices(
   const objectiveEffects = {
     models: new ModelRouter({ credentials: providerKeys, openRouter }),
     tools: new ToolExecutor({ secrets: new WorkspaceSecretResolver(secrets), mcp: mcpClient, urlPolicy, logger }),
-    serviceTools: new ServiceToolRunner({ memory: new MemoryToolsService(memoryStore), discovery: new ToolDiscoveryService(search) }),
+    serviceTools: new ServiceToolRunner({ memory: new MemoryToolsService(memoryStore, episodicMemoryNotYet), discovery: new ToolDiscoveryService(search) }),
   };
   const objectives: ObjectiveService = new ObjectiveService(
     agentsStore, tenants, objectivesStore, objectiveCommands ?? noObjectiveRuntime, feedback,

@@ -3,15 +3,20 @@
 // the stack, `memory_write` into the episodic layer. SKELETON: filled in by
 // the memory work of issue 25.
 import type { MemoryStore } from '../ports/memory-store';
+import type { EpisodicMemoryPort } from './episodic-memory';
 import type { MemoryTools, ServiceToolContext, ServiceToolOutcome } from '../ports/service-tools';
 
 const NOT_YET: ServiceToolOutcome = { ok: false, content: 'memory tools are not available yet' };
 
 export class MemoryToolsService implements MemoryTools {
-  constructor(private readonly store: MemoryStore) {}
+  constructor(
+    private readonly store: MemoryStore,
+    private readonly episodic: EpisodicMemoryPort,
+  ) {}
 
   async loadSkill(_context: ServiceToolContext, _key: string): Promise<ServiceToolOutcome> {
     void this.store;
+    void this.episodic;
     return NOT_YET;
   }
 
