@@ -105,22 +105,36 @@ export function runServiceToolCall(turn: ObjectiveTurn, call: TurnToolCall): voi
   turn.startEffect(effect);
 }
 
+/** The stored tool behind an offered tool (sub-agents and tools without metadata have none). */
+function toolIdOf(tool: ObjectiveTool): string | undefined {
+  return tool.executable?.id ?? (tool.subAgent ? undefined : tool.metadata?.id);
+}
+
 /**
- * The tools found that the objective does not offer yet, named so no name
- * is taken twice (a tool already offered is listed under its name).
+ * The tools found that the objective does not offer yet join its list, each
+ * once, named so no name is taken twice; answers what the model is told: every
+ * tool found, under the name it can call it by (a tool already offered keeps its name).
  */
 function acceptDiscoveredTools(turn: ObjectiveTurn, found: readonly ObjectiveTool[]): Array<{ name: string; description: string }> {
   const offered = objectiveToolsOf(turn.state);
-  const offeredById = new Map(offered.filter((tool) => tool.metadata?.id).map((tool) => [tool.metadata!.id, tool]));
-  const fresh = found.filter((tool, index) => !tool.metadata?.id || (!offeredById.has(tool.metadata.id) && found.findIndex((other) => other.metadata?.id === tool.metadata?.id) === index));
+  const byId = new Map<string, ObjectiveTool>();
+  for (const tool of offered) {
+    const id = toolIdOf(tool);
+    if (id && !byId.has(id)) byId.set(id, tool);
+  }
+  const fresh = found.filter((tool) => {
+    const id = toolIdOf(tool);
+    if (!id || byId.has(id)) return false;
+    byId.set(id, tool);
+    return true;
+  });
   const taken = [...SERVICE_TOOL_NAMES, ...offered.map((tool) => tool.name)];
   const names = uniqueModelToolNames([...taken, ...fresh.map((tool) => tool.name)], []).slice(taken.length);
   const added = fresh.map((tool, index) => (tool.name === names[index] ? tool : { ...tool, name: names[index] }));
   if (added.length) turn.apply({ type: 'tools_discovered', tools: added });
-  const addedById = new Map(added.map((tool) => [tool.metadata?.id, tool]));
-  return found.map((tool) => offeredById.get(tool.metadata?.id ?? '') ?? addedById.get(tool.metadata?.id) ?? tool)
-    .filter((tool, index, all) => all.indexOf(tool) === index)
-    .map((tool) => ({ name: tool.name, description: tool.description }));
+  for (const tool of added) byId.set(toolIdOf(tool)!, tool);
+  const listed = [...new Set(found.map((tool) => byId.get(toolIdOf(tool) ?? '')).filter((tool): tool is ObjectiveTool => tool !== undefined))];
+  return listed.map((tool) => ({ name: tool.name, description: tool.description }));
 }
 
 /** The result the model gets for a `search_tools` call. */
