@@ -7,8 +7,9 @@
 // shows it) and runs as an assigned tool does (reaching the tool server),
 // with its own approval rule; `rerankThreshold` drops low scores; a found
 // tool named like an assigned one gets a suffix and reaches its own tool;
-// hints are searched with the query; without discovery settings
-// `search_tools` is an unknown tool.
+// hints are searched with the query; a found tool is the very ObjectiveTool
+// an assignment of it builds; bad input never throws; without discovery
+// settings `search_tools` is an unknown tool.
 import assert from 'node:assert/strict';
 import { eventually } from '../support/cluster-harness';
 import { startTestApi, type TestApi } from '../support/api';
@@ -17,6 +18,9 @@ import { fakeAnswers, startFakeOpenRouter, type FakeOpenRouter } from '../suppor
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
 import { workspaceFixture, type WorkspaceFixture } from '../support/workspace-keys';
 import { TERMINAL_OBJECTIVE_STATUSES } from '../support/objective-status';
+import { createAgentsStore } from '../../persistence/repositories/agents.store';
+import { ToolDiscoveryService } from '../../src/search/tool-discovery.service';
+import type { ServiceToolContext } from '../../src/ports/service-tools';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -273,6 +277,31 @@ describe('tool discovery inside objectives (search_tools)', function () {
     assert.deepEqual(searchResults(empty.of), ['No tools match. Try other words.']);
     assert.match(empty.of('TOOL_ERROR')[0].data.toolError.message, /^invalid arguments for search_tools: query: is required and must be a string$/);
     assert.equal(empty.objective.info.status, 'OBJECTIVE_STATUS_COMPLETED');
+  });
+
+  it('builds a found tool exactly as the same tool assigned to a variation, and never throws for what the model or the variation wrote', async () => {
+    const discovery = new ToolDiscoveryService(api.services.search, createAgentsStore(api.dataSource).tools);
+    const context = (settings: ServiceToolContext['discovery']): ServiceToolContext => ({
+      accountId: ws.account.accountId, workspaceId: ws.workspaceId, objectiveId: 'objective_x', memory: null, discovery: settings,
+    });
+    const settings = { hints: [], maxTools: 1, rerankThreshold: 0 };
+    const outcome = await discovery.searchTools(context(settings), 'delete a customer');
+    assert.equal(outcome.ok, true);
+    const agentId = await agentWith({}, [{ toolId: toolIds.get('delete_customer') }]);
+    const start = await api.services.objectives.resolve({ id: ws.workspaceId, accountId: ws.account.accountId }, 'profile_x', { agentId, initialMessage: 'hi' });
+    assert.deepEqual(outcome.discoveredTools, start.tools, 'the same ObjectiveTool (the assignment sets no approval rule: the tool\'s own, true)');
+    assert.equal(start.tools[0].requiresApproval, true);
+    assert.equal('discovery' in start, false, 'no discovery settings: none on the start');
+
+    assert.deepEqual(await discovery.searchTools(context(settings), ' \u0000 ?? '), { ok: true, content: '', discoveredTools: [] });
+    assert.deepEqual(await discovery.searchTools(context({ hints: ['customer'], maxTools: 10, rerankThreshold: 0 }), '...'), { ok: true, content: '', discoveredTools: [] }, 'hints alone search nothing');
+    assert.deepEqual(await discovery.searchTools(context({ ...settings, rerankThreshold: -1 }), 'customer'), {
+      ok: false, content: 'search_tools cannot search: rerankThreshold: must be a number of at least 0', errorType: 'INVALID_ARGUMENTS',
+    });
+    assert.deepEqual(await discovery.searchTools(context(null), 'customer'), { ok: false, content: 'search_tools is not offered to this objective', errorType: 'INVALID_ARGUMENTS' });
+    const other = await ws.otherWorkspace();
+    const elsewhere = await discovery.searchTools({ ...context(settings), workspaceId: other.workspaceId }, 'delete a customer');
+    assert.deepEqual(elsewhere.discoveredTools, [], 'another workspace finds none of these tools');
   });
 
   it('does not offer search_tools without discovery settings (or with allowDiscovery false): calling it is an unknown tool', async () => {
