@@ -247,7 +247,7 @@ export function createServices(
   const objectiveEffects = {
     models: new ModelRouter({ credentials: providerKeys, openRouter }),
     tools: new ToolExecutor({ secrets: new WorkspaceSecretResolver(secrets), mcp: mcpClient, urlPolicy, logger }),
-    serviceTools: new ServiceToolRunner({ memory: new MemoryToolsService(memoryStore, episodicMemoryNotYet), discovery: new ToolDiscoveryService(search) }),
+    serviceTools: new ServiceToolRunner({ memory: new MemoryToolsService(memoryStore, episodicMemoryNotYet), discovery: new ToolDiscoveryService(search, agentsStore.tools) }),
   };
   const objectives: ObjectiveService = new ObjectiveService(
     agentsStore, tenants, objectivesStore, objectiveCommands ?? noObjectiveRuntime, feedback,

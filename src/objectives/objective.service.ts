@@ -23,12 +23,12 @@ import type { Feedback } from '../schemas/agents.schema';
 import type { CreateObjectiveBody, Objective, ObjectiveEventView, ObjectiveFeedbackBody } from '../schemas/objectives.schema';
 import type { TenantService } from '../tenants/tenant.service';
 import { schemaViolations } from '../tools/tool-arguments';
-import { executableTool } from '../tools/tool-call-outcome';
-import { effectTimeoutMsFor } from '../tools/tool-executor';
 import type { ToolRecord } from '../tools/records';
 import { modelToolName, uniqueModelToolNames } from '../tools/tool-name';
 import { objectiveEventBody, type ObjectiveEventsAddress } from './objective-events';
 import { startedObjective, toObjective } from './objective-mappers';
+import { objectiveToolOf } from './objective-tool';
+import { discoveryOf } from './objective-discovery';
 import type { ObjectiveCommand } from './objective.behavior';
 import type { PrepareChildInput } from './objective-children';
 import { DEFAULT_OBJECTIVE_MAX_TOKENS } from './objective-budgets';
@@ -215,6 +215,7 @@ export class ObjectiveService {
       modelId,
       ...(variation.temperature === null ? {} : { temperature: variation.temperature }),
       tools,
+      ...discoveryOf(variation),
       limits: {
         maxToolCalls: variation.maxToolCalls ?? 0,
         maxSubObjectives: variation.maxSubObjectives ?? 0,
@@ -394,15 +395,7 @@ function toolsOf(variation: VariationRecord, configuration: AgentRunConfiguratio
   const tools = new Map<string, ObjectiveTool>();
   const add = (tool: ToolRecord, assignment: AssignmentRecord) => {
     if (tools.has(tool.id)) return;
-    tools.set(tool.id, {
-      name: modelToolName(tool.name),
-      description: tool.description ?? tool.name,
-      inputSchema: tool.inputSchema ?? { type: 'object', properties: {} },
-      requiresApproval: assignment.requiresApproval ?? tool.requiresApproval,
-      effectTimeoutMs: effectTimeoutMsFor(tool),
-      executable: executableTool(tool),
-      metadata: toResourceMetadata(tool, tool.workspaceId),
-    });
+    tools.set(tool.id, objectiveToolOf(tool, assignment.requiresApproval ?? tool.requiresApproval));
   };
   const toolById = new Map(direct.map((tool) => [tool.id, tool]));
   for (const assignment of assignments) {

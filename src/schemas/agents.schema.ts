@@ -96,7 +96,7 @@ export const VariationSpecInput = Strict({
   progressiveDiscovery: Type.Optional(Strict({
     hints: Type.Optional(HINTS),
     maxTools: Type.Optional(Type.Integer({ minimum: 1, maximum: 128, description: 'Per search' })),
-    rerankThreshold: Type.Optional(Type.Number({ minimum: 0, description: 'Minimum full-text rank a discovered tool must reach' })),
+    rerankThreshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Minimum relevance score (the search score, in [0, 1)) a discovered tool must reach; 0 keeps every match' })),
   })),
   weight: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX })),
 });

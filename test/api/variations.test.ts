@@ -136,6 +136,7 @@ describe('agent variations', () => {
       ['zero episodicMemoryTtl', { episodicMemoryTtl: 0 }, 'spec.episodicMemoryTtl: must be >= 1'],
       ['zero autoDiscovery.maxTools', { toolSelection: { autoDiscovery: { maxTools: 0 } } }, 'spec.toolSelection.autoDiscovery.maxTools: must be >= 1'],
       ['negative rerankThreshold', { progressiveDiscovery: { rerankThreshold: -0.5 } }, 'spec.progressiveDiscovery.rerankThreshold: must be >= 0'],
+      ['rerankThreshold above 1', { progressiveDiscovery: { rerankThreshold: 1.5 } }, 'spec.progressiveDiscovery.rerankThreshold: must be <= 1'],
       ['a non-string hint', { progressiveDiscovery: { hints: [1] } }, 'spec.progressiveDiscovery.hints[0]: must be of type string'],
       ['an unknown nested field', { modelConfig: { topP: 1 } }, 'spec.modelConfig.topP: is not a known field'],
     ];
@@ -147,10 +148,14 @@ describe('agent variations', () => {
     }
 
     it('accepts the range bounds', async () => {
-      const spec = { modelConfig: { temperature: 1 }, compactionConfig: { triggerThreshold: 0, toolResultClearing: { preserveRecentResults: 0 } }, weight: 0, constraints: { maxSubObjectives: 0 } };
+      const spec = {
+        modelConfig: { temperature: 1 }, compactionConfig: { triggerThreshold: 0, toolResultClearing: { preserveRecentResults: 0 } }, weight: 0, constraints: { maxSubObjectives: 0 },
+        progressiveDiscovery: { rerankThreshold: 1 },
+      };
       const response = await api.request('POST', `/v1/agents/${agentId}/variations`, { token: ws.token, body: { metadata: { name: 'v' }, spec } });
       assert.equal(response.status, 200, JSON.stringify(response.body));
       assert.equal(response.body.spec.compactionConfig.triggerThreshold, 0);
+      assert.equal(response.body.spec.progressiveDiscovery.rerankThreshold, 1);
       assert.equal(response.body.spec.weight, 0);
     });
 
@@ -158,6 +163,10 @@ describe('agent variations', () => {
       const variation = await createVariation(api, ws.token, ws.workspaceId, agentId);
       const response = await api.request('PATCH', `/v1/agents/${agentId}/variations/${variation.metadata.id}`, { token: ws.token, body: { spec: { modelConfig: { temperature: 2 } } } });
       assertError(response, 400, 3, 'spec.modelConfig.temperature: must be <= 1');
+      const threshold = await api.request('PATCH', `/v1/agents/${agentId}/variations/${variation.metadata.id}?updateMask=spec.progressiveDiscovery.rerankThreshold`, {
+        token: ws.token, body: { spec: { progressiveDiscovery: { rerankThreshold: 1.01 } } },
+      });
+      assertError(threshold, 400, 3, 'spec.progressiveDiscovery.rerankThreshold: must be <= 1');
     });
   });
 
