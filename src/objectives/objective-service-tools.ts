@@ -13,6 +13,11 @@ import type { ChatToolDefinition } from './chat-model-types';
 import type { ObjectiveState, ObjectiveTool, TurnToolCall } from './objective-state';
 import type { ObjectiveTurn } from './objective-turn';
 
+/**
+ * Most tools one model request offers (OpenAI's limit, the strictest common
+ * one): tools found by `search_tools` beyond it push out the earliest found.
+ */
+export const MAX_OFFERED_TOOLS = 128;
 /** How long one service tool call may take (a database read or write, a search). */
 export const SERVICE_TOOL_TIMEOUT_MS = 30_000;
 /** The TOOL_RESULT `type` of every service tool result. */
@@ -128,10 +133,18 @@ function acceptDiscoveredTools(turn: ObjectiveTurn, found: readonly ObjectiveToo
     byId.set(id, tool);
     return true;
   });
-  const taken = [...SERVICE_TOOL_NAMES, ...offered.map((tool) => tool.name)];
-  const names = uniqueModelToolNames([...taken, ...fresh.map((tool) => tool.name)], []).slice(taken.length);
-  const added = fresh.map((tool, index) => (tool.name === names[index] ? tool : { ...tool, name: names[index] }));
-  if (added.length) turn.apply({ type: 'tools_discovered', tools: added });
+  // Room for found tools: what the configured, service and output tools leave; the best found first, the earliest found pushed out.
+  const config = turn.config;
+  const discovered = turn.state.discoveredTools ?? [];
+  const room = Math.max(0, MAX_OFFERED_TOOLS - config.tools.length - serviceToolNamesOf(turn.state).length - (config.outputDefinition ? 1 : 0));
+  const kept = fresh.slice(0, room);
+  const dropOldest = Math.max(0, discovered.length + kept.length - room);
+  for (const tool of discovered.slice(0, dropOldest)) byId.delete(toolIdOf(tool)!);
+  const taken = [...SERVICE_TOOL_NAMES, ...config.tools.map((tool) => tool.name), ...discovered.slice(dropOldest).map((tool) => tool.name)];
+  const names = uniqueModelToolNames([...taken, ...kept.map((tool) => tool.name)], []).slice(taken.length);
+  const added = kept.map((tool, index) => (tool.name === names[index] ? tool : { ...tool, name: names[index] }));
+  if (added.length) turn.apply({ type: 'tools_discovered', tools: added, ...(dropOldest ? { dropOldest } : {}) });
+  for (const tool of fresh.slice(room)) byId.delete(toolIdOf(tool)!);
   for (const tool of added) byId.set(toolIdOf(tool)!, tool);
   const listed = [...new Set(found.map((tool) => byId.get(toolIdOf(tool) ?? '')).filter((tool): tool is ObjectiveTool => tool !== undefined))];
   return listed.map((tool) => ({ name: tool.name, description: tool.description }));

@@ -323,8 +323,11 @@ export type ObjectiveEvent =
    */
   | { type: 'tool_calls_received'; calls: Array<{ id: string; providerId?: string; name?: string; arguments?: string; counted: boolean }> }
   | { type: 'output_emitted'; output: unknown }
-  /** `search_tools` found tools the objective did not offer yet: they join its tool list (names made unique when found). */
-  | { type: 'tools_discovered'; tools: ObjectiveTool[] }
+  /**
+   * `search_tools` found tools the objective did not offer yet: they join its tool list (names made unique when
+   * found); `dropOldest` earliest found ones leave it to keep a request within MAX_OFFERED_TOOLS.
+   */
+  | { type: 'tools_discovered'; tools: ObjectiveTool[]; dropOldest?: number }
   | { type: 'error_set'; error: ObjectiveError }
   /** A sub-agent call runs: its child's id, drawn once here so a replay or a re-run of the prepare effect keeps it. */
   | { type: 'child_assigned'; toolCallId: string; childObjectiveId: string }
@@ -509,7 +512,7 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
     case 'output_emitted':
       return { ...state, output: event.output, outputEmitted: true };
     case 'tools_discovered':
-      return { ...state, discoveredTools: [...(state.discoveredTools ?? []), ...event.tools] };
+      return { ...state, discoveredTools: [...(state.discoveredTools ?? []).slice(event.dropOldest ?? 0), ...event.tools] };
     case 'error_set':
       return { ...state, error: event.error };
     case 'child_assigned':

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import type { ObjectiveMemory, ServiceToolCallInput, ServiceToolOutcome } from '../../../src/ports/service-tools';
 import type { ObjectiveTool } from '../../../src/objectives/objective-state';
+import { MAX_OFFERED_TOOLS } from '../../../src/objectives/objective-service-tools';
 import { lookupTool, ObjectiveDriver, toolSuccess } from './objective-driver';
 
 const MANIFEST = '## Skills\n- refunds: Refunds — how to refund an invoice';
@@ -119,6 +120,33 @@ describe('objective service tools', () => {
     assert.equal((effect.input as { tool: { httpUrl: string } }).tool.httpUrl, 'https://tools.example.com/refund', 'the found tool reaches its own endpoint');
     await driver.succeed(driver.callId('call_2'), toolSuccess(driver.callId('call_2'), 'refunded'));
     assert.equal(driver.runningModelCall().id, 'model_call_3');
+  });
+
+  it('keeps a request within MAX_OFFERED_TOOLS: the best found first, the earliest found pushed out', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start({ discovery });
+    const tool = (index: number): ObjectiveTool => lookupTool({
+      name: `tool_${index}`, description: `tool ${index}`,
+      executable: { ...lookupTool().executable, id: `tool_${index}` },
+    });
+    const search = async (providerId: string, tools: ObjectiveTool[]) => {
+      await driver.modelAnswers({ content: null, toolCalls: [{ id: providerId, name: 'search_tools', arguments: '{"query":"x"}' }] });
+      await driver.succeed(driver.callId(providerId), { ok: true, content: '', discoveredTools: tools });
+    };
+    // Room: 128 less the assigned lookup and search_tools.
+    await search('call_1', Array.from({ length: 100 }, (_, index) => tool(index)));
+    await search('call_2', Array.from({ length: 100 }, (_, index) => tool(100 + index)));
+    const names = driver.modelRequest().tools.map((offered) => offered.name);
+    assert.equal(names.length, MAX_OFFERED_TOOLS);
+    assert.deepEqual(names.slice(0, 3), ['lookup', 'tool_74', 'tool_75'], 'the 74 earliest found left');
+    assert.equal(names.at(-2), 'tool_199');
+    const listed = (dataOf(driver, 'tool_result').at(-1)!.content as string).split('\n').slice(1);
+    assert.equal(listed.length, 100, 'the search lists every tool it added');
+
+    await search('call_3', Array.from({ length: 200 }, (_, index) => tool(200 + index)));
+    const last = driver.modelRequest().tools.map((offered) => offered.name);
+    assert.deepEqual([last.length, last[1], last.at(-2)], [MAX_OFFERED_TOOLS, 'tool_200', 'tool_325'], 'more than there is room for: the best ones only');
+    assert.equal((dataOf(driver, 'tool_result').at(-1)!.content as string).split('\n').length - 1, 126, 'only what the model can call is listed');
   });
 
   it('answers a search that found nothing in words the model can act on', async () => {
