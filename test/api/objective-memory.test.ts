@@ -4,8 +4,10 @@
 // resolving in the topmost layer holding it, the skills manifest in the
 // system prompt the model gets (seen by the fake OpenRouter), load_skill's
 // MEMORY_READ before its TOOL_RESULT, an unknown key as a TOOL_ERROR the
-// model reads, info.lastUsedAt, memoryLayerIds refused with the field named,
-// and the manifest's bound with unlisted skills still loadable.
+// model reads, a sub-objective on its own variation's stack, memory_read over
+// the stack and memory_write's key check, info.lastUsedAt (written once per
+// slack interval, never backwards), memoryLayerIds refused with the field
+// named, and the manifest's bound with unlisted skills still loadable.
 import assert from 'node:assert/strict';
 import { eventually } from '../support/cluster-harness';
 import { startTestApi, type TestApi } from '../support/api';
@@ -125,6 +127,25 @@ describe('objective memory stacks and skills', function () {
     it('moves a variation layer named in memoryLayerIds up to its place there', async () => {
       const { of } = await loadSkill('refunds', { memoryLayerIds: [layers.lower] });
       assert.deepEqual(of('MEMORY_READ')[0].data.memoryRead, { key: 'refunds', memoryLayerId: layers.lower, memoryEntryId: entries.lowerRefunds });
+    });
+
+    it("gives a sub-objective its own variation's stack, without the parent's memoryLayerIds", async () => {
+      const childAgentId = (await createAgent(api, ws.token, ws.workspaceId, { metadata: { name: 'skill-child' } })).metadata.id;
+      const childVariation = await createVariation(api, ws.token, ws.workspaceId, childAgentId, { spec: { prompt: 'You help.', modelConfig: { modelId: MODEL_ID } } });
+      await created(api, ws.token, `/v1/agent_variations/${childVariation.metadata.id}/memory_layer_assignments`, { memoryLayerId: layers.lower, position: 1 });
+      const parentAgentId = (await createAgent(api, ws.token, ws.workspaceId, { metadata: { name: 'skill-parent' } })).metadata.id;
+      const parentVariation = await createVariation(api, ws.token, ws.workspaceId, parentAgentId, { spec: { prompt: 'You delegate.', modelConfig: { modelId: MODEL_ID } } });
+      await created(api, ws.token, `/v1/agent_variations/${parentVariation.metadata.id}/assignments`, { agentId: childAgentId });
+      const childScript = 'CALL load_skill {"key":"refunds"}\nSAY child loaded';
+      const parent = await run({ agentId: parentAgentId, memoryLayerIds: [layers.extra], initialMessage: `CALL skill-child ${JSON.stringify({ prompt: childScript })}\nSAY parent done` });
+      assert.equal(parent.objective.info.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(parent.objective.info));
+      assert.equal(parent.of('MEMORY_READ').length, 0);
+      const children = (await get(`${base()}?parentObjectiveId=${parent.objective.metadata.id}`)).items as any[];
+      assert.equal(children.length, 1);
+      assert.deepEqual(children[0].spec.memoryLayerIds, []);
+      const childEvents = (await get(`${base()}/${children[0].metadata.id}/events?limit=100`)).items as any[];
+      const reads = childEvents.filter((event) => event.data.type === 'OBJECTIVE_EVENT_TYPE_MEMORY_READ');
+      assert.deepEqual(reads.map((event) => event.data.memoryRead), [{ key: 'refunds', memoryLayerId: layers.lower, memoryEntryId: entries.lowerRefunds }]);
     });
 
     it('answers an unknown key with a TOOL_ERROR the model reads, and the objective completes', async () => {
