@@ -1,5 +1,6 @@
-// The storage port of the memory area (layers and entries). Services depend
-// on this interface; persistence/repositories/memory.store.ts implements it.
+// The storage port of the memory area (layers, entries, and the stack reads
+// objectives make). Services depend on this interface;
+// persistence/repositories/memory.store.ts implements it.
 import type { MemoryEntryRecord, MemoryEntrySummaryRecord, MemoryLayerRecord, MemoryLayerType } from '../memory/records';
 import type { SkillSummary } from '../memory/skills-manifest';
 import type { PageRequest } from '../resource/pagination';
