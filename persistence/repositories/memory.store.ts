@@ -6,6 +6,7 @@ import { MemoryEntryEntity } from '../entities/memory-entry.entity';
 import { MemoryLayerEntity } from '../entities/memory-layer.entity';
 import { registerUniqueMessage } from './driver-errors';
 import { fetchPage, likePrefix } from './list-query';
+import { memoryStacksOn } from './memory-stack.read';
 import { recordTable } from './record-table';
 import { uploadStoreFor } from './upload.store';
 import { runTransaction } from '../transaction-runner';
@@ -61,6 +62,7 @@ function storeFor(manager: EntityManager, dataSource: DataSource): MemoryStore {
         return entries.createQueryBuilder('e').where('e.memory_layer_id IN (:...layerIds) AND e.key = :key', { layerIds, key }).getMany();
       },
     },
+    stacks: memoryStacksOn(manager),
     uploads: uploadStoreFor(manager),
   };
 }
