@@ -59,6 +59,7 @@ import { MemoryEntryService } from '../src/memory/memory-entry.service';
 import { MemoryLayerService } from '../src/memory/memory-layer.service';
 import { MemoryToolsService } from '../src/memory/memory-tools.service';
 import { EpisodicMemory } from '../src/memory/episodic-memory';
+import { ObjectiveMemoryResolver } from '../src/memory/objective-memory';
 import { ToolDiscoveryService } from '../src/search/tool-discovery.service';
 import { ServiceToolRunner } from '../src/objectives/service-tool-runner';
 import { UploadService } from '../src/uploads/upload.service';
@@ -255,7 +256,7 @@ export function createServices(
     serviceTools: new ServiceToolRunner({ memory: new MemoryToolsService(memoryStore, episodicMemory), discovery: new ToolDiscoveryService(search) }),
   };
   const objectives: ObjectiveService = new ObjectiveService(
-    agentsStore, tenants, objectivesStore, objectiveCommands ?? noObjectiveRuntime, feedback,
+    agentsStore, tenants, objectivesStore, objectiveCommands ?? noObjectiveRuntime, feedback, new ObjectiveMemoryResolver(memoryStore),
     { ...config.objectives, episodicMemory },
   );
   const webhookDeliveriesStore = createWebhookDeliveriesStore(dataSource);

@@ -1,19 +1,22 @@
 // What an objective of an agent runs on (AgentsStore.agents.runConfiguration),
 // read in ONE statement: the agent, its variations, the models they name,
 // every variation's assignments, the tools assigned directly or through tool
-// sets, and the sub-agents. Creating an objective read these in seven queries;
+// sets, the sub-agents, and the variations' memory layers with their types. Creating an objective read these in seven queries;
 // on this kind of machine every statement costs the node a socket write and a
 // wake-up of the Postgres backend, which was most of the create path's CPU.
 import type { EntityManager, EntitySchema, ObjectLiteral } from 'typeorm';
 import type { AgentRecord } from '../../src/agents/records';
-import type { AgentRunConfiguration } from '../../src/ports/agents-store';
+import type { AgentRunConfiguration, VariationStackLayer } from '../../src/ports/agents-store';
+import type { MemoryLayerType } from '../../src/memory/records';
 import type { ToolRecord } from '../../src/tools/records';
 import { AgentEntity } from '../entities/agent.entity';
 import { AgentVariationEntity } from '../entities/agent-variation.entity';
+import { MemoryLayerEntity } from '../entities/memory-layer.entity';
 import { ModelEntity } from '../entities/model.entity';
 import { ToolEntity } from '../entities/tool.entity';
 import { ToolSetToolEntity } from '../entities/tool-set.entity';
 import { VariationAssignmentEntity } from '../entities/variation-assignment.entity';
+import { VariationMemoryLayerEntity } from '../entities/variation-memory-layer.entity';
 import { entityColumns, readRows, readStatement, tableOf, type EntityColumns } from './record-table';
 
 function decodeAll<T>(columns: EntityColumns<T>, values: unknown): T[] {
@@ -50,7 +53,10 @@ function buildRunConfigurationQuery(manager: EntityManager): (agentId: string) =
       (SELECT json_agg(json_build_array(st.tool_set_id, ${tool.json}) ORDER BY st.added_at, st.tool_id)
         FROM ${table(ToolSetToolEntity)} st JOIN ${table(ToolEntity)} t ON t.id = st.tool_id
         WHERE st.tool_set_id IN (SELECT tool_set_id FROM assignments)) AS set_tools,
-      (SELECT json_agg(${subAgent.json}) FROM ${table(AgentEntity)} sa WHERE sa.id IN (SELECT agent_id FROM assignments)) AS sub_agents`);
+      (SELECT json_agg(${subAgent.json}) FROM ${table(AgentEntity)} sa WHERE sa.id IN (SELECT agent_id FROM assignments)) AS sub_agents,
+      (SELECT json_agg(json_build_array(vm.variation_id, vm.memory_layer_id, vm.position, l.type) ORDER BY vm.variation_id, vm.position)
+        FROM ${table(VariationMemoryLayerEntity)} vm JOIN ${table(MemoryLayerEntity)} l ON l.id = vm.memory_layer_id
+        WHERE vm.variation_id IN (SELECT id FROM variations)) AS memory_layers`);
   return async (agentId) => {
     const [row] = await readRows(manager, statement, [agentId]);
     const found = row && agent.decode(row.agent);
@@ -68,6 +74,9 @@ function buildRunConfigurationQuery(manager: EntityManager): (agentId: string) =
       tools: decodeAll(tool, row.tools),
       toolSetTools,
       subAgents: decodeAll(subAgent, row.sub_agents),
+      memoryLayers: ((row.memory_layers as Array<[string, string, number, string]> | null) ?? []).map(([variationId, memoryLayerId, position, type]): VariationStackLayer => (
+        { variationId, memoryLayerId, position, type: type as MemoryLayerType }
+      )),
     };
   };
 }

@@ -6,6 +6,7 @@ import { MemoryEntryEntity } from '../entities/memory-entry.entity';
 import { MemoryLayerEntity } from '../entities/memory-layer.entity';
 import { registerUniqueMessage, translateDriverError } from './driver-errors';
 import { fetchPage, likePrefix } from './list-query';
+import { memoryStacksOn } from './memory-stack.read';
 import { entityColumns, recordTable } from './record-table';
 import { uploadStoreFor } from './upload.store';
 import { runTransaction } from '../transaction-runner';
@@ -133,6 +134,7 @@ function storeFor(manager: EntityManager, dataSource: DataSource): MemoryStore {
         }
       },
     },
+    stacks: memoryStacksOn(manager),
     uploads: uploadStoreFor(manager),
   };
 }

@@ -1,12 +1,36 @@
 // The memory side of the service tools (issue 25 items 1-3): `load_skill`
-// over the stack's skills layers, `memory_read` over the episodic layer and
-// the stack, `memory_write` into the episodic layer. SKELETON: filled in by
-// the memory work of issue 25.
+// over the stack's SKILLS layers, `memory_read` over the episodic layer and
+// then the whole stack, `memory_write` into the episodic layer (stored by the
+// EpisodicMemoryPort). A key resolves top-down (spec 2.11) in one statement
+// that also marks the winning layer used. Bad input is an `ok: false` outcome
+// the model reads, never a throw; a database failure throws (the effect
+// fails and the objective records a TOOL_ERROR).
 import type { MemoryStore } from '../ports/memory-store';
-import type { EpisodicMemoryPort } from './episodic-memory';
 import type { MemoryTools, ServiceToolContext, ServiceToolOutcome } from '../ports/service-tools';
+import { ToolErrorType } from '../tools/tool-call-outcome';
+import type { EpisodicMemoryPort } from './episodic-memory';
+import { MEMORY_CONTENT_MAX_BYTES } from './memory-entry.service';
+import { memoryKeyProblem } from './memory-key';
+import type { MemoryEntryRecord } from './records';
 
-const NOT_YET: ServiceToolOutcome = { ok: false, content: 'memory tools are not available yet' };
+/**
+ * A layer's lastUsedAt is written at most once per this interval: a skill
+ * loaded by many objectives at once would otherwise write the same row on
+ * every call (a lock queue and a dead tuple each time).
+ */
+export const LAST_USED_AT_SLACK_MS = 5_000;
+
+function found(key: string, entry: MemoryEntryRecord): ServiceToolOutcome {
+  return { ok: true, content: entry.content, memoryRead: { key, memoryLayerId: entry.memoryLayerId, memoryEntryId: entry.id } };
+}
+
+function notFound(content: string): ServiceToolOutcome {
+  return { ok: false, content, errorType: ToolErrorType.NOT_FOUND };
+}
+
+function invalid(content: string): ServiceToolOutcome {
+  return { ok: false, content, errorType: ToolErrorType.INVALID_ARGUMENTS };
+}
 
 export class MemoryToolsService implements MemoryTools {
   constructor(
@@ -14,17 +38,35 @@ export class MemoryToolsService implements MemoryTools {
     private readonly episodic: EpisodicMemoryPort,
   ) {}
 
-  async loadSkill(_context: ServiceToolContext, _key: string): Promise<ServiceToolOutcome> {
-    void this.store;
-    void this.episodic;
-    return NOT_YET;
+  /** The content of the topmost SKILLS layer's entry for `key` (a MEMORY_READ), or a not-found result. */
+  async loadSkill(context: ServiceToolContext, key: string): Promise<ServiceToolOutcome> {
+    const entry = await this.resolve(context.memory?.skillsLayerIds ?? [], key);
+    if (entry) return found(key, entry);
+    return notFound(`no skill with key ${JSON.stringify(key)} (keys are case-sensitive; the skills manifest in the system prompt lists them)`);
   }
 
-  async read(_context: ServiceToolContext, _key: string): Promise<ServiceToolOutcome> {
-    return NOT_YET;
+  /** The episodic layer's entry for `key`, else the stack's topmost (any layer type), else a not-found result. */
+  async read(context: ServiceToolContext, key: string): Promise<ServiceToolOutcome> {
+    if (context.memory?.episodic) {
+      const episodic = await this.episodic.read(context, key);
+      if (episodic) return found(key, episodic);
+    }
+    const entry = await this.resolve(context.memory?.layerIds ?? [], key);
+    if (entry) return found(key, entry);
+    return notFound(`nothing is stored under the key ${JSON.stringify(key)} (keys are case-sensitive)`);
   }
 
-  async write(_context: ServiceToolContext, _key: string, _content: string): Promise<ServiceToolOutcome> {
-    return NOT_YET;
+  /** Checks the key (spec 2.12) and the size (1 MiB), then stores through the episodic port; the last write wins. */
+  async write(context: ServiceToolContext, key: string, content: string): Promise<ServiceToolOutcome> {
+    if (!context.memory?.episodic) return { ok: false, content: 'this objective has no episodic memory (it needs an episodicKey and a variation with enableEpisodicMemory)' };
+    const problem = memoryKeyProblem(key);
+    if (problem) return invalid(`key: ${problem}`);
+    const size = Buffer.byteLength(content);
+    if (size > MEMORY_CONTENT_MAX_BYTES) return invalid(`content: must be at most ${MEMORY_CONTENT_MAX_BYTES} bytes of UTF-8 (got ${size})`);
+    return this.episodic.write(context, key, content);
+  }
+
+  private resolve(layerIds: readonly string[], key: string): Promise<MemoryEntryRecord | null> {
+    return this.store.stacks.resolveKey(layerIds, key, { slackMs: LAST_USED_AT_SLACK_MS });
   }
 }

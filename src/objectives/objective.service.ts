@@ -13,6 +13,7 @@ import { selectVariation, type RandomSource } from '../agents/variation-selectio
 import { inWorkspace } from '../agents/write-options';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors';
 import { newId } from '../ids';
+import type { ObjectiveMemoryResolver } from '../memory/objective-memory';
 import { ModelStatus, type ModelRecord } from '../models/records';
 import type { AgentRunConfiguration, AgentsStore } from '../ports/agents-store';
 import type { ObjectiveCommandPort } from '../ports/objective-commands';
@@ -121,6 +122,7 @@ export class ObjectiveService {
     private readonly objectives: ObjectivesStore,
     private readonly commands: ObjectiveCommandPort,
     private readonly feedback: FeedbackService,
+    private readonly memory: ObjectiveMemoryResolver,
     private readonly options: ObjectiveServiceOptions = {},
   ) {
     this.random = options.random ?? Math.random;
@@ -128,8 +130,9 @@ export class ObjectiveService {
 
   /**
    * Creates and starts an objective (POST /objectives).
-   * @throws InvalidArgumentError naming `data.<field>` when data breaks the agent's inputDataSchema
-   * @throws NotFoundError for an unknown agent or variation
+   * @throws InvalidArgumentError naming `data.<field>` when data breaks the agent's inputDataSchema,
+   *   naming `memoryLayerIds[i]` for a layer named twice or a system-managed one
+   * @throws NotFoundError for an unknown agent or variation, naming `memoryLayerIds[i]` for an unknown layer or another workspace's
    * @throws FailedPreconditionError for an ARCHIVED agent, one without variations, or a DISABLED model
    */
   async create(workspace: WorkspaceRef, principal: Principal, body: CreateObjectiveBody, options: { idempotencyKey?: string } = {}): Promise<Objective> {
@@ -183,7 +186,8 @@ export class ObjectiveService {
   /**
    * What an objective of `request.agentId` runs, resolved from the database now:
    * the variation (explicit or by the agent's mode), its model, prompt and limits,
-   * its tools (direct, through tool sets) and sub-agents.
+   * its tools (direct, through tool sets) and sub-agents, its memory stack
+   * (ObjectiveMemoryResolver: the variation's layers, then `memoryLayerIds`).
    */
   async resolve(workspace: Pick<WorkspaceRef, 'id' | 'accountId'>, profileId: string, request: ObjectiveRequest): Promise<ObjectiveStart> {
     const configuration = await this.agents.agents.runConfiguration(request.agentId);
@@ -202,6 +206,16 @@ export class ObjectiveService {
     const variation = selectVariation(configuration!.variations, { mode: agent.variationSelectionMode, explicitId: request.variationId, random: this.random });
     const modelId = checkModel(variation, configuration!.models);
     const tools = toolsOf(variation, configuration!);
+    const memory = await this.memory.resolve({
+      workspace,
+      variation: {
+        layers: configuration!.memoryLayers.filter((layer) => layer.variationId === variation.id),
+        enableEpisodicMemory: variation.enableEpisodicMemory,
+        episodicMemoryTtl: variation.episodicMemoryTtl,
+      },
+      memoryLayerIds: request.memoryLayerIds,
+      episodicKey: request.episodicKey,
+    });
     const objectiveId = request.objectiveId ?? newId('objective');
     const now = new Date().toISOString();
     const objectiveMetadata = {
@@ -224,6 +238,7 @@ export class ObjectiveService {
       modelId,
       ...(variation.temperature === null ? {} : { temperature: variation.temperature }),
       tools,
+      ...(memory ? { memory } : {}),
       limits: {
         maxToolCalls: variation.maxToolCalls ?? 0,
         maxSubObjectives: variation.maxSubObjectives ?? 0,

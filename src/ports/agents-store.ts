@@ -12,6 +12,7 @@ import type {
   WorkspaceResourceRecord,
 } from '../agents/records';
 import type { ProfileRecord } from '../accounts/records';
+import type { MemoryLayerType } from '../memory/records';
 import type { ModelRecord } from '../models/records';
 import type { PageRequest } from '../resource/pagination';
 import type { ToolRecord, ToolSetRecord } from '../tools/records';
@@ -29,6 +30,15 @@ export interface SubAgentEdge {
   subAgentId: string;
 }
 
+/** A memory layer in a variation's stack, with the layer's type (objective creation). */
+export interface VariationStackLayer {
+  variationId: string;
+  memoryLayerId: string;
+  /** Higher is nearer the top. */
+  position: number;
+  type: MemoryLayerType;
+}
+
 /** Everything an objective of an agent runs on, read at once (objective creation). */
 export interface AgentRunConfiguration {
   agent: AgentRecord;
@@ -44,6 +54,8 @@ export interface AgentRunConfiguration {
   toolSetTools: Map<string, ToolRecord[]>;
   /** The agents assigned as sub-agents. */
   subAgents: AgentRecord[];
+  /** The memory layers of every variation, by variation, then position ascending (bottom of the stack first). */
+  memoryLayers: VariationStackLayer[];
 }
 
 export interface AgentsStore {

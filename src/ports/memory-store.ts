@@ -1,9 +1,36 @@
 // The storage port of the memory area (layers and entries). Services depend
 // on this interface; persistence/repositories/memory.store.ts implements it.
 import type { MemoryEntryRecord, MemoryEntrySummaryRecord, MemoryLayerRecord, MemoryLayerType } from '../memory/records';
+import type { SkillSummary } from '../memory/skills-manifest';
 import type { PageRequest } from '../resource/pagination';
 import type { ListFilter, RecordTable } from './foundation-store';
 import type { UploadStore } from './upload-store';
+
+/** What an objective's creation reads of its memory stack, in one statement. */
+export interface StackReadRequest {
+  workspaceId: string;
+  /** The stack, bottom to top. */
+  layerIds: readonly string[];
+  /** Layers to check (the objective's `memoryLayerIds`): returned whatever their workspace, absent when unknown. */
+  checkIds: readonly string[];
+  /** Most skills to list. */
+  skillsLimit: number;
+}
+
+export interface StackRead {
+  /** The layers of `checkIds` that exist. */
+  checked: MemoryLayerRecord[];
+  /** Distinct keys over the stack's SKILLS layers of the workspace (system-managed ones left out). */
+  skillCount: number;
+  /** The first `skillsLimit` of those keys in byte order, each with the topmost layer's title and description. */
+  skills: SkillSummary[];
+}
+
+/** How a resolved key marks its layer used (`info.lastUsedAt`). */
+export interface MarkUsedOptions {
+  /** A layer whose lastUsedAt is within this many milliseconds of now is left alone: one write per layer per interval, however many reads. */
+  slackMs: number;
+}
 
 export interface MemoryStore {
   /**
@@ -60,6 +87,16 @@ export interface MemoryStore {
      * commit wins). Returns the stored entry.
      */
     upsertContent(entry: MemoryEntryRecord): Promise<MemoryEntryRecord>;
+  };
+  /** Memory stacks: what objectives resolve against. */
+  stacks: {
+    /** The stack read of an objective's creation (checked layers and the skills manifest's entries), one statement. */
+    read(request: StackReadRequest): Promise<StackRead>;
+    /**
+     * The entry under `key` in the topmost of `layerIds` (bottom to top) holding it, or null; in the
+     * same statement the winning layer's lastUsedAt moves to the database's now (never backwards).
+     */
+    resolveKey(layerIds: readonly string[], key: string, markUsed: MarkUsedOptions): Promise<MemoryEntryRecord | null>;
   };
   /** Uploads, bound to the same transaction (entries consume them). */
   uploads: UploadStore;

@@ -27,6 +27,8 @@ export const ToolErrorType = {
   MCP_ERROR: 'MCP_ERROR',
   /** The MCP tool ran and reported an error (`isError`); `content` is its explanation. */
   MCP_TOOL_ERROR: 'MCP_TOOL_ERROR',
+  /** A service tool's key resolves in no layer (`load_skill`, `memory_read`). */
+  NOT_FOUND: 'NOT_FOUND',
   /** A fault of the service itself (its database, say); the message is generic. */
   INTERNAL: 'INTERNAL',
 } as const;
