@@ -30,7 +30,8 @@ export const EPISODIC_LAYER_NAME_PREFIX = 'episodic/';
  * not unique: the layer is found by its key, never by its name.
  */
 export function episodicLayerName(key: string): string {
-  return `${EPISODIC_LAYER_NAME_PREFIX}${key}`.slice(0, NAME_MAX);
+  // By code points, as names are measured: a cut never splits a character.
+  return Array.from(`${EPISODIC_LAYER_NAME_PREFIX}${key}`).slice(0, NAME_MAX).join('');
 }
 
 /** What one sweep batch did (see MemoryStore.layers.deleteExpiredEpisodic). */
