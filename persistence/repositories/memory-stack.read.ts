@@ -26,20 +26,28 @@ function buildStatements(manager: EntityManager): Statements {
   const entry = entityColumns(manager, MemoryEntryEntity, 'e');
   // The stack as (layer_id, ordinality): a higher ordinality is nearer the top.
   // Keys compare and sort bytewise (COLLATE "C"): keys are ASCII and case-sensitive (spec 2.12).
+  // The manifest's first `limit` keys are among each layer's first `limit`
+  // keys (a key has fewer smaller keys in one layer than in the stack), so
+  // only those are sorted and only theirs are read from the heap; the count
+  // of distinct keys is needed only when the listing is full.
   const read = readStatement(`
     WITH stack AS (
       SELECT s.layer_id, s.ordinality FROM unnest($1::text[]) WITH ORDINALITY AS s(layer_id, ordinality)
       JOIN ${layers} l ON l.id = s.layer_id
       WHERE l.type = '${MemoryLayerType.SKILLS}' AND l.workspace_id = $2 AND NOT l.system_managed),
+    listed AS (
+      SELECT f.key FROM stack s
+      CROSS JOIN LATERAL (SELECT e.key FROM ${entries} e WHERE e.memory_layer_id = s.layer_id ORDER BY e.key COLLATE "C" LIMIT $4) f
+      GROUP BY f.key ORDER BY f.key COLLATE "C" LIMIT $4),
     winners AS (
-      SELECT DISTINCT ON (e.key COLLATE "C") e.key, e.title, e.description
-      FROM stack s JOIN ${entries} e ON e.memory_layer_id = s.layer_id
-      ORDER BY e.key COLLATE "C", s.ordinality DESC)
+      SELECT DISTINCT ON (k.key) k.key, e.title, e.description
+      FROM listed k CROSS JOIN stack s JOIN ${entries} e ON e.memory_layer_id = s.layer_id AND e.key = k.key
+      ORDER BY k.key, s.ordinality DESC)
     SELECT
       (SELECT json_agg(${layer.json}) FROM ${layers} l WHERE l.id = ANY($3::text[])) AS checked,
-      (SELECT count(*)::int FROM winners) AS skill_count,
-      (SELECT json_agg(json_build_array(w.key, w.title, w.description) ORDER BY w.key COLLATE "C")
-        FROM (SELECT * FROM winners ORDER BY key COLLATE "C" LIMIT $4) w) AS skills`);
+      CASE WHEN (SELECT count(*) FROM listed) < $4 THEN (SELECT count(*) FROM listed)
+        ELSE (SELECT count(*) FROM (SELECT DISTINCT e.key FROM stack s JOIN ${entries} e ON e.memory_layer_id = s.layer_id) d) END AS skill_count,
+      (SELECT json_agg(json_build_array(w.key, w.title, w.description) ORDER BY w.key COLLATE "C") FROM winners w) AS skills`);
   // The UPDATE runs once whether or not the SELECT reads it (a data-modifying
   // WITH always runs to completion). It skips a layer marked within the slack,
   // so a hot layer is written once per interval, not on every read; with

@@ -223,6 +223,24 @@ describe('objective memory stacks and skills', function () {
     });
   });
 
+  describe('MemoryStore.stacks.read', () => {
+    it('lists the first keys bytewise with the topmost entry of each, counting every distinct key, and returns the checked layers', async () => {
+      const stacks = createMemoryStore(api.dataSource).stacks;
+      const read = await stacks.read({ workspaceId: ws.workspaceId, layerIds: [layers.lower, layers.upper], checkIds: [layers.extra, 'memlayer_unknown'], skillsLimit: 2 });
+      assert.deepEqual(read.skills, [
+        { key: 'refunds', title: 'Refunds', description: 'How to refund an order\nstep by step' },
+        { key: 'shipping', title: null, description: 'Carriers and delays' },
+      ]);
+      assert.equal(read.skillCount, 3);
+      assert.deepEqual(read.checked.map((layer) => layer.id), [layers.extra]);
+      const reversed = await stacks.read({ workspaceId: ws.workspaceId, layerIds: [layers.upper, layers.lower], checkIds: [], skillsLimit: 100 });
+      assert.deepEqual(reversed.skills.map((skill) => [skill.key, skill.title]), [['refunds', 'Old refunds'], ['shipping', null], ['tone', 'Tone of voice']]);
+      assert.equal(reversed.skillCount, 3);
+      const elsewhere = await stacks.read({ workspaceId: 'ws_other', layerIds: [layers.upper], checkIds: [], skillsLimit: 100 });
+      assert.deepEqual([elsewhere.skills, elsewhere.skillCount], [[], 0], "another workspace's layers list nothing");
+    });
+  });
+
   describe('lastUsedAt of a resolved key\'s layer (MemoryStore.stacks.resolveKey)', () => {
     it('is written once per slack interval and never moves backwards', async () => {
       const stacks = createMemoryStore(api.dataSource).stacks;
