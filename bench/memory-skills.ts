@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { startTestApi } from '../test/support/api';
 import { sharedTestDatabase } from '../test/support/global-setup';
 import { newId } from '../src/ids';
-import { episodicMemoryNotYet } from '../src/memory/episodic-memory';
+import { EpisodicMemory } from '../src/memory/episodic-memory';
 import { MemoryToolsService } from '../src/memory/memory-tools.service';
 import { ObjectiveMemoryResolver } from '../src/memory/objective-memory';
 import { MemoryLayerType } from '../src/memory/records';
@@ -79,7 +79,7 @@ async function main(): Promise<void> {
     const loadMs = performance.now() - started;
 
     const store = createMemoryStore(api.dataSource);
-    const tools = new MemoryToolsService(store, episodicMemoryNotYet);
+    const tools = new MemoryToolsService(store, new EpisodicMemory(store));
     const memory = await new ObjectiveMemoryResolver(store).resolve({
       workspace,
       variation: { layers: layerIds.map((memoryLayerId, position) => ({ memoryLayerId, position, type: MemoryLayerType.SKILLS })), enableEpisodicMemory: false, episodicMemoryTtl: null },

@@ -58,7 +58,7 @@ import { bundleRoutes } from './routes/bundles.routes';
 import { MemoryEntryService } from '../src/memory/memory-entry.service';
 import { MemoryLayerService } from '../src/memory/memory-layer.service';
 import { MemoryToolsService } from '../src/memory/memory-tools.service';
-import { episodicMemoryNotYet } from '../src/memory/episodic-memory';
+import { EpisodicMemory } from '../src/memory/episodic-memory';
 import { ObjectiveMemoryResolver } from '../src/memory/objective-memory';
 import { ToolDiscoveryService } from '../src/search/tool-discovery.service';
 import { ServiceToolRunner } from '../src/objectives/service-tool-runner';
@@ -136,6 +136,10 @@ export interface Services {
   erasureRuntime: ErasureRuntimePort;
   /** How long OBJECTIVE_EVENTS keeps an event (the objective kind declares it on its stream). */
   eventRetentionMs: number;
+  /** Episodic memory layers: the memory tools write them, every node's sweeper removes the expired ones. */
+  episodicMemory: EpisodicMemory;
+  /** How often the sweeper runs (AGENTRT_EPISODIC_SWEEP_INTERVAL_MS). */
+  episodicSweepIntervalMs: number;
   /** Closes the outbound connection pools (model provider, tools). */
   close(): Promise<void>;
 }
@@ -217,6 +221,7 @@ export function createServices(
   const uploads = new UploadService(memoryStore.uploads, createObjectStorage(config, uploadSigner), uploadSigner, { maxBytes: config.uploadMaxBytes });
   const memoryLayers = new MemoryLayerService(memoryStore, store.profiles);
   const memoryEntries = new MemoryEntryService(memoryStore, memoryLayers, uploads, store.profiles);
+  const episodicMemory = new EpisodicMemory(memoryStore);
   const secretsStore = createSecretsStore(dataSource);
   const modelsStore = createModelsStore(dataSource);
   const keyring = new WorkspaceKeyring(masterKey, secretsStore.dataKeys);
@@ -248,11 +253,11 @@ export function createServices(
   const objectiveEffects = {
     models: new ModelRouter({ credentials: providerKeys, openRouter }),
     tools: new ToolExecutor({ secrets: new WorkspaceSecretResolver(secrets), mcp: mcpClient, urlPolicy, logger }),
-    serviceTools: new ServiceToolRunner({ memory: new MemoryToolsService(memoryStore, episodicMemoryNotYet), discovery: new ToolDiscoveryService(search, agentsStore.tools) }),
+    serviceTools: new ServiceToolRunner({ memory: new MemoryToolsService(memoryStore, episodicMemory), discovery: new ToolDiscoveryService(search, agentsStore.tools) }),
   };
   const objectives: ObjectiveService = new ObjectiveService(
     agentsStore, tenants, objectivesStore, objectiveCommands ?? noObjectiveRuntime, feedback, new ObjectiveMemoryResolver(memoryStore),
-    { ...config.objectives },
+    { ...config.objectives, episodicMemory },
   );
   const webhookDeliveriesStore = createWebhookDeliveriesStore(dataSource);
   const { retryScheduleMs, timeoutMs, disableAfterMs, maxInFlight } = config.webhooks;
@@ -282,6 +287,8 @@ export function createServices(
     clusterStatus: clusterStatus ?? noRuntime,
     erasureRuntime: erasures,
     eventRetentionMs: config.eventRetentionMs,
+    episodicMemory,
+    episodicSweepIntervalMs: config.episodicSweepIntervalMs,
     async close() {
       await Promise.allSettled([openRouter.close(), objectiveEffects.tools.close(), mcpClient.close(), webhookEffects.sender.close()]);
     },

@@ -54,6 +54,8 @@ export interface Config {
   webhooks: WebhookConfig;
   /** How long OBJECTIVE_EVENTS keeps an event (AGENTRT_EVENT_RETENTION, a duration: `7d`, `36h`). */
   eventRetentionMs: number;
+  /** How often each node's sweeper removes expired episodic memory layers (AGENTRT_EPISODIC_SWEEP_INTERVAL_MS). */
+  episodicSweepIntervalMs: number;
 }
 
 export interface WebhookConfig {
@@ -92,6 +94,8 @@ function fraction(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
 }
 
 const DEFAULT_EVENT_RETENTION_MS = 7 * 86_400_000;
+/** AGENTRT_EPISODIC_SWEEP_INTERVAL_MS by default: an expired layer lasts at most about this long. */
+export const DEFAULT_EPISODIC_SWEEP_INTERVAL_MS = 60_000;
 
 /** A duration in the service's grammar (src/resource/duration.ts), at least `min` ms. */
 function duration(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
@@ -226,5 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxInFlight: integer(env, 'AGENTRT_WEBHOOK_MAX_IN_FLIGHT', 64, 1),
     },
     eventRetentionMs: duration(env, 'AGENTRT_EVENT_RETENTION', DEFAULT_EVENT_RETENTION_MS, 60_000),
+    // At least 100 ms: a sweep is a database transaction per batch; tests run it that fast.
+    episodicSweepIntervalMs: integer(env, 'AGENTRT_EPISODIC_SWEEP_INTERVAL_MS', DEFAULT_EPISODIC_SWEEP_INTERVAL_MS, 100),
   };
 }

@@ -1,6 +1,7 @@
 // What every node hosts on its actor runtime, in one place for the server and
 // the tests: the actor kinds (objectives, webhook endpoints, schedules, erasures) bound to the
-// node's services, and the consumers that feed them (the webhook intake).
+// node's services, the consumers that feed them (the webhook intake), and the
+// node's periodic work (the episodic memory sweeper).
 import type { Services } from '../../http/dependencies';
 import type { ActorKind } from '../../src/ports/actor-behavior';
 import type { ConsumerHandle } from '../../src/ports/event-consumer';
@@ -9,12 +10,14 @@ import type { RuntimeLogger } from '../runtime/runtime-logger';
 import { createErasureKind } from './erasure.kind';
 import { createObjectiveKind } from './objective.kind';
 import { createScheduleKind } from './schedule.kind';
+import { EpisodicMemorySweeper } from './episodic-memory-sweeper';
 import { createWebhookEndpointKind } from './webhook-endpoint.kind';
 import { startWebhookIntake } from './webhook-intake';
 
 type KindServices = Pick<
   Services, 'objectiveEffects' | 'objectivesStore' | 'objectives' | 'webhookEffects' | 'webhookDeliveriesStore' | 'schedulesStore' | 'erasureRuntime' | 'eventRetentionMs'
 >;
+type NodeServices = KindServices & Pick<Services, 'episodicMemory' | 'episodicSweepIntervalMs'>;
 
 export function nodeKinds(services: KindServices): ActorKind[] {
   return [
@@ -29,7 +32,10 @@ export function nodeKinds(services: KindServices): ActorKind[] {
   ];
 }
 
-/** Starts the consumers of a node's runtime; the runtime stops them when it stops. */
-export async function startNodeConsumers(runtime: ActorRuntime, services: KindServices, logger: RuntimeLogger): Promise<ConsumerHandle[]> {
-  return [await startWebhookIntake({ runtime, webhookUrlOf: services.webhookEffects.webhookUrlOf, logger })];
+/** Starts the consumers and the periodic work of a node's runtime; the runtime stops them when it stops. */
+export async function startNodeConsumers(runtime: ActorRuntime, services: NodeServices, logger: RuntimeLogger): Promise<ConsumerHandle[]> {
+  const sweeper = new EpisodicMemorySweeper({ episodic: services.episodicMemory, intervalMs: services.episodicSweepIntervalMs, logger });
+  sweeper.start();
+  runtime.stopWith(sweeper);
+  return [await startWebhookIntake({ runtime, webhookUrlOf: services.webhookEffects.webhookUrlOf, logger }), sweeper];
 }

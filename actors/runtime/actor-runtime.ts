@@ -281,6 +281,14 @@ export class ActorRuntime {
     };
   }
 
+  /**
+   * Stops `job` when the runtime stops, first, with the consumers: a node's
+   * own periodic work (the episodic memory sweeper) lives as long as the runtime.
+   */
+  stopWith(job: { stop(): Promise<void> }): void {
+    this.consumerHandles.add(job);
+  }
+
   /** Shards owned by this node now. */
   ownedShards(): number[] {
     return this.host.owned();

@@ -1,4 +1,5 @@
-// Memory layer rows (spec 2.11). `last_used_at` is written by the runtime.
+// Memory layer rows (spec 2.11). `last_used_at` is written by the runtime;
+// `episodic_key` names the episodic layer of (workspace, key), unique per workspace.
 import { EntitySchema } from 'typeorm';
 import type { MemoryLayerRecord } from '../../src/memory/records';
 import { metadataColumns } from './columns';
@@ -15,5 +16,6 @@ export const MemoryLayerEntity = new EntitySchema<MemoryLayerRecord>({
     expiresAt: { type: 'timestamptz', name: 'expires_at', nullable: true },
     systemManaged: { type: 'boolean', name: 'system_managed', default: false },
     lastUsedAt: { type: 'timestamptz', name: 'last_used_at', nullable: true },
+    episodicKey: { type: 'text', name: 'episodic_key', nullable: true },
   },
 });

@@ -21,6 +21,7 @@ import { VariationBudgets1763830800000 } from './1763830800000-VariationBudgets'
 import { ClusterId1763830900000 } from './1763830900000-ClusterId';
 import { IdempotencyClaimant1763831700000 } from './1763831700000-IdempotencyClaimant';
 import { OutboxProjectedPayloads1763832400000 } from './1763832400000-OutboxProjectedPayloads';
+import { EpisodicMemoryLayers1763833500000 } from './1763833500000-EpisodicMemoryLayers';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -43,4 +44,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   ClusterId1763830900000,
   IdempotencyClaimant1763831700000,
   OutboxProjectedPayloads1763832400000,
+  EpisodicMemoryLayers1763833500000,
 ];

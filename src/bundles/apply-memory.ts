@@ -1,10 +1,25 @@
 // Bundle steps for memory layers and their entries. Entries belong to their
 // layer: the bundle makes a layer's entries match the document by key.
+import { PermissionDeniedError } from '../errors';
 import { toMemoryEntryDetail, toMemoryLayer } from '../memory/mappers';
 import type { MemoryLayerRecord } from '../memory/records';
 import type { BundleMemoryEntry, BundleMemoryLayer } from '../schemas/bundles.schema';
 import { applyOne, atField, FULL_METADATA_MASK, type ApplyContext } from './context';
 import type { Matching } from './ownership';
+
+/**
+ * Refuses a document declaring a layer under the name of a system-managed
+ * one (an episodic layer) the bundle does not own: matching it would take it
+ * over, and clients cannot change such a layer (spec 7 rule 6).
+ * @throws PermissionDeniedError naming the layer
+ */
+export function refuseSystemManagedTakeover(names: readonly string[], rows: readonly MemoryLayerRecord[], bundleKey: string): void {
+  for (const name of names) {
+    if (rows.some((row) => row.name === name && row.bundleKey === bundleKey)) continue;
+    const system = rows.find((row) => row.name === name && row.systemManaged);
+    if (system) throw new PermissionDeniedError(`memory layer "${name}" (${system.id}) is system-managed; a bundle cannot take it over`);
+  }
+}
 
 export async function applyMemoryLayers(context: ApplyContext, layers: readonly BundleMemoryLayer[], matching: Matching<MemoryLayerRecord>): Promise<Map<string, string>> {
   const { principal, workspace, memory, tx, bundleKey } = context;

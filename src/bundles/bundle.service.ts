@@ -12,7 +12,7 @@ import { NotFoundError, PermissionDeniedError } from '../errors';
 import type { BundleScope, BundleStore, BundleTransaction } from '../ports/bundle-store';
 import type { BundleDocument, BundlePlan } from '../schemas/bundles.schema';
 import { applyAgents, applyVariations } from './apply-agents';
-import { applyMemoryLayers } from './apply-memory';
+import { applyMemoryLayers, refuseSystemManagedTakeover } from './apply-memory';
 import { applyScheduleChanges, planScheduleArchives, planSchedules, withArchivesOfDeletedAgents, type ScheduleChangePlan } from './apply-schedules';
 import { applyToolSets, applyTools, type NameTable } from './apply-tools';
 import { checkDocument, documentNames } from './bundle-document';
@@ -150,6 +150,7 @@ export class BundleService {
     });
     const adopt = options.adopt ?? false;
     const declared = <T extends { metadata: { name: string } }>(items: T[] | undefined) => (items ?? []).map((item) => item.metadata.name);
+    refuseSystemManagedTakeover(declared(document.memoryLayers), rows.memoryLayers, bundleKey);
     const matching = {
       tools: matchDeclared('tool', declared(document.tools), rows.tools, bundleKey, adopt),
       toolSets: matchDeclared('toolSet', declared(document.toolSets), rows.toolSets, bundleKey, adopt),

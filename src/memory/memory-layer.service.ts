@@ -141,6 +141,7 @@ export class MemoryLayerService {
       bundleKey: null,
       profileId,
       lastUsedAt: null,
+      episodicKey: null,
       createdAt: now,
       updatedAt: now,
       ...fields,

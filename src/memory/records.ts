@@ -20,6 +20,11 @@ export interface MemoryLayerRecord extends MetadataRecord {
   systemManaged: boolean;
   /** The latest objective that resolved a key against this layer. */
   lastUsedAt: Date | null;
+  /**
+   * The episodic key of a system-managed EPISODIC layer (one per workspace and
+   * key, src/memory/episodic-memory.ts); null for every other layer.
+   */
+  episodicKey: string | null;
 }
 
 /** An entry without its body: what lists return. */

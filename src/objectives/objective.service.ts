@@ -36,6 +36,7 @@ import { DEFAULT_OBJECTIVE_MAX_TOKENS } from './objective-budgets';
 import { DEFAULT_MAX_OBJECTIVE_DEPTH } from './objective-limits';
 import { DEFAULT_MODEL_RETRY_BUDGET_MS } from './objective-retries';
 import type { ObjectiveStart, ObjectiveTool } from './objective-state';
+import type { EpisodicMemoryPort } from '../memory/episodic-memory';
 
 
 export interface ObjectiveServiceOptions {
@@ -53,6 +54,11 @@ export interface ObjectiveServiceOptions {
   modelRetryTimeScale?: number;
   /** @default Math.random */
   random?: RandomSource;
+  /**
+   * Creates or refreshes an objective's episodic layer when it is created, so
+   * clients see it at once. Absent: the layer appears at the first memory_write.
+   */
+  episodicMemory?: Pick<EpisodicMemoryPort, 'ensureLayer'>;
 }
 
 /** What a new objective asks for, from the API body, a schedule or a parent's sub-agent call. */
@@ -154,6 +160,9 @@ export class ObjectiveService {
     const { tenant, subject } = await this.tenants.assert(workspace, { tenant: body.tenant, subject: body.subject }, { profileId: principal.profileId });
     resolved.spec.tenantId = tenant?.id ?? null;
     resolved.spec.subjectId = subject?.id ?? null;
+    // The episodic layer's first use (issue 25 item 3): created, or its expiry moved, once the request is valid.
+    const episodic = resolved.memory?.episodic;
+    if (episodic) await this.options.episodicMemory?.ensureLayer(workspace, episodic);
     // resolve() made the objective's id up just now: nothing was stored for its actor.
     return this.start(resolved, { newObjective: true });
   }

@@ -55,6 +55,24 @@ export interface MemoryStore {
     countAssignments(layerId: string): Promise<number>;
     /** Sets `lastUsedAt` of the layers to `at` (never moves it backwards). */
     markUsed(layerIds: readonly string[], at: Date): Promise<void>;
+    /**
+     * The episodic layer of (`layer.workspaceId`, `layer.episodicKey`): `layer`
+     * inserted when there is none, else the existing one with its `expiresAt`
+     * moved. Either way `expiresAt` is the database's now + `ttlSeconds`
+     * (null: no expiry). One statement on the unique (workspace, episodic key)
+     * index: callers racing with one key all get the same row, and in a
+     * transaction the row stays locked against the sweeper until it commits.
+     */
+    upsertEpisodic(layer: MemoryLayerRecord, ttlSeconds: number | null): Promise<MemoryLayerRecord>;
+    /** Moves the `expiresAt` of the episodic layer of (workspace, key) as upsertEpisodic does; null when there is none. */
+    refreshEpisodic(workspaceId: string, episodicKey: string, ttlSeconds: number | null): Promise<MemoryLayerRecord | null>;
+    /**
+     * Deletes, with their entries, at most `limit` episodic layers whose
+     * `expiresAt` has passed by the database's clock, checked again in the
+     * deleting statement (a layer refreshed meanwhile stays). `busy` when
+     * another node is deleting now (its transaction holds the sweep's lock).
+     */
+    deleteExpiredEpisodic(limit: number): Promise<{ deleted: number; busy: boolean }>;
   };
   entries: Omit<RecordTable<MemoryEntryRecord>, 'findById'> & {
     /** The entry with its body, or null. */
@@ -63,6 +81,13 @@ export interface MemoryStore {
     list(layerId: string, page: PageRequest, filter: { keyPrefix?: string; labels?: Record<string, string> }): Promise<MemoryEntrySummaryRecord[]>;
     /** Entries of the given layers holding exactly `key` (for stack resolution). */
     findByKey(layerIds: readonly string[], key: string): Promise<MemoryEntryRecord[]>;
+    /**
+     * Inserts `entry`, or, when its layer already holds its key, replaces
+     * that entry's content and `updatedAt` (one statement on the unique
+     * (layer, key) index: concurrent writers never conflict, the last to
+     * commit wins). Returns the stored entry.
+     */
+    upsertContent(entry: MemoryEntryRecord): Promise<MemoryEntryRecord>;
   };
   /** Memory stacks: what objectives resolve against. */
   stacks: {

@@ -1,6 +1,7 @@
 // Configuration read from the environment (src/config.ts): the event
 // retention of OBJECTIVE_EVENTS, a duration with a default and a floor; the
-// objectives' default token cap; NATS_URL, a comma-separated list of servers.
+// objectives' default token cap; the episodic sweep's interval; NATS_URL, a
+// comma-separated list of servers.
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig, parseNatsServers } from '../../src/config';
 
@@ -28,6 +29,24 @@ describe('loadConfig: AGENTRT_OBJECTIVE_MAX_TOKENS', () => {
   it('refuses anything but a whole number >= 0, naming the variable', () => {
     for (const raw of ['-1', '1.5', 'lots']) {
       assert.throws(() => loadConfig({ AGENTRT_OBJECTIVE_MAX_TOKENS: raw }), (error: unknown) => error instanceof ConfigError && error.message.includes('AGENTRT_OBJECTIVE_MAX_TOKENS'), raw);
+    }
+  });
+});
+
+describe('loadConfig: AGENTRT_EPISODIC_SWEEP_INTERVAL_MS', () => {
+  it('defaults to 60 s and reads milliseconds from 100 up', () => {
+    assert.equal(loadConfig({}).episodicSweepIntervalMs, 60_000);
+    assert.equal(loadConfig({ AGENTRT_EPISODIC_SWEEP_INTERVAL_MS: '250' }).episodicSweepIntervalMs, 250);
+    assert.equal(loadConfig({ AGENTRT_EPISODIC_SWEEP_INTERVAL_MS: '100' }).episodicSweepIntervalMs, 100);
+  });
+
+  it('refuses anything but a whole number >= 100, naming the variable', () => {
+    for (const raw of ['99', '0', '-1', '1.5', '1m']) {
+      assert.throws(
+        () => loadConfig({ AGENTRT_EPISODIC_SWEEP_INTERVAL_MS: raw }),
+        (error: unknown) => error instanceof ConfigError && error.message === `AGENTRT_EPISODIC_SWEEP_INTERVAL_MS must be an integer >= 100, got "${raw}"`,
+        raw,
+      );
     }
   });
 });

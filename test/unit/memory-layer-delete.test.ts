@@ -10,7 +10,7 @@ function layer(overrides: Partial<MemoryLayerRecord> = {}): MemoryLayerRecord {
   const now = new Date();
   return {
     id: 'memlayer_1', accountId: 'acc_1', workspaceId: 'ws_1', name: 'l', externalId: null, labels: {}, profileId: null,
-    bundleKey: null, type: MemoryLayerType.SKILLS, description: null, expiresAt: null, systemManaged: false, lastUsedAt: null,
+    bundleKey: null, type: MemoryLayerType.SKILLS, description: null, expiresAt: null, systemManaged: false, lastUsedAt: null, episodicKey: null,
     createdAt: now, updatedAt: now, ...overrides,
   };
 }
