@@ -17,7 +17,6 @@ import { toMemoryEntry, toMemoryEntryDetail } from './mappers';
 import type { MemoryLayerService, ProfileLookup } from './memory-layer.service';
 import { validateMemoryKey } from './memory-key';
 import type { MemoryEntryRecord, MemoryLayerRecord } from './records';
-import { resolveMemoryKey, type StackLayer } from './resolve-memory-key';
 
 /** Entry content limit (api-decisions.md): 1 MiB of UTF-8. */
 export const MEMORY_CONTENT_MAX_BYTES = 1024 * 1024;
@@ -139,23 +138,6 @@ export class MemoryEntryService {
     const layer = await this.layers.findMutable(workspace, layerId);
     const record = await this.find(layer, id);
     await this.store.entries.delete(record.id);
-  }
-
-  /**
-   * Resolves `key` against a memory stack of the workspace (spec 2.11: top
-   * layer first, first match wins) and records the use of the winning layer.
-   * @param layerIds the stack in push order, bottom first
-   * @returns the winning entry, or null when no layer holds the key
-   */
-  async resolve(workspace: WorkspaceRef, layerIds: readonly string[], key: string): Promise<MemoryEntryRecord | null> {
-    const found = (await this.store.entries.findByKey(layerIds, key)).filter((entry) => entry.workspaceId === workspace.id);
-    const stack: StackLayer<MemoryEntryRecord>[] = layerIds.map((layerId) => ({
-      layerId,
-      entries: new Map(found.filter((entry) => entry.memoryLayerId === layerId).map((entry) => [entry.key, entry])),
-    }));
-    const resolved = resolveMemoryKey(stack, key);
-    if (resolved) await this.layers.markUsed([resolved.layerId]);
-    return resolved?.entry ?? null;
   }
 
   private async find(layer: MemoryLayerRecord, id: string): Promise<MemoryEntryRecord> {

@@ -452,21 +452,4 @@ describe('memory entries', () => {
       expectError(await api.request('DELETE', `${entries()}/x`, { token: ws.token }), 400, 3, /^id: /);
     });
   });
-
-  describe('MemoryEntryService.resolve (runtime)', () => {
-    it('resolves a key top layer first and records lastUsedAt on the winning layer', async () => {
-      const bottom = layerId;
-      const top = await createLayer(ws.token);
-      await createEntry({ key: 'shared', content: 'bottom' }, {}, bottom);
-      await createEntry({ key: 'shared', content: 'top' }, {}, top);
-      await createEntry({ key: 'only-bottom', content: 'deep' }, {}, bottom);
-      const workspace = { id: ws.workspaceId, accountId: ws.account.accountId, name: 'default', status: 'STATUS_ENABLED' as const };
-      assert.equal((await api.services.memoryEntries.resolve(workspace, [bottom, top], 'shared'))?.content, 'top');
-      assert.equal((await api.services.memoryEntries.resolve(workspace, [top, bottom], 'shared'))?.content, 'bottom');
-      assert.equal((await api.services.memoryEntries.resolve(workspace, [bottom, top], 'only-bottom'))?.content, 'deep');
-      assert.equal(await api.services.memoryEntries.resolve(workspace, [bottom, top], 'SHARED'), null);
-      const layer = await api.request('GET', `/v1/memory_layers/${bottom}`, { token: ws.token });
-      assert.ok(layer.body.info.lastUsedAt);
-    });
-  });
 });
