@@ -14,6 +14,8 @@ export type ScriptAction =
 export interface ScriptTurn {
   sleepMs: number;
   action: ScriptAction | null;
+  /** The script's lines this turn performs (its SLEEPs, then its action's lines), as written. */
+  lines: string[];
 }
 
 type Instruction =
@@ -52,11 +54,11 @@ function parseLine(text: string, line: number): Instruction | null {
   }
 }
 
-/** The script's instructions in order; lines that are not instructions (blank, prose) are skipped. */
-function instructionsOf(script: string): Instruction[] {
+/** The script's instructions in order, each with its line; lines that are not instructions (blank, prose) are skipped. */
+function instructionsOf(script: string): Array<{ instruction: Instruction; text: string }> {
   return script.split(/\r\n|\r|\n/).flatMap((text, index) => {
     const instruction = parseLine(text, index + 1);
-    return instruction ? [instruction] : [];
+    return instruction ? [{ instruction, text: text.trim() }] : [];
   });
 }
 
@@ -69,25 +71,38 @@ function instructionsOf(script: string): Instruction[] {
 export function scriptTurns(script: string): ScriptTurn[] {
   const turns: ScriptTurn[] = [];
   let sleepMs = 0;
+  let lines: string[] = [];
   let calls: Array<{ toolName: string; arguments: string }> = [];
   const close = (action: ScriptAction | null) => {
-    turns.push({ sleepMs, action });
+    turns.push({ sleepMs, action, lines });
     sleepMs = 0;
+    lines = [];
   };
   const closeCalls = () => {
     if (calls.length) close({ kind: 'CALLS', calls });
     calls = [];
   };
-  for (const instruction of instructionsOf(script)) {
+  for (const { instruction, text } of instructionsOf(script)) {
     if (instruction.kind === 'CALL') {
       calls.push({ toolName: instruction.toolName, arguments: instruction.arguments });
+      lines.push(text);
       continue;
     }
     closeCalls();
+    lines.push(text);
     if (instruction.kind === 'SLEEP') sleepMs += instruction.ms;
     else close(instruction);
   }
   closeCalls();
   if (sleepMs > 0) close(null);
   return turns;
+}
+
+/**
+ * The script of the turns from `performed` on, one instruction per line: a
+ * script that performs exactly what this one had left (its turns group the
+ * same way). Empty when nothing is left.
+ */
+export function scriptRemainder(script: string, performed: number): string {
+  return scriptTurns(script).slice(performed).flatMap((turn) => turn.lines).join('\n');
 }

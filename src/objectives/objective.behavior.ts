@@ -10,6 +10,7 @@
 // `objective.prepare_child`) and the projector are wired where the runtime is
 // composed; this module declares only the decisions and the stream.
 import { FailedPreconditionError, NotFoundError } from '../errors';
+import { newId } from '../ids';
 import type { ActorBehavior, ActorContext, EffectOutcome, FiredReminder, RunningEffect, StreamDeclaration } from '../ports/actor-behavior';
 import type { ChatResponse } from './chat-model-types';
 import { approveToolCall, denyToolCall } from './objective-approvals';
@@ -27,6 +28,7 @@ import {
 } from './objective-state';
 import { SERVICE_TOOL_EFFECT } from '../ports/service-tools';
 import { acceptServiceToolOutcome } from './objective-service-tools';
+import { acceptSummary, MODEL_SUMMARIZE_EFFECT, summarizeEffect } from './objective-compaction';
 import { acceptChildFinished, acceptChildUsage, acceptPrepareOutcome, expectsPrepareChild } from './objective-sub-agents';
 import { ObjectiveTurn } from './objective-turn';
 
@@ -73,7 +75,8 @@ function requireStarted(state: ObjectiveState): void {
 
 function start(turn: ObjectiveTurn, config: ObjectiveStart): void {
   if (turn.state.config) throw new FailedPreconditionError(`objective ${turn.state.objectiveId} is already started`);
-  turn.apply({ type: 'created', config, at: turn.now });
+  // The first context window's id, drawn here and journaled: every event carries it (spec 6.4).
+  turn.apply({ type: 'created', config, at: turn.now, contextWindowId: newId('contextWindow') });
   turn.project({
     type: 'objective_created', objectiveId: config.objectiveId, workspaceId: config.workspaceId, accountId: config.accountId, start: objectiveCreatedRowOf(config),
   });
@@ -172,6 +175,8 @@ export function createObjectiveBehavior(
         if (acceptServiceToolOutcome(turn, outcome)) advance(turn);
       } else if (outcome.name === PREPARE_CHILD_EFFECT) {
         acceptPrepareOutcome(turn, outcome);
+      } else if (outcome.name === MODEL_SUMMARIZE_EFFECT) {
+        acceptSummary(turn, outcome);
       }
       return turn.decision();
     },
@@ -210,13 +215,17 @@ export function createObjectiveBehavior(
      */
     onEffectInterrupted(state: ObjectiveState, effect: RunningEffect) {
       const expected = effect.name === MODEL_CALL_EFFECT
-        ? effect.id === state.modelCallEffectId
-        : effect.name === PREPARE_CHILD_EFFECT
+        ? effect.id === state.modelCallEffectId && !state.summarizing
+        : effect.name === MODEL_SUMMARIZE_EFFECT
+          ? effect.id === state.summarizing?.effectId
+          : effect.name === PREPARE_CHILD_EFFECT
           ? expectsPrepareChild(state, effect.id)
           : (effect.name === TOOL_CALL_EFFECT || effect.name === SERVICE_TOOL_EFFECT) && state.turnCalls.some((call) => call.id === effect.id && call.state === 'running' && !call.child);
       if (!expected || isTerminal(state.status)) return {};
       // A model call's request is not journaled: it is rebuilt from the state, which is as it was when the call started.
       if (effect.name === MODEL_CALL_EFFECT) return { effects: { start: [{ ...modelCallEffect(state, effect.id), timeoutMs: effect.timeoutMs }] } };
+      // So is a summarization's: the conversation does not change while it runs.
+      if (effect.name === MODEL_SUMMARIZE_EFFECT) return { effects: { start: [{ ...summarizeEffect(state, effect.id), timeoutMs: effect.timeoutMs }] } };
       return { effects: { start: [{ id: effect.id, name: effect.name, input: effect.input, timeoutMs: effect.timeoutMs, ...(effect.durableResult === false ? { durableResult: false } : {}) }] } };
     },
   };
