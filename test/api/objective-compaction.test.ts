@@ -114,16 +114,16 @@ describe('compaction through the API', function () {
     assert.equal(openRouter.requests.length, 4);
 
     // The third request is the summarization: what precedes the tail, then the instructions; no `purpose` on the wire.
-    const summarization = openRouter.requests[2].body;
+    const summarization = (openRouter.requests[2].body as any);
     assert.equal(summarization.model, MODEL);
     assert.deepEqual(summarization.messages.map((message: any) => message.role), ['system', 'user', 'assistant', 'tool', 'user']);
     assert.deepEqual(summarization.messages.at(-1), { role: 'user', content: INSTRUCTIONS });
     assert.equal(summarization.tool_choice, 'none');
     assert.ok(!('purpose' in summarization));
-    assert.ok(wireTokens(openRouter.requests[1].body) <= THRESHOLD_TOKENS, 'the second call was under the threshold');
+    assert.ok(wireTokens((openRouter.requests[1].body as any)) <= THRESHOLD_TOKENS, 'the second call was under the threshold');
 
     // The next model call: the summary first, then the tail (the latest call and its result), under the threshold.
-    const next = openRouter.requests[3].body;
+    const next = (openRouter.requests[3].body as any);
     assert.deepEqual(next.messages.map((message: any) => message.role), ['system', 'user', 'assistant', 'tool']);
     assert.equal(next.messages[1].content, `${CONTINUE_INSTRUCTIONS}\n\nSUMMARY: page one was read.`);
     assert.equal(next.messages[2].tool_calls[0].id, 'c2');
@@ -165,9 +165,9 @@ describe('compaction through the API', function () {
     const { objective, events } = await run(agentId);
     assert.equal(objective.info.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(objective.info));
     assert.equal(openRouter.requests.length, 3, 'no summarization call');
-    const toolMessages = openRouter.requests[2].body.messages.filter((message: any) => message.role === 'tool').map((message: any) => message.content);
+    const toolMessages = (openRouter.requests[2].body as any).messages.filter((message: any) => message.role === 'tool').map((message: any) => message.content);
     assert.deepEqual(toolMessages.map((content: string) => (content === '[result cleared]' ? content : content.length)), ['[result cleared]', RESULT_BYTES]);
-    assert.equal(openRouter.requests[2].body.messages.filter((message: any) => message.role === 'assistant').length, 2, 'the calls stay');
+    assert.equal((openRouter.requests[2].body as any).messages.filter((message: any) => message.role === 'assistant').length, 2, 'the calls stay');
     const compacted = events.find((event) => event.data.type === COMPACTED);
     assert.deepEqual(compacted.data.contextWindowCompacted, { messagesCompacted: 1, strategies: ['tool_result_clearing'] });
     assert.equal(new Set(events.map((event) => event.contextWindowId)).size, 1, 'one window');
@@ -179,7 +179,7 @@ describe('compaction through the API', function () {
     const { objective, events } = await run(agentId);
     assert.equal(objective.info.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(objective.info));
     assert.equal(openRouter.requests.length, 4);
-    const next = openRouter.requests[3].body;
+    const next = (openRouter.requests[3].body as any);
     assert.deepEqual(next.messages.map((message: any) => message.role), ['system', 'user', 'assistant', 'tool']);
     assert.equal(next.messages[1].content, 'Read the pages.', 'the task stays');
     assert.equal(next.messages[2].tool_calls[0].id, 'c2');
@@ -204,8 +204,8 @@ describe('compaction through the API', function () {
     const { objective, events } = await run(agentId);
     assert.equal(objective.info.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(objective.info));
     assert.equal(openRouter.requests.length, 5);
-    assert.equal(openRouter.requests[3].body.messages.at(-1).role, 'user', 'the fourth request is the summarization');
-    assert.equal(openRouter.requests[4].body.messages[1].content, `${CONTINUE_INSTRUCTIONS}\n\nSUMMARY: one page read.`);
+    assert.equal((openRouter.requests[3].body as any).messages.at(-1).role, 'user', 'the fourth request is the summarization');
+    assert.equal((openRouter.requests[4].body as any).messages[1].content, `${CONTINUE_INSTRUCTIONS}\n\nSUMMARY: one page read.`);
     assert.deepEqual(typesOf(events).slice(7), ['ERROR', 'CONTEXT_WINDOW_COMPACTED', 'ASSISTANT_MESSAGE', 'FINALIZED']);
     const error = events[7].data.error;
     assert.equal(error.type, 'CONTEXT_TOO_LONG');

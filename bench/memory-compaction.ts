@@ -1,0 +1,208 @@
+// Compaction benchmark (issue 25 item 4 targets): prints JSON lines of
+// figures, asserts nothing. One node in this process (the real HTTP API and
+// the actor runtime over a fresh Postgres database) with the builtin/scripted
+// model, whose row in the bench's workspace is set to maxInputTokens 32,768
+// (no API sets it; the output says so); a driver child process (this file,
+// forked with DRIVER=1) serves the loopback HTTP tool, so its CPU is not the
+// node's. Two objectives of TURNS model turns, one tool call each, run one at
+// a time, ROUNDS times each, alternating:
+// - long: every tool result is 8 KiB (2,048 tokens as builtin/scripted counts
+//   them, a character per 4), so the conversation passes the threshold
+//   (0.75 x 32,768 = 24,576 tokens) every dozen turns and is compacted;
+// - short: every result is 16 bytes, so the prompt never comes near the
+//   threshold and nothing is compacted.
+// For each: the largest prompt sent (every ASSISTANT_MESSAGE's
+// usage.promptTokens, which builtin/scripted computes from the prompt it
+// got) against the threshold, the compactions, and the wall time per model
+// turn (first to last event) less the tool's share (TOOL_CALLED to
+// TOOL_RESULT); the target is the long one's overhead within 1 ms of the
+// short one's.
+// Run with `node --expose-gc --import tsx bench/memory-compaction.ts`
+// (TURNS=300, ROUNDS=3 by default).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { startTestApi } from '../test/support/api';
+import { sharedTestDatabase } from '../test/support/global-setup';
+import { toolTurnsScript } from '../test/support/objective-storage';
+import { startDriverProcess } from './support/driver-process';
+
+const TURNS = Number(process.env.TURNS ?? 300);
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const MAX_INPUT_TOKENS = 32_768;
+const TRIGGER_THRESHOLD = 0.75;
+const LONG_RESULT_BYTES = 8 * 1024;
+const SHORT_RESULT_BYTES = 16;
+
+function log(line: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const round = (value: number, digits = 3) => Number(value.toFixed(digits));
+
+// ---------------------------------------------------------------------------------------------
+// The driver (a child process): the tool, answering `?bytes=` of text.
+
+function driver(): void {
+  const server = http.createServer((incoming, response) => {
+    incoming.resume();
+    incoming.on('end', () => {
+      const bytes = Number(new URL(incoming.url ?? '/', 'http://tool').searchParams.get('bytes') ?? 0);
+      response.writeHead(200, { 'content-type': 'text/plain' }).end(Buffer.alloc(bytes, 'x'));
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => {
+    process.send!({ ready: true, toolUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  });
+  process.on('message', () => undefined);
+  process.on('disconnect', () => server.close(() => process.exit(0)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The node side (this process).
+
+interface ObjectiveEvent {
+  metadata: { createdAt: string };
+  contextWindowId?: string;
+  data: { type: string; assistantMessage?: { usage: { promptTokens: number } }; contextWindowCompacted?: { strategies: string[] } };
+}
+
+interface RunFigures {
+  status: string;
+  modelTurns: number;
+  maxPromptTokens: number;
+  compactions: number;
+  strategies: Record<string, number>;
+  contextWindows: number;
+  wallMsPerTurn: number;
+  toolMsPerTurn: number;
+  overheadMsPerTurn: number;
+}
+
+async function main(): Promise<void> {
+  const driverProcess = startDriverProcess<never, { ready: true; toolUrl: string }>(__filename);
+  const { toolUrl } = await driverProcess.ready;
+  const api = await startTestApi({
+    logLevel: 'silent',
+    poolSize: 10,
+    runtime: { shardCount: 64 },
+    env: { AGENTRT_RATE_LIMIT_PER_SECOND: '1000000', AGENTRT_RATE_LIMIT_BURST: '1000000', AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' },
+  });
+  try {
+    const account = await api.bootstrap('bench-compaction');
+    const headers = { authorization: `Bearer ${account.globalApiKey.token}`, 'content-type': 'application/json' };
+    const ws = account.workspaceId;
+    const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+      const response = await request(`${api.url}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const text = await response.body.text();
+      if (response.statusCode !== 200) throw new Error(`${method} ${path}: ${response.statusCode} ${text}`);
+      return JSON.parse(text) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    };
+    const updated = await api.dataSource.query(
+      "UPDATE models SET max_input_tokens = $1 WHERE workspace_id = $2 AND name = 'builtin/scripted' RETURNING max_input_tokens", [MAX_INPUT_TOKENS, ws],
+    ) as Array<{ max_input_tokens: number }>;
+    log({ bench: 'compaction-setup', note: `builtin/scripted's model row in this bench's workspace set to maxInputTokens ${updated[0]?.max_input_tokens} (no API sets it)`, turns: TURNS, rounds: ROUNDS });
+
+    /** An agent whose one tool answers `bytes` bytes, with no model turn or token cap (300 turns is past the default 50). */
+    const agentFor = async (name: string, bytes: number) => {
+      const agent = await call('POST', `/v1/workspaces/${ws}/agents`, { metadata: { name } });
+      const variation = await call('POST', `/v1/workspaces/${ws}/agents/${agent.metadata.id}/variations`, {
+        metadata: { name: 'v1' },
+        spec: {
+          prompt: 'You read pages.', modelConfig: { modelId: 'builtin/scripted' }, constraints: { maxModelTurns: 0, maxTokens: 0 },
+          compactionConfig: { triggerThreshold: TRIGGER_THRESHOLD },
+        },
+      });
+      const tool = await call('POST', `/v1/workspaces/${ws}/tools`, { metadata: { name: `${name}-page` }, spec: { description: 'Reads a page', http: { url: `${toolUrl}/page?bytes=${bytes}`, method: 'POST' } } });
+      await call('POST', `/v1/workspaces/${ws}/agents/${agent.metadata.id}/variations/${variation.metadata.id}/assignments`, { toolId: tool.metadata.id });
+      return { agentId: agent.metadata.id as string, toolName: `${name}-page`.replace(/[^A-Za-z0-9_-]/gu, '_') };
+    };
+
+    const run = async ({ agentId, toolName }: { agentId: string; toolName: string }): Promise<RunFigures> => {
+      const objective = await call('POST', `/v1/workspaces/${ws}/objectives`, { agentId, initialMessage: toolTurnsScript(toolName, TURNS) });
+      const id = objective.metadata.id as string;
+      for (;;) {
+        const [{ status }] = await api.dataSource.query('SELECT status FROM objectives WHERE id = $1', [id]) as Array<{ status: string }>;
+        if (!['OBJECTIVE_STATUS_PENDING', 'OBJECTIVE_STATUS_RUNNING'].includes(status)) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const events: ObjectiveEvent[] = [];
+      for (let cursor = ''; ;) {
+        const page = await call('GET', `/v1/workspaces/${ws}/objectives/${id}/events?limit=1000${cursor ? `&cursor=${cursor}` : ''}`);
+        events.push(...(page.items as ObjectiveEvent[]));
+        cursor = page.pagination.nextCursor as string;
+        if (!cursor) break;
+      }
+      const at = (event: ObjectiveEvent) => Date.parse(event.metadata.createdAt);
+      const type = (event: ObjectiveEvent) => event.data.type.replace('OBJECTIVE_EVENT_TYPE_', '');
+      const assistant = events.filter((event) => type(event) === 'ASSISTANT_MESSAGE');
+      const compacted = events.filter((event) => type(event) === 'CONTEXT_WINDOW_COMPACTED');
+      let toolMs = 0;
+      let calledAt = 0;
+      for (const event of events) {
+        if (type(event) === 'TOOL_CALLED') calledAt = at(event);
+        if (type(event) === 'TOOL_RESULT') toolMs += at(event) - calledAt;
+      }
+      const strategies: Record<string, number> = {};
+      for (const event of compacted) for (const strategy of event.data.contextWindowCompacted!.strategies) strategies[strategy] = (strategies[strategy] ?? 0) + 1;
+      const wallMs = at(events[events.length - 1]) - at(events[0]);
+      const final = events[events.length - 1] as unknown as { data: { finalized?: { status: string } } };
+      return {
+        status: final.data.finalized?.status ?? 'unknown',
+        modelTurns: assistant.length,
+        maxPromptTokens: Math.max(...assistant.map((event) => event.data.assistantMessage!.usage.promptTokens)),
+        compactions: compacted.length,
+        strategies,
+        contextWindows: new Set(events.map((event) => event.contextWindowId)).size,
+        wallMsPerTurn: wallMs / assistant.length,
+        toolMsPerTurn: toolMs / assistant.length,
+        overheadMsPerTurn: (wallMs - toolMs) / assistant.length,
+      };
+    };
+
+    const long = await agentFor('long', LONG_RESULT_BYTES);
+    const short = await agentFor('short', SHORT_RESULT_BYTES);
+    // A warm-up of each, not counted (the JIT, prepared statements, pools).
+    await run(long);
+    await run(short);
+    const results: { long: RunFigures[]; short: RunFigures[] } = { long: [], short: [] };
+    for (let round_ = 0; round_ < ROUNDS; round_++) {
+      global.gc?.();
+      results.long.push(await run(long));
+      global.gc?.();
+      results.short.push(await run(short));
+    }
+    const threshold = Math.floor(TRIGGER_THRESHOLD * MAX_INPUT_TOKENS);
+    for (const [name, runs] of Object.entries(results)) {
+      log({
+        bench: `compaction-${name}`,
+        resultBytes: name === 'long' ? LONG_RESULT_BYTES : SHORT_RESULT_BYTES,
+        statuses: [...new Set(runs.map((figures) => figures.status))],
+        modelTurns: runs[0].modelTurns,
+        maxPromptTokens: Math.max(...runs.map((figures) => figures.maxPromptTokens)),
+        thresholdTokens: threshold,
+        underThreshold: runs.every((figures) => figures.maxPromptTokens <= threshold),
+        compactions: runs[0].compactions,
+        strategies: runs[0].strategies,
+        contextWindows: runs[0].contextWindows,
+        wallMsPerTurn: round(median(runs.map((figures) => figures.wallMsPerTurn))),
+        toolMsPerTurn: round(median(runs.map((figures) => figures.toolMsPerTurn))),
+        overheadMsPerTurn: round(median(runs.map((figures) => figures.overheadMsPerTurn))),
+        overheadMsPerTurnRuns: runs.map((figures) => round(figures.overheadMsPerTurn)),
+      });
+    }
+    const difference = median(results.long.map((figures) => figures.overheadMsPerTurn)) - median(results.short.map((figures) => figures.overheadMsPerTurn));
+    log({ bench: 'compaction-overhead', longMinusShortMsPerTurn: round(difference), target: 'within 1 ms per turn; the long objective never above the threshold' });
+  } finally {
+    driverProcess.child.disconnect();
+    await api.close();
+    await (await sharedTestDatabase()).drop();
+  }
+}
+
+(process.env.DRIVER ? Promise.resolve(driver()) : main()).catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});
