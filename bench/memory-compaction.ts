@@ -17,6 +17,11 @@
 // turn (first to last event) less the tool's share (TOOL_CALLED to
 // TOOL_RESULT); the target is the long one's overhead within 1 ms of the
 // short one's.
+// Before the node starts, the same two objectives run through the pure
+// objective behaviour in this process (no runtime, no I/O, builtin/scripted
+// called directly): the CPU time of the objective's own decisions per model
+// turn, where the estimate and the compaction run, without the noise of
+// Postgres and a shared machine.
 // Run with `node --expose-gc --import tsx bench/memory-compaction.ts`
 // (TURNS=300, ROUNDS=3 by default).
 import http from 'node:http';
@@ -25,6 +30,12 @@ import { request } from 'undici';
 import { startTestApi } from '../test/support/api';
 import { sharedTestDatabase } from '../test/support/global-setup';
 import { toolTurnsScript } from '../test/support/objective-storage';
+import { startOf, toolSuccess } from '../test/unit/objectives/objective-driver';
+import { ScriptedChatModel } from '../src/models/scripted-model';
+import { objectiveBehavior } from '../src/objectives/objective.behavior';
+import type { ObjectiveEvent as JournalEvent, ObjectiveState } from '../src/objectives/objective-state';
+import type { ActorDecision, EffectRequest } from '../src/ports/actor-behavior';
+import type { ChatRequest } from '../src/ports/model-provider';
 import { startDriverProcess } from './support/driver-process';
 
 const TURNS = Number(process.env.TURNS ?? 300);
@@ -61,6 +72,77 @@ function driver(): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The objective's decisions alone (this process, before the node starts).
+
+type Decision = ActorDecision<JournalEvent, unknown, unknown, ObjectiveState>;
+
+/** Runs one objective of TURNS tool turns through the pure behaviour; the time spent in its decisions (and their folding) per model turn. */
+async function decisionsOnly(resultBytes: number): Promise<{ decisionUsPerTurn: number; modelTurns: number; compactions: number; maxPromptTokens: number }> {
+  const behavior = objectiveBehavior;
+  const model = new ScriptedChatModel();
+  const context = { kind: 'objective', id: 'obj_bench', now: new Date() };
+  const result = Buffer.alloc(resultBytes, 'x').toString();
+  let state: ObjectiveState = behavior.initialState('obj_bench');
+  const running = new Map<string, EffectRequest>();
+  let spentNs = 0n;
+  let compactions = 0;
+  let maxPromptTokens = 0;
+  const apply = (decision: Decision) => {
+    for (const event of decision.events ?? []) state = behavior.evolve(state, event);
+    for (const id of decision.effects?.abort ?? []) running.delete(id);
+    for (const effect of decision.effects?.start ?? []) running.set(effect.id!, effect);
+  };
+  const timed = async (step: () => Decision | Promise<Decision>) => {
+    const started = process.hrtime.bigint();
+    const decision = await step();
+    apply(decision);
+    spentNs += process.hrtime.bigint() - started;
+    compactions += (decision.publish ?? []).filter((event) => event.type === 'objective_event.context_window_compacted').length;
+  };
+  const start = startOf({
+    objectiveId: 'obj_bench', modelId: 'builtin/scripted', initialMessage: toolTurnsScript('lookup', TURNS),
+    limits: { maxToolCalls: 0, maxSubObjectives: 0, maxModelTurns: 0, maxTokens: 0 },
+    compaction: { maxInputTokens: MAX_INPUT_TOKENS, triggerThreshold: TRIGGER_THRESHOLD, preserveRecentResults: 2 },
+  });
+  await timed(() => behavior.decide(state, { type: 'start', start }, context));
+  while (running.size) {
+    const [effect] = running.values();
+    running.delete(effect.id!);
+    let value: unknown;
+    if (effect.name === 'tool.call') {
+      value = toolSuccess(effect.id!, result);
+    } else {
+      const response = await model.complete(effect.transientInput as ChatRequest);
+      if (effect.name === 'model.call') maxPromptTokens = Math.max(maxPromptTokens, response.usage?.promptTokens ?? 0);
+      value = response;
+    }
+    const outcome = { id: effect.id!, name: effect.name, input: effect.input, timeoutMs: effect.timeoutMs, attempt: 1, ok: true as const, value };
+    await timed(() => behavior.onEffectResult!(state, outcome, context));
+  }
+  const modelTurns = state.modelTurn;
+  return { decisionUsPerTurn: Number(spentNs / BigInt(modelTurns)) / 1000, modelTurns, compactions, maxPromptTokens };
+}
+
+async function decisionsPhase(): Promise<void> {
+  const figures: Record<string, Array<Awaited<ReturnType<typeof decisionsOnly>>>> = { long: [], short: [] };
+  await decisionsOnly(LONG_RESULT_BYTES);
+  await decisionsOnly(SHORT_RESULT_BYTES);
+  for (let round_ = 0; round_ < 5; round_++) {
+    global.gc?.();
+    figures.long.push(await decisionsOnly(LONG_RESULT_BYTES));
+    global.gc?.();
+    figures.short.push(await decisionsOnly(SHORT_RESULT_BYTES));
+  }
+  const summary = (runs: Array<Awaited<ReturnType<typeof decisionsOnly>>>) => ({
+    modelTurns: runs[0].modelTurns, compactions: runs[0].compactions, maxPromptTokens: runs[0].maxPromptTokens,
+    decisionUsPerTurn: round(median(runs.map((run) => run.decisionUsPerTurn)), 1),
+  });
+  const long = summary(figures.long);
+  const short = summary(figures.short);
+  log({ bench: 'compaction-decisions', note: 'the pure objective behaviour only: CPU per model turn of its decisions', long, short, longMinusShortUsPerTurn: round(long.decisionUsPerTurn - short.decisionUsPerTurn, 1) });
+}
+
+// ---------------------------------------------------------------------------------------------
 // The node side (this process).
 
 interface ObjectiveEvent {
@@ -82,6 +164,7 @@ interface RunFigures {
 }
 
 async function main(): Promise<void> {
+  await decisionsPhase();
   const driverProcess = startDriverProcess<never, { ready: true; toolUrl: string }>(__filename);
   const { toolUrl } = await driverProcess.ready;
   const api = await startTestApi({
@@ -100,10 +183,9 @@ async function main(): Promise<void> {
       if (response.statusCode !== 200) throw new Error(`${method} ${path}: ${response.statusCode} ${text}`);
       return JSON.parse(text) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     };
-    const updated = await api.dataSource.query(
-      "UPDATE models SET max_input_tokens = $1 WHERE workspace_id = $2 AND name = 'builtin/scripted' RETURNING max_input_tokens", [MAX_INPUT_TOKENS, ws],
-    ) as Array<{ max_input_tokens: number }>;
-    log({ bench: 'compaction-setup', note: `builtin/scripted's model row in this bench's workspace set to maxInputTokens ${updated[0]?.max_input_tokens} (no API sets it)`, turns: TURNS, rounds: ROUNDS });
+    await api.dataSource.query("UPDATE models SET max_input_tokens = $1 WHERE workspace_id = $2 AND name = 'builtin/scripted'", [MAX_INPUT_TOKENS, ws]);
+    const [row] = await api.dataSource.query("SELECT max_input_tokens FROM models WHERE workspace_id = $1 AND name = 'builtin/scripted'", [ws]) as Array<{ max_input_tokens: number }>;
+    log({ bench: 'compaction-setup', note: `builtin/scripted's model row in this bench's workspace set to maxInputTokens ${row.max_input_tokens} (no API sets it)`, turns: TURNS, rounds: ROUNDS });
 
     /** An agent whose one tool answers `bytes` bytes, with no model turn or token cap (300 turns is past the default 50). */
     const agentFor = async (name: string, bytes: number) => {

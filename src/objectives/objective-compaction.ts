@@ -16,14 +16,14 @@
 // request, like a model call's, is rebuilt from the state. Nothing here does I/O.
 import type { ModelRecord } from '../models/records';
 import { DEFAULT_PRESERVE_RECENT_RESULTS, DEFAULT_TRIGGER_THRESHOLD, type VariationRecord } from '../agents/records';
-import { modelCallFailureOf } from '../models/model-call-error';
+import { ModelCallErrorType, modelCallFailureOf } from '../models/model-call-error';
 import { tokensForCharacters } from '../models/model-usage';
 import { newId } from '../ids';
 import type { EffectOutcome, EffectRequest } from '../ports/actor-behavior';
 import type { ChatMessage, ChatRequest, ChatResponse } from './chat-model-types';
 import { modelBudgetExceeded } from './objective-budgets';
 import { DEFAULT_MODEL_CALL_TIMEOUT_MS, failObjective, modelCallEffect, systemPromptAndTools } from './objective-loop';
-import { RESULT_CLEARED, type ObjectiveCompaction, type ObjectiveStart, type ObjectiveState, type ObjectiveUsage } from './objective-state';
+import { RESULT_CLEARED, type ObjectiveCompaction, type ObjectiveError, type ObjectiveStart, type ObjectiveState, type ObjectiveUsage } from './objective-state';
 import type { ObjectiveTurn } from './objective-turn';
 
 export const MODEL_SUMMARIZE_EFFECT = 'model.summarize';
@@ -210,7 +210,7 @@ interface CompactedFields {
   messagesCompacted: number;
   strategies: string[];
   summary?: string;
-  summarizationError?: string;
+  summarizationError?: ObjectiveError;
   usage?: ObjectiveUsage;
 }
 
@@ -259,18 +259,18 @@ export function compactBeforeModelCall(turn: ObjectiveTurn, forced: boolean): bo
   return true;
 }
 
-/** The summary in a `model.summarize` outcome, or why there is none. */
-function summaryOf(outcome: EffectOutcome): { summary: string; usage?: ObjectiveUsage } | { problem: string; usage?: ObjectiveUsage } {
+/** The summary in a `model.summarize` outcome, or why there is none (as an ERROR event's `message` and `type`). */
+function summaryOf(outcome: EffectOutcome): { summary: string; usage?: ObjectiveUsage } | { problem: ObjectiveError; usage?: ObjectiveUsage } {
   if (!outcome.ok) {
     const failure = modelCallFailureOf(outcome.error);
-    return { problem: `${failure.type}: ${failure.message}`, ...(failure.usage ? { usage: failure.usage } : {}) };
+    return { problem: { message: failure.message, type: failure.type }, ...(failure.usage ? { usage: failure.usage } : {}) };
   }
   const response = (typeof outcome.value === 'object' && outcome.value !== null ? outcome.value : {}) as Partial<ChatResponse>;
   const usage = response.usage
     ? { usage: { promptTokens: response.usage.promptTokens, completionTokens: response.usage.completionTokens, costCents: response.usage.costCents } }
     : {};
   const summary = typeof response.content === 'string' ? response.content.trim() : '';
-  return summary ? { summary, ...usage } : { problem: 'the summarizer answered no text', ...usage };
+  return summary ? { summary, ...usage } : { problem: { message: 'the summarizer answered no text', type: ModelCallErrorType.PROVIDER_ERROR }, ...usage };
 }
 
 /**

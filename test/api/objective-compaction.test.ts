@@ -187,7 +187,8 @@ describe('compaction through the API', function () {
     const fields = events.find((event) => event.data.type === COMPACTED).data.contextWindowCompacted;
     assert.deepEqual(fields.strategies, ['drop_oldest_turns']);
     assert.equal(fields.messagesCompacted, 2);
-    assert.match(fields.summarizationError, /PROVIDER_UNAVAILABLE: .*503/u);
+    assert.equal(fields.summarizationError.type, 'PROVIDER_UNAVAILABLE');
+    assert.match(fields.summarizationError.message, /503/u);
     assert.equal(fields.newContextWindow.sequence, 2);
     assert.equal(events.filter((event) => event.data.type === 'OBJECTIVE_EVENT_TYPE_ERROR').length, 0, 'no error event: the objective never failed');
   });

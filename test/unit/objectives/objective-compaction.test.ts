@@ -247,7 +247,7 @@ describe('compaction in the objective loop', () => {
   });
 
   for (const [name, outcome] of [
-    ['fails', { ok: false, error: { code: 'UNAVAILABLE', message: 'the provider is unavailable (HTTP 503)' } }],
+    ['fails', { ok: false, error: effectErrorOf(new ModelCallError('PROVIDER_UNAVAILABLE', 'the provider is unavailable (HTTP 503)', { retryable: true, status: 503 })) }],
     ['answers no text', { ok: true, value: { content: '   ', toolCalls: [] } }],
   ] as const) {
     it(`a summarizer that ${name} falls back to dropping the oldest turns, and the objective goes on`, async () => {
@@ -259,7 +259,9 @@ describe('compaction in the objective loop', () => {
       assert.deepEqual(fields.strategies, ['drop_oldest_turns']);
       assert.equal(fields.messagesCompacted, 2);
       assert.equal(fields.newContextWindow.sequence, 2);
-      assert.ok(fields.summarizationError.length > 0);
+      assert.deepEqual(fields.summarizationError, outcome.ok
+        ? { message: 'the summarizer answered no text', type: 'PROVIDER_ERROR' }
+        : { message: 'the provider is unavailable (HTTP 503)', type: 'PROVIDER_UNAVAILABLE' });
       assert.equal(fields.summary, undefined);
       const messages = driver.modelRequest().messages;
       assert.deepEqual(messages.slice(1).map((message) => message.role), ['user', 'assistant', 'tool']);
