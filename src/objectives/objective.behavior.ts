@@ -6,8 +6,8 @@
 // are effects whose outcomes come back through onEffectResult; the turn
 // timeout is a reminder. Every step is a public event with a gapless
 // sequence, published to OBJECTIVE_EVENTS and projected with the objective
-// row. The effect handlers (`model.call`, `tool.call`,
-// `objective.prepare_child`) and the projector are wired where the runtime is
+// row. The effect handlers (`model.call`, compaction's `model.summarize`,
+// `tool.call`, `objective.prepare_child`) and the projector are wired where the runtime is
 // composed; this module declares only the decisions and the stream.
 import { FailedPreconditionError, NotFoundError } from '../errors';
 import { newId } from '../ids';
@@ -106,6 +106,23 @@ function cancel(turn: ObjectiveTurn, reason: string, fromParent: boolean): void 
     throw new FailedPreconditionError(`objective ${turn.state.objectiveId} is already ${turn.state.status}`);
   }
   cancelObjective(turn, reason);
+}
+
+/** Whether the state still waits for this effect's outcome (an interrupted one it no longer expects is dropped). */
+function expectsEffect(state: ObjectiveState, effect: RunningEffect): boolean {
+  switch (effect.name) {
+    case MODEL_CALL_EFFECT:
+      return effect.id === state.modelCallEffectId && !state.summarizing;
+    case MODEL_SUMMARIZE_EFFECT:
+      return effect.id === state.summarizing?.effectId;
+    case PREPARE_CHILD_EFFECT:
+      return expectsPrepareChild(state, effect.id);
+    case TOOL_CALL_EFFECT:
+    case SERVICE_TOOL_EFFECT:
+      return state.turnCalls.some((call) => call.id === effect.id && call.state === 'running' && !call.child);
+    default:
+      return false;
+  }
 }
 
 function asChatResponse(value: unknown): ChatResponse | null {
@@ -214,14 +231,7 @@ export function createObjectiveBehavior(
      * ended) is dropped.
      */
     onEffectInterrupted(state: ObjectiveState, effect: RunningEffect) {
-      const expected = effect.name === MODEL_CALL_EFFECT
-        ? effect.id === state.modelCallEffectId && !state.summarizing
-        : effect.name === MODEL_SUMMARIZE_EFFECT
-          ? effect.id === state.summarizing?.effectId
-          : effect.name === PREPARE_CHILD_EFFECT
-          ? expectsPrepareChild(state, effect.id)
-          : (effect.name === TOOL_CALL_EFFECT || effect.name === SERVICE_TOOL_EFFECT) && state.turnCalls.some((call) => call.id === effect.id && call.state === 'running' && !call.child);
-      if (!expected || isTerminal(state.status)) return {};
+      if (!expectsEffect(state, effect) || isTerminal(state.status)) return {};
       // A model call's request is not journaled: it is rebuilt from the state, which is as it was when the call started.
       if (effect.name === MODEL_CALL_EFFECT) return { effects: { start: [{ ...modelCallEffect(state, effect.id), timeoutMs: effect.timeoutMs }] } };
       // So is a summarization's: the conversation does not change while it runs.
