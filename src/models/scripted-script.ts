@@ -14,7 +14,11 @@ export type ScriptAction =
 export interface ScriptTurn {
   sleepMs: number;
   action: ScriptAction | null;
-  /** The script's lines this turn performs (its SLEEPs, then its action's lines), as written. */
+}
+
+/** A turn with the script's lines it performs (its SLEEPs, then its action's lines), as written. */
+interface ScriptTurnLines {
+  turn: ScriptTurn;
   lines: string[];
 }
 
@@ -69,12 +73,16 @@ function instructionsOf(script: string): Array<{ instruction: Instruction; text:
  * action make a last turn without one.
  */
 export function scriptTurns(script: string): ScriptTurn[] {
-  const turns: ScriptTurn[] = [];
+  return turnsWithLines(script).map(({ turn }) => turn);
+}
+
+function turnsWithLines(script: string): ScriptTurnLines[] {
+  const turns: ScriptTurnLines[] = [];
   let sleepMs = 0;
   let lines: string[] = [];
   let calls: Array<{ toolName: string; arguments: string }> = [];
   const close = (action: ScriptAction | null) => {
-    turns.push({ sleepMs, action, lines });
+    turns.push({ turn: { sleepMs, action }, lines });
     sleepMs = 0;
     lines = [];
   };
@@ -104,5 +112,5 @@ export function scriptTurns(script: string): ScriptTurn[] {
  * same way). Empty when nothing is left.
  */
 export function scriptRemainder(script: string, performed: number): string {
-  return scriptTurns(script).slice(performed).flatMap((turn) => turn.lines).join('\n');
+  return turnsWithLines(script).slice(performed).flatMap(({ lines }) => lines).join('\n');
 }
