@@ -150,7 +150,11 @@ describe('compaction through the API', function () {
     assert.equal(new Set(windows.slice(0, at)).size, 1);
     assert.equal(new Set(windows.slice(at)).size, 1);
     assert.notEqual(windows[0], windows[at]);
-    // The published envelopes (webhooks, NATS) carry it too.
+    // So does the event stream (SSE) of the finished objective…
+    const stream = await fetch(`${api.url}${base()}/objectives/${id}/events/stream`, { headers: { authorization: `Bearer ${ws.token}` } });
+    const streamed = (await stream.text()).split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)));
+    assert.deepEqual(streamed.map((event) => event.contextWindowId), windows);
+    // …and the published envelopes (webhooks, NATS).
     const stored = await api.dataSource.query(
       `SELECT sequence, envelope #>> '{data,objectiveEvent,contextWindowId}' AS window FROM objective_events WHERE objective_id = $1 ORDER BY sequence`, [id],
     ) as Array<{ window: string }>;
