@@ -232,6 +232,19 @@ describe('compaction in the objective loop', () => {
     assert.ok(later.every((body) => body.contextWindowId === windowId), 'later events are in the new window');
   });
 
+  it("the summarizer's usage counts against maxTokens: past it, the objective fails before the model call", async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start({ compaction: COMPACTION, limits: { maxToolCalls: 0, maxSubObjectives: 0, maxTokens: 1000 } });
+    await toolTurn(driver, 'c1', 1400, 50);
+    await toolTurn(driver, 'c2', 1400, 400);
+    await driver.succeed('summarize_3', { content: 'The summary.', usage: { promptTokens: 500, completionTokens: 40, costCents: 0 } });
+    assert.equal(statusOf(driver), 'FAILED');
+    assert.equal(driver.state.error!.type, 'LIMIT_REACHED');
+    assert.match(driver.state.error!.message, /maxTokens \(1000 tokens used/u);
+    assert.equal(driver.running.size, 0, 'no model call started');
+    assert.deepEqual(driver.kinds().slice(-3), ['context_window_compacted', 'error', 'finalized']);
+  });
+
   it('a summarization interrupted by a crash runs again with the same request; a cancel aborts it', async () => {
     const driver = await summarizing();
     const first = driver.running.get('summarize_3')!.transientInput;
