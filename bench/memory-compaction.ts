@@ -14,7 +14,9 @@
 // - summarized (figures only, no target): 8 KiB results with
 //   preserveRecentResults 11, so clearing is not enough and builtin/scripted
 //   summarizes (its summary is the rest of its script): the script must
-//   still call pages 1 … TURNS once each, in order.
+//   still call pages 1 … TURNS once each, in order;
+// - a control: CONTROL_TURNS-turn objectives with 8 KiB and 16-byte results,
+//   neither compacted, for the cost of the results' size alone.
 // For each: the largest prompt sent (every ASSISTANT_MESSAGE's
 // usage.promptTokens, which builtin/scripted computes from the prompt it
 // got) against the threshold, the compactions, and the wall time per model
@@ -50,6 +52,9 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const MAX_INPUT_TOKENS = 32_768;
 const TRIGGER_THRESHOLD = 0.75;
 const LONG_RESULT_BYTES = 8 * 1024;
+/** The control's objectives: 10 turns of 8 KiB results are 20,480 tokens, under the threshold. */
+const CONTROL_TURNS = 10;
+const CONTROL_ROUNDS = Number(process.env.CONTROL_ROUNDS ?? 30);
 const SHORT_RESULT_BYTES = 16;
 
 function log(line: Record<string, unknown>): void {
@@ -233,9 +238,9 @@ async function main(): Promise<void> {
       return { agentId: agent.metadata.id as string, toolName: `${name}-page`.replace(/[^A-Za-z0-9_-]/gu, '_') };
     };
 
-    const run = async ({ agentId, toolName }: { agentId: string; toolName: string }): Promise<RunFigures> => {
+    const run = async ({ agentId, toolName }: { agentId: string; toolName: string }, turns = TURNS): Promise<RunFigures> => {
       const cpuBefore = process.cpuUsage();
-      const objective = await call('POST', `/v1/workspaces/${ws}/objectives`, { agentId, initialMessage: toolTurnsScript(toolName, TURNS) });
+      const objective = await call('POST', `/v1/workspaces/${ws}/objectives`, { agentId, initialMessage: toolTurnsScript(toolName, turns) });
       const id = objective.metadata.id as string;
       for (;;) {
         const [{ status }] = await api.dataSource.query('SELECT status FROM objectives WHERE id = $1', [id]) as Array<{ status: string }>;
@@ -267,7 +272,7 @@ async function main(): Promise<void> {
       const pages = assistant.flatMap((event) => event.data.assistantMessage!.toolCalls.map((toolCall) => (JSON.parse(toolCall.arguments) as { page: number }).page));
       return {
         status: final.data.finalized?.status ?? 'unknown',
-        scriptPerformedInOrder: pages.length === TURNS && pages.every((page, index) => page === index + 1),
+        scriptPerformedInOrder: pages.length === turns && pages.every((page, index) => page === index + 1),
         modelTurns: assistant.length,
         maxPromptTokens: Math.max(...assistant.map((event) => event.data.assistantMessage!.usage.promptTokens)),
         compactions: compacted.length,
@@ -328,6 +333,21 @@ async function main(): Promise<void> {
       }
     }
     const difference = median(results.long.map((figures) => figures.overheadMsPerTurn)) - median(results.short.map((figures) => figures.overheadMsPerTurn));
+    // The control: what 8 KiB results cost a turn without any compaction (CONTROL_TURNS of them stay far under the threshold).
+    const control: { long: RunFigures[]; short: RunFigures[] } = { long: [], short: [] };
+    for (let round_ = 0; round_ < CONTROL_ROUNDS; round_++) {
+      control.long.push(await run(long, CONTROL_TURNS));
+      control.short.push(await run(short, CONTROL_TURNS));
+    }
+    log({
+      bench: 'compaction-control',
+      note: `${CONTROL_TURNS}-turn objectives, 8 KiB vs 16-byte results, no compaction in either: the cost of the results' size alone`,
+      compactions: control.long[0].compactions + control.short[0].compactions,
+      longOverheadMsPerTurn: round(median(control.long.map((figures) => figures.overheadMsPerTurn))),
+      shortOverheadMsPerTurn: round(median(control.short.map((figures) => figures.overheadMsPerTurn))),
+      longMinusShortMsPerTurn: round(median(control.long.map((figures) => figures.overheadMsPerTurn)) - median(control.short.map((figures) => figures.overheadMsPerTurn))),
+      longMinusShortNodeCpuMsPerTurn: round(median(control.long.map((figures) => figures.nodeCpuMsPerTurn)) - median(control.short.map((figures) => figures.nodeCpuMsPerTurn))),
+    });
     const cpuDifference = median(results.long.map((figures) => figures.nodeCpuMsPerTurn)) - median(results.short.map((figures) => figures.nodeCpuMsPerTurn));
     log({ bench: 'compaction-overhead', longMinusShortMsPerTurn: round(difference), longMinusShortNodeCpuMsPerTurn: round(cpuDifference), target: 'within 1 ms per turn; the long objective never above the threshold' });
   } finally {
