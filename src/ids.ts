@@ -29,6 +29,7 @@ export const IdPrefix = {
   objective: 'obj',
   objectiveEvent: 'objevt',
   toolCall: 'toolcall',
+  contextWindow: 'ctxwin',
   webhookDelivery: 'whdel',
   widget: 'widget',
   event: 'evt',

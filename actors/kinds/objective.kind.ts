@@ -1,6 +1,6 @@
 // The `objective` actor kind as the runtime registers it: the pure behaviour
 // of src/objectives with its side effects bound to the real libraries
-// (`model.call` to the model router, `tool.call` to the tool executor,
+// (`model.call` and compaction's `model.summarize` to the model router, `tool.call` to the tool executor,
 // `service_tool.call` to the memory and discovery tools, `objective.prepare_child` to the objective service's resolution) and its
 // projector writing the objectives read model in the actor's own turn (which
 // keeps the events' envelopes, so their outbox rows need not).
@@ -11,6 +11,7 @@ import type { ObjectivesStore } from '../../src/ports/objectives-store';
 import type { ObjectiveChange } from '../../src/objectives/objective-events';
 import { MODEL_CALL_EFFECT, TOOL_CALL_EFFECT, type ModelCallEffectInput, type ToolCallEffectInput } from '../../src/objectives/objective-loop';
 import { objectiveKindDeclaration } from '../../src/objectives/objective.behavior';
+import { MODEL_SUMMARIZE_EFFECT, type SummarizeEffectInput } from '../../src/objectives/objective-compaction';
 import { PREPARE_CHILD_EFFECT, type PrepareChildInput } from '../../src/objectives/objective-children';
 import type { ObjectiveStart } from '../../src/objectives/objective-state';
 import type { ToolCallOutcome } from '../../src/tools/tool-call-outcome';
@@ -39,6 +40,12 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
         // The request is the run's transient input (journals written before it carry it in the input).
         const request = (context.transientInput as ChatRequest | undefined) ?? input.request;
         if (!request) throw new InternalError(`model call ${context.effectId} of ${context.actorId} was started without its request`);
+        return models.complete(input.workspaceId, request, { signal: context.signal, deadline: context.deadline });
+      },
+      // Compaction's summary, through the same provider (objective-compaction.ts); the request is transient too.
+      [MODEL_SUMMARIZE_EFFECT]: async (input: SummarizeEffectInput, context: EffectContext) => {
+        const request = context.transientInput as ChatRequest | undefined;
+        if (!request) throw new InternalError(`summarization ${context.effectId} of ${context.actorId} was started without its request`);
         return models.complete(input.workspaceId, request, { signal: context.signal, deadline: context.deadline });
       },
       [TOOL_CALL_EFFECT]: (input: ToolCallEffectInput, context: EffectContext) =>

@@ -252,7 +252,9 @@ export function createObjectivesStore(dataSource: DataSource): ObjectivesStore {
   const byId = readStatement(`SELECT ${columns.json} AS r FROM objectives t WHERE t.id = $1`);
   const byStartKey = readStatement(`SELECT ${columns.json} AS r FROM objectives t WHERE t.workspace_id = $1 AND t.start_key = $2`);
   const eventsAfter = readStatement(
-    `SELECT ${eventColumns.json} AS r FROM objective_events e WHERE e.objective_id = $1 AND e.sequence > $2 ORDER BY e.sequence LIMIT $3`,
+    // The context window id is in the envelope the row keeps (absent in rows written before windows existed).
+    `SELECT ${eventColumns.json} AS r, e.envelope #>> '{data,objectiveEvent,contextWindowId}' AS w
+     FROM objective_events e WHERE e.objective_id = $1 AND e.sequence > $2 ORDER BY e.sequence LIMIT $3`,
   );
 
   async function readOne(statement: ReturnType<typeof readStatement>, values: unknown[]): Promise<ObjectiveRecord | null> {
@@ -311,7 +313,10 @@ export function createObjectivesStore(dataSource: DataSource): ObjectivesStore {
       const rows = await readRows(manager, eventsAfter, [objectiveId, afterSequence, limit]);
       return rows.map((row): ObjectiveEventRecord => {
         const event = eventColumns.decode(row.r)!;
-        return { id: event.id, objectiveId: event.objectiveId, sequence: event.sequence, type: event.type, createdAt: event.createdAt.toISOString(), data: event.data };
+        return {
+          id: event.id, objectiveId: event.objectiveId, sequence: event.sequence, type: event.type, createdAt: event.createdAt.toISOString(), data: event.data,
+          ...(typeof row.w === 'string' ? { contextWindowId: row.w } : {}),
+        };
       });
     },
 

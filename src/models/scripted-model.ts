@@ -9,10 +9,12 @@ import { DEFAULT_MODEL_CALL_DEADLINE_MS, type ChatCallOptions, type ChatMessage,
 import { SCRIPTED_MODEL_ID } from './catalog';
 import { ModelCallError, ModelCallErrorType } from './model-call-error';
 import { catalogPrices, tokensForCharacters, usageFromPrices, type PriceLookup } from './model-usage';
-import { scriptTurns, type ScriptAction } from './scripted-script';
+import { scriptRemainder, scriptTurns, type ScriptAction } from './scripted-script';
 
 /** What a FAIL line without a message fails with. */
 const DEFAULT_FAIL_MESSAGE = 'the script failed';
+/** A summary when nothing of the script is left: prose, so it is never read as an instruction. */
+export const SCRIPT_DONE_SUMMARY = 'Nothing of the script is left to perform.';
 
 function lastIndexOfRole(messages: readonly ChatMessage[], role: ChatMessage['role']): number {
   for (let index = messages.length - 1; index >= 0; index--) if (messages[index].role === role) return index;
@@ -77,6 +79,10 @@ export class ScriptedChatModel implements ChatModel {
   async complete(request: ChatRequest, options: ChatCallOptions = {}): Promise<ChatResponse> {
     const deadline = options.deadline ?? new Date(Date.now() + DEFAULT_MODEL_CALL_DEADLINE_MS);
     if (options.signal?.aborted) throw new ModelCallError(ModelCallErrorType.CANCELLED, `${SCRIPTED_MODEL_ID} was cancelled`);
+    if (request.purpose === 'summarization') {
+      const answer = this.summarize(request.messages);
+      return { ...answer, usage: this.usage(request, answer) };
+    }
     const { messages } = request;
     const userIndex = lastIndexOfRole(messages, 'user');
     const script = userIndex >= 0 ? (messages[userIndex].content ?? '') : '';
@@ -106,6 +112,24 @@ export class ScriptedChatModel implements ChatModel {
       case 'INVALID':
         throw new ModelCallError(ModelCallErrorType.SCRIPT_INVALID, `${SCRIPTED_MODEL_ID} script line ${action.line}: ${action.problem}`);
     }
+  }
+
+  /**
+   * A summarization (compaction, objective-compaction.ts): the messages to
+   * summarize, then the instructions as the last user message. The summary is
+   * what the script still has to perform, counted over the summarized
+   * messages only: the turn of the assistant message the objective keeps
+   * after the summary (the tail) is the summary's first turn, which the kept
+   * message then counts as performed, so the script goes on exactly where it
+   * stood. Nothing left: a line of prose.
+   */
+  private summarize(messages: readonly ChatMessage[]): Omit<ChatResponse, 'usage'> {
+    const summarized = messages.slice(0, Math.max(0, lastIndexOfRole(messages, 'user')));
+    const userIndex = lastIndexOfRole(summarized, 'user');
+    const script = userIndex >= 0 ? (summarized[userIndex].content ?? '') : '';
+    const performed = summarized.slice(userIndex + 1).filter((message) => message.role === 'assistant').length;
+    const content = scriptRemainder(script, performed) || SCRIPT_DONE_SUMMARY;
+    return { content, toolCalls: [], finishReason: 'stop', model: SCRIPTED_MODEL_ID };
   }
 
   /** No instruction left: the latest tool result since the user message, else the user message itself. */

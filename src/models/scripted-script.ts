@@ -16,6 +16,12 @@ export interface ScriptTurn {
   action: ScriptAction | null;
 }
 
+/** A turn with the script's lines it performs (its SLEEPs, then its action's lines), as written. */
+interface ScriptTurnLines {
+  turn: ScriptTurn;
+  lines: string[];
+}
+
 type Instruction =
   | { kind: 'SLEEP'; ms: number }
   | { kind: 'CALL'; toolName: string; arguments: string }
@@ -52,11 +58,11 @@ function parseLine(text: string, line: number): Instruction | null {
   }
 }
 
-/** The script's instructions in order; lines that are not instructions (blank, prose) are skipped. */
-function instructionsOf(script: string): Instruction[] {
+/** The script's instructions in order, each with its line; lines that are not instructions (blank, prose) are skipped. */
+function instructionsOf(script: string): Array<{ instruction: Instruction; text: string }> {
   return script.split(/\r\n|\r|\n/).flatMap((text, index) => {
     const instruction = parseLine(text, index + 1);
-    return instruction ? [instruction] : [];
+    return instruction ? [{ instruction, text: text.trim() }] : [];
   });
 }
 
@@ -67,27 +73,44 @@ function instructionsOf(script: string): Instruction[] {
  * action make a last turn without one.
  */
 export function scriptTurns(script: string): ScriptTurn[] {
-  const turns: ScriptTurn[] = [];
+  return turnsWithLines(script).map(({ turn }) => turn);
+}
+
+function turnsWithLines(script: string): ScriptTurnLines[] {
+  const turns: ScriptTurnLines[] = [];
   let sleepMs = 0;
+  let lines: string[] = [];
   let calls: Array<{ toolName: string; arguments: string }> = [];
   const close = (action: ScriptAction | null) => {
-    turns.push({ sleepMs, action });
+    turns.push({ turn: { sleepMs, action }, lines });
     sleepMs = 0;
+    lines = [];
   };
   const closeCalls = () => {
     if (calls.length) close({ kind: 'CALLS', calls });
     calls = [];
   };
-  for (const instruction of instructionsOf(script)) {
+  for (const { instruction, text } of instructionsOf(script)) {
     if (instruction.kind === 'CALL') {
       calls.push({ toolName: instruction.toolName, arguments: instruction.arguments });
+      lines.push(text);
       continue;
     }
     closeCalls();
+    lines.push(text);
     if (instruction.kind === 'SLEEP') sleepMs += instruction.ms;
     else close(instruction);
   }
   closeCalls();
   if (sleepMs > 0) close(null);
   return turns;
+}
+
+/**
+ * The script of the turns from `performed` on, one instruction per line: a
+ * script that performs exactly what this one had left (its turns group the
+ * same way). Empty when nothing is left.
+ */
+export function scriptRemainder(script: string, performed: number): string {
+  return turnsWithLines(script).slice(performed).flatMap(({ lines }) => lines).join('\n');
 }

@@ -41,7 +41,7 @@ export function objectiveEventsFilter(address: ObjectiveEventsAddress): string {
   return `objective_events.${address.accountId}.${address.workspaceId}.${address.agentId}.${address.objectiveId}.>`;
 }
 
-/** The `objectiveEvent` of an envelope: OperationMetadata, data `{type, <key>}`, info, and the top-level `sequence`. */
+/** The `objectiveEvent` of an envelope: OperationMetadata, data `{type, <key>}`, `contextWindowId` (6.4), info, and the top-level `sequence`. */
 export function objectiveEventBody(objective: OperationMetadata, record: ObjectiveEventRecord): Record<string, unknown> {
   return {
     metadata: {
@@ -53,6 +53,7 @@ export function objectiveEventBody(objective: OperationMetadata, record: Objecti
     },
     sequence: record.sequence,
     data: { type: `OBJECTIVE_EVENT_TYPE_${record.type}`, ...record.data },
+    ...(record.contextWindowId ? { contextWindowId: record.contextWindowId } : {}),
     info: { objective },
   };
 }

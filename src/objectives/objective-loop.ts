@@ -10,7 +10,8 @@ import { newId } from '../ids';
 import { SCHEDULE_KIND } from '../schedules/schedule-record';
 import type { EffectError, EffectOutcome, EffectRequest } from '../ports/actor-behavior';
 import type { ExecutableTool, ToolCallOutcome } from '../tools/tool-call-outcome';
-import type { ChatRequest, ChatResponse, ChatToolCall } from './chat-model-types';
+import type { ChatRequest, ChatResponse, ChatToolCall, ChatToolDefinition } from './chat-model-types';
+import { compactBeforeModelCall } from './objective-compaction';
 import {
   isOfferedServiceTool, objectiveToolsOf, runServiceToolCall, serviceToolDefinitions, systemPromptOf,
 } from './objective-service-tools';
@@ -86,12 +87,18 @@ export function modelCallEffectId(modelTurn: number): string {
   return `model_call_${modelTurn}`;
 }
 
-export function chatRequestOf(state: ObjectiveState): ChatRequest {
+/** What every request of the objective sends besides the conversation. */
+export function systemPromptAndTools(state: ObjectiveState): { systemPrompt: string | null; tools: ChatToolDefinition[] } {
   const config = state.config!;
   const tools = offeredTools(state).map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.inputSchema }));
   tools.push(...serviceToolDefinitions(state));
   if (config.outputDefinition) tools.push(emitOutputToolDefinition(config.outputDefinition));
-  const systemPrompt = systemPromptOf(state);
+  return { systemPrompt: systemPromptOf(state), tools };
+}
+
+export function chatRequestOf(state: ObjectiveState): ChatRequest {
+  const config = state.config!;
+  const { systemPrompt, tools } = systemPromptAndTools(state);
   return {
     model: config.modelId,
     messages: [...(systemPrompt ? [{ role: 'system' as const, content: systemPrompt }] : []), ...state.conversation],
@@ -100,12 +107,18 @@ export function chatRequestOf(state: ObjectiveState): ChatRequest {
   };
 }
 
-/** Starts the next model call: the open turn's results (placeholders for calls left without one) and the waiting user messages go first. */
-export function startModelCall(turn: ObjectiveTurn): void {
+/**
+ * Starts the next model call: the open turn's results (placeholders for calls
+ * left without one) and the waiting user messages go first, then the context
+ * is compacted when it grew too large (always with `forceCompaction`: the
+ * provider refused it); a summarization runs before the call.
+ */
+export function startModelCall(turn: ObjectiveTurn, options: { forceCompaction?: boolean } = {}): void {
   const { state } = turn;
   const effectId = modelCallEffectId(state.modelTurn + 1);
   // The results join the conversation from the turn's calls (evolve): the journal holds each once, in its TOOL_RESULT.
   turn.apply({ type: 'model_call_started', effectId, userMessages: state.pendingUserMessages.length });
+  if (compactBeforeModelCall(turn, options.forceCompaction === true)) return;
   turn.startEffect(modelCallEffect(turn.state, effectId));
 }
 
@@ -147,9 +160,10 @@ function finish(turn: ObjectiveTurn, status: ObjectiveStatus): void {
  * `cancel` with `childReason`, unless it is null).
  */
 function abortRunning(turn: ObjectiveTurn, childReason: string | null): void {
-  const { modelCallEffectId } = turn.state;
+  const { modelCallEffectId, summarizing } = turn.state;
   if (modelCallEffectId) {
-    turn.abortEffect(modelCallEffectId);
+    // While its summarization runs, the model call has not started: the summarization is what stops.
+    turn.abortEffect(summarizing ? summarizing.effectId : modelCallEffectId);
     turn.apply({ type: 'model_call_ended', effectId: modelCallEffectId });
   }
   stopModelRetryWait(turn);

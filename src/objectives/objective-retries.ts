@@ -13,7 +13,7 @@
 // (`limits.modelRetryTimeScale`, AGENTRT_MODEL_RETRY_TIME_SCALE); the events
 // still name the provider's waits.
 import { createHash } from 'node:crypto';
-import { modelCallFailureOf } from '../models/model-call-error';
+import { ModelCallErrorType, modelCallFailureOf } from '../models/model-call-error';
 import type { EffectError, FiredReminder } from '../ports/actor-behavior';
 import { modelBudgetExceeded } from './objective-budgets';
 import { failObjective, startModelCall } from './objective-loop';
@@ -61,6 +61,9 @@ export function acceptModelCallFailure(turn: ObjectiveTurn, effectId: string, er
   // A failed call the provider reported usage for was paid for: it counts, and its ERROR event shows it.
   if (failure.usage) turn.apply({ type: 'usage_added', usage: failure.usage });
   const usage = failure.usage ? { usage: failure.usage } : {};
+  if (failure.type === ModelCallErrorType.CONTEXT_TOO_LONG && turn.config.compaction && !turn.state.contextRetried) {
+    return retryAfterForcedCompaction(turn, effectId, failure.message, usage);
+  }
   if (!failure.retryable) return failObjective(turn, lastError, usage);
   const now = Date.parse(turn.now);
   const previous = turn.state.modelRetries;
@@ -89,6 +92,24 @@ export function acceptModelCallFailure(turn: ObjectiveTurn, effectId: string, er
     ...usage,
   });
   turn.setReminder({ name: MODEL_RETRY_REMINDER, dueAt: new Date(dueAt), payload: { failures } });
+}
+
+/**
+ * The provider refused the conversation as longer than the model's context
+ * (CONTEXT_TOO_LONG): it is compacted whatever the estimate said (tool result
+ * clearing and summarization, objective-compaction.ts) and the model call is
+ * tried once more at once; an ERROR event without `retryAt` shows it. A second
+ * refusal before the model answers fails the objective.
+ */
+function retryAfterForcedCompaction(turn: ObjectiveTurn, effectId: string, message: string, usage: Record<string, unknown>): void {
+  turn.apply({ type: 'model_call_ended', effectId });
+  turn.apply({ type: 'context_retry_started' });
+  turn.record('ERROR', {
+    message: `${message}; the context is compacted and the model call tried once more`,
+    type: ModelCallErrorType.CONTEXT_TOO_LONG,
+    ...usage,
+  });
+  startModelCall(turn, { forceCompaction: true });
 }
 
 /** Whether the objective waits for a model call retry (nothing else moves it on meanwhile). */

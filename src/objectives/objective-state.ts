@@ -139,6 +139,20 @@ export interface ObjectiveStart {
   memory?: ObjectiveMemory;
   /** Set when the variation allows tool discovery: `search_tools` is offered. */
   discovery?: ObjectiveDiscovery;
+  /** How the context is kept under the model's window (objective-compaction.ts); absent: never compacted (objectives started before it existed). */
+  compaction?: ObjectiveCompaction;
+}
+
+/** The variation's compactionConfig with the model's context window, resolved at creation. */
+export interface ObjectiveCompaction {
+  /** The model row's `maxInputTokens`. */
+  maxInputTokens: number;
+  /** Fraction of maxInputTokens above which the prompt is compacted before a model call. */
+  triggerThreshold: number;
+  /** Tool results kept intact by tool result clearing (the newest ones). */
+  preserveRecentResults: number;
+  /** Replaces the default summarization prompt. */
+  summarizationInstructions?: string;
 }
 
 export const ObjectiveEventType = {
@@ -172,6 +186,8 @@ export interface ObjectiveEventRecord {
   createdAt: string;
   /** The kind's fields, under the kind's camelCase key in `objectiveEvent.data`. */
   data: Record<string, unknown>;
+  /** The context window the event was recorded in (`ctxwin_…`); absent in objectives started before windows existed. */
+  contextWindowId?: string;
 }
 
 export interface ObjectiveUsage {
@@ -269,6 +285,27 @@ export interface ObjectiveState {
   reportedToParent: boolean;
   /** Its content was replaced by `[erased]`: it takes no more messages. */
   erased: boolean;
+  /** The current context window: its id (on every event) and its number (1, 2 …); absent in older journals. */
+  contextWindow?: { id: string; sequence: number };
+  /**
+   * The prompt tokens the provider reported for the last model call and how many conversation messages
+   * that call sent: the next estimate adds what came since. Null when unknown (no usage reported, or the
+   * conversation changed under it by a compaction): the next estimate counts the whole request.
+   */
+  promptBase?: { tokens: number; messages: number } | null;
+  /** A summarization running before the model call `modelCallEffectId` (which starts when it ends). */
+  summarizing?: PendingSummarization | null;
+  /** The model refused the context as too long and it was compacted for one retry; an answer clears it. */
+  contextRetried?: boolean;
+}
+
+/** A `model.summarize` effect running, and what the compaction did before it (for its event). */
+export interface PendingSummarization {
+  effectId: string;
+  /** Tool results cleared before it (step 1). */
+  cleared: number;
+  /** Forced by the provider's context-length error. */
+  forced: boolean;
 }
 
 /**
@@ -291,7 +328,8 @@ export function placeholderResult(call: TurnToolCall): string {
 
 /** The journal events of kind `objective`. */
 export type ObjectiveEvent =
-  | { type: 'created'; config: ObjectiveStart; at: string }
+  /** `contextWindowId`: the first context window's id (absent in journals written before windows existed). */
+  | { type: 'created'; config: ObjectiveStart; at: string; contextWindowId?: string }
   | { type: 'status_changed'; status: ObjectiveStatus; at: string }
   /**
    * A public event. `modelResult`: the tool message content a TOOL_RESULT/TOOL_ERROR/TOOL_DENIED gives the model
@@ -341,7 +379,20 @@ export type ObjectiveEvent =
   /** This objective, a child, reported its end to its parent (it never reports again). */
   | { type: 'reported_to_parent' }
   /** Tenant or subject erasure: every piece of content in the state becomes `[erased]`. */
-  | { type: 'erased'; at: string };
+  | { type: 'erased'; at: string }
+  /** Compaction step 1: tool messages before conversation index `before` get `[result cleared]` as their content. */
+  | { type: 'tool_results_cleared'; before: number }
+  /** Compaction step 2 started: the `model.summarize` effect `effectId` runs before the model call. */
+  | { type: 'summarization_started'; effectId: string; cleared: number; forced: boolean }
+  /**
+   * A new context window: its conversation is `firstMessage` as a user message (the summary), else the old
+   * window's first message when `keepFirst`, then the old conversation from index `keepFrom` on (the tail).
+   */
+  | { type: 'context_window_opened'; contextWindowId: string; sequence: number; firstMessage?: string; keepFirst?: boolean; keepFrom: number }
+  /** The summarization ended without a new window (it failed and there was nothing to drop). */
+  | { type: 'summarization_ended' }
+  /** The provider refused the context as too long: the model call is retried once after a forced compaction. */
+  | { type: 'context_retry_started' };
 
 export function initialObjectiveState(objectiveId: string): ObjectiveState {
   return {
@@ -411,6 +462,9 @@ function evolveRecord(state: ObjectiveState, event: Extract<ObjectiveEvent, { ty
         lastMessage: content || next.lastMessage,
         // An answer ends a run of failures: the next failure starts a new retry budget.
         modelRetries: null,
+        // The reported prompt of this call, which sent the whole conversation so far: the next estimate adds to it.
+        promptBase: usage && usage.promptTokens > 0 ? { tokens: usage.promptTokens, messages: next.conversation.length } : null,
+        contextRetried: false,
         runModelTurns: (next.runModelTurns ?? 0) + 1,
       };
     }
@@ -447,7 +501,10 @@ export function dataKeyOf(type: ObjectiveEventType): string {
 export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): ObjectiveState {
   switch (event.type) {
     case 'created':
-      return { ...state, config: event.config, status: ObjectiveStatus.PENDING, createdAt: event.at };
+      return {
+        ...state, config: event.config, status: ObjectiveStatus.PENDING, createdAt: event.at,
+        ...(event.contextWindowId ? { contextWindow: { id: event.contextWindowId, sequence: 1 } } : {}),
+      };
     case 'status_changed': {
       const finished = isTerminal(event.status);
       const running = event.status === ObjectiveStatus.RUNNING;
@@ -488,7 +545,9 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
       };
     }
     case 'model_call_ended':
-      return state.modelCallEffectId === event.effectId ? { ...state, modelCallEffectId: null } : state;
+      if (state.modelCallEffectId !== event.effectId) return state;
+      // A call stopped while its summarization ran (cancel, failure) ends that too.
+      return state.summarizing ? { ...state, modelCallEffectId: null, summarizing: null } : { ...state, modelCallEffectId: null };
     case 'model_retry_scheduled':
       return { ...state, modelCallEffectId: state.modelCallEffectId === event.effectId ? null : state.modelCallEffectId, modelRetries: event.retries };
     case 'usage_added':
@@ -536,7 +595,37 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
       return { ...state, reportedToParent: true };
     case 'erased':
       return eraseContent(state);
+    case 'tool_results_cleared':
+      return { ...state, conversation: clearToolResults(state.conversation, event.before), promptBase: null };
+    case 'summarization_started':
+      return { ...state, summarizing: { effectId: event.effectId, cleared: event.cleared, forced: event.forced } };
+    case 'context_window_opened': {
+      const { conversation } = state;
+      const first: ChatMessage[] = event.firstMessage !== undefined
+        ? [{ role: 'user', content: event.firstMessage }]
+        : event.keepFirst && conversation.length ? [conversation[0]] : [];
+      return {
+        ...state,
+        conversation: [...first, ...conversation.slice(event.keepFrom)],
+        contextWindow: { id: event.contextWindowId, sequence: event.sequence },
+        promptBase: null,
+        summarizing: null,
+      };
+    }
+    case 'summarization_ended':
+      return { ...state, summarizing: null };
+    case 'context_retry_started':
+      return { ...state, contextRetried: true };
   }
+}
+
+/** What a cleared tool result reads as (spec 2.14 toolResultClearing). */
+export const RESULT_CLEARED = '[result cleared]';
+
+/** The conversation with the content of every tool message before index `before` replaced by RESULT_CLEARED. */
+export function clearToolResults(conversation: ChatMessage[], before: number): ChatMessage[] {
+  return conversation.map((message, index) =>
+    (index < before && message.role === 'tool' && message.content !== RESULT_CLEARED ? { ...message, content: RESULT_CLEARED } : message));
 }
 
 /** What erased content reads as, in the state, the rows and the events. */

@@ -59,6 +59,7 @@ export class ObjectiveTurn {
       type,
       createdAt: this.now,
       data: { [dataKeyOf(type)]: fields },
+      ...(this.state.contextWindow ? { contextWindowId: this.state.contextWindow.id } : {}),
     };
     // A result the model gets as it is shown is journaled once (evolve reads it from the record).
     const { modelResult, ...rest } = extra;

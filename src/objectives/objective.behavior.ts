@@ -6,10 +6,11 @@
 // are effects whose outcomes come back through onEffectResult; the turn
 // timeout is a reminder. Every step is a public event with a gapless
 // sequence, published to OBJECTIVE_EVENTS and projected with the objective
-// row. The effect handlers (`model.call`, `tool.call`,
-// `objective.prepare_child`) and the projector are wired where the runtime is
+// row. The effect handlers (`model.call`, compaction's `model.summarize`,
+// `tool.call`, `objective.prepare_child`) and the projector are wired where the runtime is
 // composed; this module declares only the decisions and the stream.
 import { FailedPreconditionError, NotFoundError } from '../errors';
+import { newId } from '../ids';
 import type { ActorBehavior, ActorContext, EffectOutcome, FiredReminder, RunningEffect, StreamDeclaration } from '../ports/actor-behavior';
 import type { ChatResponse } from './chat-model-types';
 import { approveToolCall, denyToolCall } from './objective-approvals';
@@ -27,6 +28,7 @@ import {
 } from './objective-state';
 import { SERVICE_TOOL_EFFECT } from '../ports/service-tools';
 import { acceptServiceToolOutcome } from './objective-service-tools';
+import { acceptSummary, MODEL_SUMMARIZE_EFFECT, summarizeEffect } from './objective-compaction';
 import { acceptChildFinished, acceptChildUsage, acceptPrepareOutcome, expectsPrepareChild } from './objective-sub-agents';
 import { ObjectiveTurn } from './objective-turn';
 
@@ -73,7 +75,8 @@ function requireStarted(state: ObjectiveState): void {
 
 function start(turn: ObjectiveTurn, config: ObjectiveStart): void {
   if (turn.state.config) throw new FailedPreconditionError(`objective ${turn.state.objectiveId} is already started`);
-  turn.apply({ type: 'created', config, at: turn.now });
+  // The first context window's id, drawn here and journaled: every event carries it (spec 6.4).
+  turn.apply({ type: 'created', config, at: turn.now, contextWindowId: newId('contextWindow') });
   turn.project({
     type: 'objective_created', objectiveId: config.objectiveId, workspaceId: config.workspaceId, accountId: config.accountId, start: objectiveCreatedRowOf(config),
   });
@@ -103,6 +106,23 @@ function cancel(turn: ObjectiveTurn, reason: string, fromParent: boolean): void 
     throw new FailedPreconditionError(`objective ${turn.state.objectiveId} is already ${turn.state.status}`);
   }
   cancelObjective(turn, reason);
+}
+
+/** Whether the state still waits for this effect's outcome (an interrupted one it no longer expects is dropped). */
+function expectsEffect(state: ObjectiveState, effect: RunningEffect): boolean {
+  switch (effect.name) {
+    case MODEL_CALL_EFFECT:
+      return effect.id === state.modelCallEffectId && !state.summarizing;
+    case MODEL_SUMMARIZE_EFFECT:
+      return effect.id === state.summarizing?.effectId;
+    case PREPARE_CHILD_EFFECT:
+      return expectsPrepareChild(state, effect.id);
+    case TOOL_CALL_EFFECT:
+    case SERVICE_TOOL_EFFECT:
+      return state.turnCalls.some((call) => call.id === effect.id && call.state === 'running' && !call.child);
+    default:
+      return false;
+  }
 }
 
 function asChatResponse(value: unknown): ChatResponse | null {
@@ -172,6 +192,8 @@ export function createObjectiveBehavior(
         if (acceptServiceToolOutcome(turn, outcome)) advance(turn);
       } else if (outcome.name === PREPARE_CHILD_EFFECT) {
         acceptPrepareOutcome(turn, outcome);
+      } else if (outcome.name === MODEL_SUMMARIZE_EFFECT) {
+        acceptSummary(turn, outcome);
       }
       return turn.decision();
     },
@@ -209,14 +231,11 @@ export function createObjectiveBehavior(
      * ended) is dropped.
      */
     onEffectInterrupted(state: ObjectiveState, effect: RunningEffect) {
-      const expected = effect.name === MODEL_CALL_EFFECT
-        ? effect.id === state.modelCallEffectId
-        : effect.name === PREPARE_CHILD_EFFECT
-          ? expectsPrepareChild(state, effect.id)
-          : (effect.name === TOOL_CALL_EFFECT || effect.name === SERVICE_TOOL_EFFECT) && state.turnCalls.some((call) => call.id === effect.id && call.state === 'running' && !call.child);
-      if (!expected || isTerminal(state.status)) return {};
+      if (!expectsEffect(state, effect) || isTerminal(state.status)) return {};
       // A model call's request is not journaled: it is rebuilt from the state, which is as it was when the call started.
       if (effect.name === MODEL_CALL_EFFECT) return { effects: { start: [{ ...modelCallEffect(state, effect.id), timeoutMs: effect.timeoutMs }] } };
+      // So is a summarization's: the conversation does not change while it runs.
+      if (effect.name === MODEL_SUMMARIZE_EFFECT) return { effects: { start: [{ ...summarizeEffect(state, effect.id), timeoutMs: effect.timeoutMs }] } };
       return { effects: { start: [{ id: effect.id, name: effect.name, input: effect.input, timeoutMs: effect.timeoutMs, ...(effect.durableResult === false ? { durableResult: false } : {}) }] } };
     },
   };

@@ -37,6 +37,7 @@ import { DEFAULT_MAX_OBJECTIVE_DEPTH } from './objective-limits';
 import { DEFAULT_MODEL_RETRY_BUDGET_MS } from './objective-retries';
 import type { ObjectiveStart, ObjectiveTool } from './objective-state';
 import type { EpisodicMemoryPort } from '../memory/episodic-memory';
+import { compactionOf } from './objective-compaction';
 
 
 export interface ObjectiveServiceOptions {
@@ -270,6 +271,7 @@ export class ObjectiveService {
       startKey: request.startKey ?? null,
       depth: request.depth ?? 0,
       parentToolCallId: request.parentToolCallId ?? null,
+      ...compactionOf(variation, configuration!.models),
     };
   }
 

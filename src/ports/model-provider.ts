@@ -41,6 +41,13 @@ export interface ChatRequest {
   temperature?: number;
   /** Longest completion in tokens; the provider's default when absent. */
   maxTokens?: number;
+  /**
+   * Why the objective asks: absent for a turn of the conversation,
+   * `summarization` for compaction's summary of it (objective-compaction.ts).
+   * Only builtin/scripted reads it (it answers a summarization with the rest
+   * of its script); a provider never receives it.
+   */
+  purpose?: 'summarization';
 }
 
 /** Why the model stopped: a final answer, tool calls, the token limit, a content filter, or anything else. */

@@ -92,6 +92,8 @@ export const ObjectiveEventView = Type.Object({
   metadata: OperationMetadata,
   sequence: Type.Integer({ minimum: 1 }),
   data: Type.Object({ type: Type.String() }, { additionalProperties: true }),
+  /** The context window the event belongs to (`ctxwin_…`); absent on events of objectives started before windows existed. */
+  contextWindowId: Type.Optional(Type.String()),
   info: Type.Optional(Type.Object({ objective: OperationMetadata })),
 });
 export type ObjectiveEventView = Static<typeof ObjectiveEventView>;

@@ -4,7 +4,8 @@
 // rendezvous that answers only once two requests are in (to prove calls run
 // in parallel without timing anything), a delayed answer (calls that stay in
 // flight for a while, to load a node), and an echo that de-duplicates by
-// Idempotency-Key as a careful tool does (a repeated key gets the first answer).
+// Idempotency-Key as a careful tool does (a repeated key gets the first answer),
+// and a body of a requested size (`/sized?bytes=`).
 import { EventEmitter, once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -70,6 +71,11 @@ export async function startTestToolServer(): Promise<TestToolServer> {
       }
       case '/redirect':
         return response.writeHead(302, { location: `/echo?redirected=true` }).end('moved');
+      case '/sized': {
+        // `?bytes=` of text (default 8 KiB): a tool result of a known size.
+        const bytes = Number(new URL(received.url, 'http://tool.test').searchParams.get('bytes') ?? 8192);
+        return response.writeHead(200, { 'content-type': 'text/plain' }).end(Buffer.alloc(bytes, 'x'));
+      }
       case '/large':
         return response.writeHead(200, { 'content-type': 'text/plain' }).end(Buffer.alloc(LARGE_BODY_BYTES, 'x'));
       case '/fail':
