@@ -10,6 +10,7 @@ import type { EpisodicMemorySettings, ServiceToolContext, ServiceToolOutcome } f
 import { NAME_MAX } from '../schemas/common.schema';
 import { ToolErrorType } from '../tools/tool-call-outcome';
 import { MemoryLayerType, type MemoryEntryRecord, type MemoryLayerRecord } from './records';
+import { LAST_USED_AT_SLACK_MS } from './memory-tools.service';
 
 /** What the memory tools need of episodic memory. */
 export interface EpisodicMemoryPort {
@@ -65,10 +66,8 @@ export class EpisodicMemory implements EpisodicMemoryPort {
     if (!settings) return null;
     const layer = await this.store.layers.refreshEpisodic(context.workspaceId, settings.key, settings.ttlSeconds);
     if (!layer) return null;
-    const [entry] = await this.store.entries.findByKey([layer.id], key);
-    if (!entry) return null;
-    await this.store.layers.markUsed([layer.id], new Date());
-    return entry;
+    // As a stack layer's: lastUsedAt in the same statement as the read, on the database's clock, at most once per slack.
+    return this.store.stacks.resolveKey([layer.id], key, { slackMs: LAST_USED_AT_SLACK_MS });
   }
 
   /**
