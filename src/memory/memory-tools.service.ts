@@ -1,7 +1,8 @@
 // The memory side of the service tools (issue 25 items 1-3): `load_skill`
 // over the stack's SKILLS layers, `memory_read` over the episodic layer and
 // then the whole stack, `memory_write` into the episodic layer (stored by the
-// EpisodicMemoryPort). A key resolves top-down (spec 2.11) in one statement
+// EpisodicMemoryPort). Every key is checked by the rules of spec 2.12 first.
+// A key resolves top-down (spec 2.11) in one statement
 // that also marks the winning layer used. Bad input is an `ok: false` outcome
 // the model reads, never a throw; a database failure throws (the effect
 // fails and the objective records a TOOL_ERROR).
@@ -40,6 +41,8 @@ export class MemoryToolsService implements MemoryTools {
 
   /** The content of the topmost SKILLS layer's entry for `key` (a MEMORY_READ), or a not-found result. */
   async loadSkill(context: ServiceToolContext, key: string): Promise<ServiceToolOutcome> {
+    const problem = memoryKeyProblem(key);
+    if (problem) return invalid(`key: ${problem}`);
     const entry = await this.resolve(context.memory?.skillsLayerIds ?? [], key);
     if (entry) return found(key, entry);
     return notFound(`no skill with key ${JSON.stringify(key)} (keys are case-sensitive; the skills manifest in the system prompt lists them)`);
@@ -47,6 +50,9 @@ export class MemoryToolsService implements MemoryTools {
 
   /** The episodic layer's entry for `key`, else the stack's topmost (any layer type), else a not-found result. */
   async read(context: ServiceToolContext, key: string): Promise<ServiceToolOutcome> {
+    // No stored key breaks the rules of spec 2.12, and a NUL would only reach the database as an error.
+    const problem = memoryKeyProblem(key);
+    if (problem) return invalid(`key: ${problem}`);
     if (context.memory?.episodic) {
       const episodic = await this.episodic.read(context, key);
       if (episodic) return found(key, episodic);

@@ -107,25 +107,38 @@ export function promptTokensEstimate(state: ObjectiveState): number {
 
 /**
  * Step 1: the tool messages to clear are those before `before`, the index of
- * the `preserve`-th newest tool message (the conversation's end when 0);
- * `count` of them are not cleared yet.
+ * the `preserve`-th newest tool message, and never in the tail (results the
+ * model has not read yet); `count` of them are not cleared yet, the first of
+ * those at `from`. Cleared results are always the oldest ones, so the newly
+ * cleared are exactly the tool messages in [from, before).
  */
-export function clearingOf(conversation: readonly ChatMessage[], preserve: number): { before: number; count: number } {
-  let before = conversation.length;
+export function clearingOf(conversation: readonly ChatMessage[], preserve: number): { before: number; count: number; from: number } {
+  let before = tailStartOf(conversation);
   let kept = 0;
   for (let index = conversation.length - 1; index >= 0 && kept < preserve; index--) {
     if (conversation[index].role === 'tool') {
       kept += 1;
-      before = index;
+      before = Math.min(before, index);
     }
   }
-  if (kept < preserve) return { before: 0, count: 0 };
+  if (kept < preserve) return { before: 0, count: 0, from: 0 };
   let count = 0;
+  let from = before;
   for (let index = 0; index < before; index++) {
     const message = conversation[index];
-    if (message.role === 'tool' && message.content !== RESULT_CLEARED) count += 1;
+    if (message.role === 'tool' && message.content !== RESULT_CLEARED) {
+      if (count === 0) from = index;
+      count += 1;
+    }
   }
-  return { before, count };
+  return { before, count, from };
+}
+
+/** The tool messages in [from, to). */
+function toolMessagesBetween(conversation: readonly ChatMessage[], from: number, to: number): number {
+  let count = 0;
+  for (let index = Math.max(0, from); index < Math.min(to, conversation.length); index++) if (conversation[index].role === 'tool') count += 1;
+  return count;
 }
 
 /**
@@ -243,18 +256,19 @@ export function compactBeforeModelCall(turn: ObjectiveTurn, forced: boolean): bo
   if (!compaction) return false;
   const threshold = thresholdTokensOf(compaction);
   if (!forced && promptTokensEstimate(turn.state) <= threshold) return false;
-  const { before, count } = clearingOf(turn.state.conversation, compaction.preserveRecentResults);
+  const { before, count, from } = clearingOf(turn.state.conversation, compaction.preserveRecentResults);
   if (count > 0) turn.apply({ type: 'tool_results_cleared', before });
   const clearedOnly = () => {
     if (count > 0) recordCompacted(turn, { messagesCompacted: count, strategies: [COMPACTION_STRATEGY.TOOL_RESULT_CLEARING] }, null);
     return false;
   };
-  if (!forced && wholeRequestTokens(turn.state) <= threshold) return clearedOnly();
+  // The estimate after clearing keeps the provider's count, less what clearing removed (promptBase follows the clearing).
+  if (!forced && promptTokensEstimate(turn.state) <= threshold) return clearedOnly();
   const tailStart = tailStartOf(turn.state.conversation);
   // Nothing before the tail, or only the window's first message (a summary would only restate it): the call goes as it is.
   if (tailStart === 0 || (tailStart === 1 && !forced)) return clearedOnly();
   const effectId = summarizeEffectId(turn.state.modelTurn);
-  turn.apply({ type: 'summarization_started', effectId, cleared: count, forced });
+  turn.apply({ type: 'summarization_started', effectId, cleared: count, forced, ...(count > 0 ? { clearedFrom: from, clearedBefore: before } : {}) });
   turn.startEffect(summarizeEffect(turn.state, effectId));
   return true;
 }
@@ -297,11 +311,16 @@ export function acceptSummary(turn: ObjectiveTurn, outcome: EffectOutcome): void
     strategies.push(COMPACTION_STRATEGY.SUMMARIZATION);
     recordCompacted(
       turn,
-      { messagesCompacted: pending.cleared + tailStart, strategies, summary: result.summary, ...usage },
+      // Everything before the tail is summarized, the results just cleared with it.
+      { messagesCompacted: tailStart, strategies, summary: result.summary, ...usage },
       { completionTokens: result.usage?.completionTokens ?? 0, continueInstructions: CONTINUE_INSTRUCTIONS },
     );
   } else {
     const drop = dropOldestTurns(conversation, tailStart, fixedCharactersOf(turn.state), thresholdTokensOf(compaction));
+    // A result cleared now and then dropped counts once.
+    const clearedKept = pending.clearedBefore === undefined
+      ? pending.cleared
+      : toolMessagesBetween(conversation, Math.max(pending.clearedFrom ?? 0, drop.dropped > 0 ? drop.keepFrom : 0), pending.clearedBefore);
     if (drop.dropped > 0) {
       turn.apply({ type: 'context_window_opened', contextWindowId: newId('contextWindow'), sequence, keepFirst: drop.keepFirst, keepFrom: drop.keepFrom });
       strategies.push(COMPACTION_STRATEGY.DROP_OLDEST_TURNS);
@@ -310,7 +329,7 @@ export function acceptSummary(turn: ObjectiveTurn, outcome: EffectOutcome): void
     }
     recordCompacted(
       turn,
-      { messagesCompacted: pending.cleared + drop.dropped, strategies, summarizationError: result.problem, ...usage },
+      { messagesCompacted: clearedKept + drop.dropped, strategies, summarizationError: result.problem, ...usage },
       drop.dropped > 0 ? { completionTokens: 0 } : null,
     );
   }

@@ -61,8 +61,11 @@ export function serviceToolNamesOf(state: ObjectiveState): ServiceToolName[] {
   const config = state.config;
   if (!config) return [];
   const names: ServiceToolName[] = [];
-  if (config.memory?.skillsLayerIds.length) names.push(ServiceToolName.LOAD_SKILL);
-  if (config.memory?.episodic) names.push(ServiceToolName.MEMORY_READ, ServiceToolName.MEMORY_WRITE);
+  const memory = config.memory;
+  if (memory?.skillsLayerIds.length) names.push(ServiceToolName.LOAD_SKILL);
+  // memory_read reads every layer of the stack: offered with episodic memory or a layer that is not a skills layer.
+  if (memory && (memory.episodic || memory.layerIds.length > memory.skillsLayerIds.length)) names.push(ServiceToolName.MEMORY_READ);
+  if (memory?.episodic) names.push(ServiceToolName.MEMORY_WRITE);
   if (config.discovery) names.push(ServiceToolName.SEARCH_TOOLS);
   return names;
 }
@@ -102,7 +105,9 @@ export function runServiceToolCall(turn: ObjectiveTurn, call: TurnToolCall): voi
       accountId: config.accountId,
       workspaceId: config.workspaceId,
       objectiveId: config.objectiveId,
-      memory: config.memory ?? null,
+      memory: config.memory
+        ? { layerIds: config.memory.layerIds, skillsLayerIds: config.memory.skillsLayerIds, episodic: config.memory.episodic }
+        : null,
       discovery: config.discovery ?? null,
     },
   };

@@ -5,6 +5,7 @@
 // actor's own bookkeeping (a model call started, the calls of a turn, a status
 // change). Everything here is JSON, so it survives replay and snapshots.
 import type { OperationMetadata, ResourceMetadata } from '../schemas/common.schema';
+import { tokensForCharacters } from '../models/model-usage';
 import type { ObjectiveDiscovery, ObjectiveMemory } from '../ports/service-tools';
 import type { ExecutableTool } from '../tools/tool-call-outcome';
 import type { ChatMessage, ChatToolCall, ChatUsage } from './chat-model-types';
@@ -306,6 +307,9 @@ export interface PendingSummarization {
   cleared: number;
   /** Forced by the provider's context-length error. */
   forced: boolean;
+  /** The tool messages in [clearedFrom, clearedBefore) are those step 1 cleared (absent: none). */
+  clearedFrom?: number;
+  clearedBefore?: number;
 }
 
 /**
@@ -383,7 +387,7 @@ export type ObjectiveEvent =
   /** Compaction step 1: tool messages before conversation index `before` get `[result cleared]` as their content. */
   | { type: 'tool_results_cleared'; before: number }
   /** Compaction step 2 started: the `model.summarize` effect `effectId` runs before the model call. */
-  | { type: 'summarization_started'; effectId: string; cleared: number; forced: boolean }
+  | { type: 'summarization_started'; effectId: string; cleared: number; forced: boolean; clearedFrom?: number; clearedBefore?: number }
   /**
    * A new context window: its conversation is `firstMessage` as a user message (the summary), else the old
    * window's first message when `keepFirst`, then the old conversation from index `keepFrom` on (the tail).
@@ -570,8 +574,11 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
       };
     case 'output_emitted':
       return { ...state, output: event.output, outputEmitted: true };
-    case 'tools_discovered':
-      return { ...state, discoveredTools: [...(state.discoveredTools ?? []).slice(event.dropOldest ?? 0), ...event.tools] };
+    case 'tools_discovered': {
+      const before = state.discoveredTools ?? [];
+      const dropped = before.slice(0, event.dropOldest ?? 0);
+      return { ...state, discoveredTools: [...before.slice(event.dropOldest ?? 0), ...event.tools], promptBase: promptBaseWithTools(state.promptBase, event.tools, dropped) };
+    }
     case 'error_set':
       return { ...state, error: event.error };
     case 'child_assigned':
@@ -596,9 +603,15 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
     case 'erased':
       return eraseContent(state);
     case 'tool_results_cleared':
-      return { ...state, conversation: clearToolResults(state.conversation, event.before), promptBase: null };
+      return { ...state, conversation: clearToolResults(state.conversation, event.before), promptBase: promptBaseAfterClearing(state, event.before) };
     case 'summarization_started':
-      return { ...state, summarizing: { effectId: event.effectId, cleared: event.cleared, forced: event.forced } };
+      return {
+        ...state,
+        summarizing: {
+          effectId: event.effectId, cleared: event.cleared, forced: event.forced,
+          ...(event.clearedBefore === undefined ? {} : { clearedFrom: event.clearedFrom, clearedBefore: event.clearedBefore }),
+        },
+      };
     case 'context_window_opened': {
       const { conversation } = state;
       const first: ChatMessage[] = event.firstMessage !== undefined
@@ -621,6 +634,32 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
 
 /** What a cleared tool result reads as (spec 2.14 toolResultClearing). */
 export const RESULT_CLEARED = '[result cleared]';
+
+/**
+ * The provider's last prompt count less what clearing the results before
+ * `before` removed from the messages it covered (rounded down: the estimate
+ * never drops below what is sent); the messages after it are estimated afresh.
+ */
+function promptBaseAfterClearing(state: ObjectiveState, before: number): ObjectiveState['promptBase'] {
+  const base = state.promptBase;
+  if (!base) return null;
+  let removed = 0;
+  const end = Math.min(before, base.messages);
+  for (let index = 0; index < end; index++) {
+    const message = state.conversation[index];
+    if (message.role === 'tool' && message.content !== RESULT_CLEARED) removed += message.content.length - RESULT_CLEARED.length;
+  }
+  return { ...base, tokens: Math.max(0, base.tokens - Math.floor(removed / 4)) };
+}
+
+/** The provider's last prompt count plus the definitions of tools offered since (less those no longer offered). */
+function promptBaseWithTools(base: ObjectiveState['promptBase'], added: readonly ObjectiveTool[], removed: readonly ObjectiveTool[]): ObjectiveState['promptBase'] {
+  if (!base) return null;
+  const characters = (tools: readonly ObjectiveTool[]) => (tools.length
+    ? JSON.stringify(tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.inputSchema }))).length
+    : 0);
+  return { ...base, tokens: Math.max(0, base.tokens + tokensForCharacters(characters(added)) - Math.floor(characters(removed) / 4)) };
+}
 
 /** The conversation with the content of every tool message before index `before` replaced by RESULT_CLEARED. */
 export function clearToolResults(conversation: ChatMessage[], before: number): ChatMessage[] {

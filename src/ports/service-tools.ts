@@ -57,7 +57,8 @@ export interface ServiceToolContext {
   accountId: string;
   workspaceId: string;
   objectiveId: string;
-  memory: ObjectiveMemory | null;
+  /** The stack and episodic settings (the manifest stays in the objective: the effect input is journaled with every call). */
+  memory: Omit<ObjectiveMemory, 'skillsManifest'> | null;
   discovery: ObjectiveDiscovery | null;
 }
 

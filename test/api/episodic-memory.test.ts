@@ -78,7 +78,7 @@ describe('episodic memory (cluster mode)', function () {
     accountId: ws.account.accountId,
     workspaceId: ws.workspaceId,
     objectiveId: newId('objective'),
-    memory: { layerIds: [], skillsLayerIds: [], skillsManifest: null, episodic: { key, ttlSeconds } },
+    memory: { layerIds: [], skillsLayerIds: [], episodic: { key, ttlSeconds } },
     discovery: null,
   });
 

@@ -48,7 +48,7 @@ function fakeEpisodic(stored: MemoryEntryRecord[] = []) {
 function context(memory: Partial<NonNullable<ServiceToolContext['memory']>> | null): ServiceToolContext {
   return {
     accountId: 'acct', workspaceId: 'ws', objectiveId: 'obj', discovery: null,
-    memory: memory && { layerIds: [], skillsLayerIds: [], skillsManifest: null, episodic: null, ...memory },
+    memory: memory && { layerIds: [], skillsLayerIds: [], episodic: null, ...memory },
   };
 }
 
@@ -89,6 +89,17 @@ describe('MemoryToolsService', () => {
       const sut = new MemoryToolsService(fakeStore(entries).store, fakeEpisodic().port);
       assert.deepEqual(await sut.read(context(null), 'refunds'), { ok: false, content: 'nothing is stored under the key "refunds" (keys are case-sensitive)', errorType: 'NOT_FOUND' });
     });
+  });
+
+  it('answers a key no entry can have (a NUL, a reserved prefix) with INVALID_ARGUMENTS before any read', async () => {
+    const { store, asked } = fakeStore(entries);
+    let episodicReads = 0;
+    const episodic: EpisodicMemoryPort = { ...fakeEpisodic().port, read: async () => { episodicReads += 1; return null; } };
+    const sut = new MemoryToolsService(store, episodic);
+    const memory = context({ layerIds: ['notes'], skillsLayerIds: ['skills-low'], episodic: { key: 'e', ttlSeconds: null } });
+    assert.deepEqual(await sut.loadSkill(memory, 'a\u0000b'), { ok: false, content: 'key: contains "\\u0000"; only ASCII letters, digits and ! - _ . * \' ( ) / are allowed', errorType: 'INVALID_ARGUMENTS' });
+    assert.equal((await sut.read(memory, 'system/x')).errorType, 'INVALID_ARGUMENTS');
+    assert.deepEqual([asked.length, episodicReads], [0, 0], 'nothing reached the database');
   });
 
   describe('write(context, key, content)', () => {

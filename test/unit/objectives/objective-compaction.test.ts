@@ -19,7 +19,7 @@ import type { ChatMessage, ChatRequest, ChatResponse } from '../../../src/object
 import type { ToolCallEffectInput } from '../../../src/objectives/objective-loop';
 import { isTerminal, type ObjectiveCompaction, type ObjectiveEventRecord } from '../../../src/objectives/objective-state';
 import type { EffectError } from '../../../src/ports/actor-behavior';
-import { ObjectiveDriver, startOf, toolSuccess } from './objective-driver';
+import { lookupTool, ObjectiveDriver, startOf, toolSuccess } from './objective-driver';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -70,13 +70,24 @@ describe('compaction: the pure parts', () => {
   ];
 
   it('clearing keeps the newest preserveRecentResults tool results and counts the others not cleared yet', () => {
-    assert.deepEqual(clearingOf(messages, 2), { before: 4, count: 1 });
-    assert.deepEqual(clearingOf(messages, 1), { before: 5, count: 2 });
-    assert.deepEqual(clearingOf(messages, 0), { before: 7, count: 3 });
-    assert.deepEqual(clearingOf(messages, 3), { before: 2, count: 0 }, 'as many results as preserved: nothing to clear');
-    assert.deepEqual(clearingOf(messages, 4), { before: 0, count: 0 }, 'fewer results than preserved: nothing to clear');
-    const cleared = messages.map((message, index) => (index === 2 ? { ...message, content: '[result cleared]' } : message));
-    assert.deepEqual(clearingOf(cleared, 2), { before: 4, count: 0 }, 'a cleared result is not counted again');
+    assert.deepEqual(clearingOf(messages, 3), { before: 2, count: 0, from: 2 }, 'as many results as preserved: nothing to clear');
+    assert.deepEqual(clearingOf(messages, 4), { before: 0, count: 0, from: 0 }, 'fewer results than preserved: nothing to clear');
+    const older: ChatMessage[] = [
+      ...messages.slice(0, 6),
+      { role: 'assistant', content: null, toolCalls: [{ id: 'c4', name: 'lookup', arguments: '{}' }] },
+      { role: 'tool', toolCallId: 'c4', content: 'four' },
+    ];
+    assert.deepEqual(clearingOf(older, 2), { before: 5, count: 2, from: 2 });
+    assert.deepEqual(clearingOf(older, 3), { before: 4, count: 1, from: 2 });
+    const cleared = older.map((message, index) => (index === 2 ? { ...message, content: '[result cleared]' } : message));
+    assert.deepEqual(clearingOf(cleared, 2), { before: 5, count: 1, from: 4 }, 'a cleared result is not counted again');
+  });
+
+  it('clearing never touches the tail: results the model has not read yet', () => {
+    // The tail starts at the assistant message of index 3 (its results c2, c3 and the user message after them).
+    assert.deepEqual(clearingOf(messages, 2), { before: 3, count: 1, from: 2 });
+    assert.deepEqual(clearingOf(messages, 1), { before: 3, count: 1, from: 2 });
+    assert.deepEqual(clearingOf(messages, 0), { before: 3, count: 1, from: 2 }, 'preserveRecentResults 0 still leaves the unread results');
   });
 
   it('the tail is the latest assistant tool-call message with its results and the user messages after them', () => {
@@ -174,7 +185,7 @@ describe('compaction in the objective loop', () => {
     assert.deepEqual(messages.filter((message) => message.role === 'tool').map((message) => message.content), ['[result cleared]', RESULT(1200)]);
     assert.equal(messages.filter((message) => message.role === 'assistant').length, 2, 'the tool-call messages stay');
     assert.ok(wholeRequestTokens(driver.state) <= 500);
-    assert.equal(driver.state.promptBase, null, 'the next estimate counts the whole request');
+    assert.deepEqual(driver.state.promptBase?.tokens, 360 - Math.floor((1200 - '[result cleared]'.length) / 4), 'the provider\'s count less what clearing removed');
   });
 
   /** Two turns of 1,400-character results with preserveRecentResults 2: 752 tokens, nothing to clear, a summarization. */
@@ -302,6 +313,41 @@ describe('compaction in the objective loop', () => {
     await driver.modelAnswers({ content: 'hello' });
     assert.equal(statusOf(driver), 'COMPLETED');
     assert.equal(driver.state.contextRetried, false);
+  });
+
+  it('counts each message once in messagesCompacted: results cleared, then summarized or kept', async () => {
+    const forcedAfterThreeTurns = async () => {
+      const driver = new ObjectiveDriver();
+      await driver.start({ compaction: { ...COMPACTION, preserveRecentResults: 0 } });
+      for (const [id, prompt] of [['c1', 50], ['c2', 80], ['c3', 110]] as const) await toolTurn(driver, id, 100, prompt);
+      await driver.fail('model_call_4', contextTooLong());
+      // preserveRecentResults 0 still leaves c3's result, which the model has not read: it is in the tail.
+      const request = driver.running.get('summarize_5')!.transientInput as ChatRequest;
+      assert.deepEqual(request.messages.filter((message) => message.role === 'tool').map((message) => message.content), ['[result cleared]', '[result cleared]']);
+      return driver;
+    };
+    const summarized = await forcedAfterThreeTurns();
+    await summarized.succeed('summarize_5', { content: 'Three lookups so far.' });
+    const fields = compactedEvents(summarized)[0].data.contextWindowCompacted;
+    assert.deepEqual([fields.strategies, fields.messagesCompacted], [['tool_result_clearing', 'summarization'], 5], 'user, c1, its result, c2, its result');
+    assert.deepEqual(summarized.modelRequest().messages.filter((message) => message.role === 'tool').map((message) => message.content), [RESULT(100)]);
+
+    const fallback = await forcedAfterThreeTurns();
+    await fallback.fail('summarize_5', contextTooLong());
+    const kept = compactedEvents(fallback)[0].data.contextWindowCompacted;
+    assert.deepEqual([kept.strategies, kept.messagesCompacted], [['tool_result_clearing'], 2], 'nothing dropped under the threshold: the two results cleared');
+  });
+
+  it('counts the definitions of tools search_tools found in the next estimate', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start({ compaction: COMPACTION, discovery: { hints: [], maxTools: 5, rerankThreshold: 0 } });
+    await driver.modelAnswers(answerWith({ content: null, toolCalls: [{ id: 's1', name: 'search_tools', arguments: '{"query":"x"}' }] }, 100));
+    const before = promptTokensEstimate(driver.state);
+    const schema = { type: 'object', properties: { note: { type: 'string', description: 'd'.repeat(1600) } } };
+    const found = lookupTool({ name: 'annotate', description: 'Annotates', inputSchema: schema, executable: { ...lookupTool().executable, id: 'tool_9' } });
+    await driver.succeed(driver.callId('s1'), { ok: true, content: '', discoveredTools: [found] });
+    assert.ok(promptTokensEstimate(driver.state) - before >= 400, `${promptTokensEstimate(driver.state) - before} more tokens for a 1,600-character schema`);
+    assert.ok(promptTokensEstimate(driver.state) > 500, 'the new definitions take the estimate past the threshold (a compaction when there is a turn to compact)');
   });
 
   it('a second context-length error after the forced compaction fails the objective with it', async () => {

@@ -28,11 +28,14 @@ describe('objective service tools', () => {
     assert.deepEqual(dataOf(driver, 'tool_error').map((error) => error.message), ['unknown tool: load_skill']);
   });
 
-  it('offers load_skill with a skills layer, memory_read and memory_write with episodic memory, search_tools with discovery', async () => {
+  it('offers load_skill with a skills layer, memory_read with another layer or episodic memory, memory_write with episodic memory, search_tools with discovery', async () => {
     const driver = new ObjectiveDriver();
     await driver.start({ memory: skills });
     const request = driver.modelRequest();
-    assert.deepEqual(request.tools.map((tool) => tool.name), ['lookup', 'load_skill']);
+    assert.deepEqual(request.tools.map((tool) => tool.name), ['lookup', 'load_skill', 'memory_read'], 'memlyr_a is not a skills layer: memory_read reads it');
+    const skillsOnly = new ObjectiveDriver();
+    await skillsOnly.start({ memory: { ...skills, layerIds: ['memlyr_b'] } });
+    assert.deepEqual(skillsOnly.modelRequest().tools.map((tool) => tool.name), ['lookup', 'load_skill']);
     assert.deepEqual(request.messages[0], { role: 'system', content: `You help.\n\n${MANIFEST}` }, 'the manifest follows the variation prompt');
 
     const both = new ObjectiveDriver();
@@ -50,7 +53,8 @@ describe('objective service tools', () => {
     assert.equal(effect.name, 'service_tool.call');
     assert.deepEqual(effect.input, {
       toolCallId: id, name: 'load_skill', arguments: '{"key":"refunds"}',
-      context: { accountId: 'acc_1', workspaceId: 'ws_1', objectiveId: 'obj_1', memory: skills, discovery: null },
+      // The manifest stays in the objective: the input is journaled with every call.
+      context: { accountId: 'acc_1', workspaceId: 'ws_1', objectiveId: 'obj_1', memory: { layerIds: skills.layerIds, skillsLayerIds: skills.skillsLayerIds, episodic: null }, discovery: null },
     } satisfies ServiceToolCallInput);
     assert.equal(driver.state.toolCallCount, 0, 'a service tool call does not count against maxToolCalls');
 
@@ -64,7 +68,7 @@ describe('objective service tools', () => {
     assert.deepEqual(driver.modelRequest().messages.at(-1), { role: 'tool', toolCallId: 'call_1', content: 'Refund within 30 days.' });
 
     // The assigned tool is still allowed: its limit was not used by load_skill.
-    assert.deepEqual(driver.modelRequest().tools.map((tool) => tool.name), ['lookup', 'load_skill']);
+    assert.deepEqual(driver.modelRequest().tools.map((tool) => tool.name), ['lookup', 'load_skill', 'memory_read']);
   });
 
   it('gives the model a service tool failure as a TOOL_ERROR and carries on, with no MEMORY_READ', async () => {
