@@ -9,12 +9,11 @@
 // slack interval, never backwards), memoryLayerIds refused with the field
 // named, and the manifest's bound with unlisted skills still loadable.
 import assert from 'node:assert/strict';
-import { eventually } from '../support/cluster-harness';
 import { startTestApi, type TestApi } from '../support/api';
 import { assertError, createAgent, created, createVariation, MODEL_ID, workspaceFixture } from '../support/agents-world';
 import { fakeAnswers, startFakeOpenRouter, type FakeOpenRouter } from '../support/fake-openrouter';
 import type { WorkspaceFixture } from '../support/workspace-keys';
-import { TERMINAL_OBJECTIVE_STATUSES } from '../support/objective-status';
+import { runObjective } from '../support/objective-runs';
 import { MemoryLayerType } from '../../src/memory/records';
 import { newId } from '../../src/ids';
 import { createMemoryStore } from '../../persistence/repositories/memory.store';
@@ -49,18 +48,7 @@ describe('objective memory stacks and skills', function () {
     await created(api, ws.token, `/v1/agent_variations/${variationId}/memory_layer_assignments`, { memoryLayerId: layers.lower, position: 2 });
   };
   /** Runs an objective to a terminal status; returns it with its events. */
-  const run = async (body: Record<string, unknown>) => {
-    const response = await api.request('POST', base(), { token: ws.token, body });
-    assert.equal(response.status, 200, JSON.stringify(response.body));
-    const id = response.body.metadata.id as string;
-    let objective: any;
-    await eventually(async () => {
-      objective = await get(`${base()}/${id}`);
-      return TERMINAL_OBJECTIVE_STATUSES.includes(objective.info.status);
-    }, 'objective finished', 20_000);
-    const events = (await get(`${base()}/${id}/events?limit=1000`)).items as any[];
-    return { objective, events, of: (type: string) => events.filter((event) => event.data.type === `OBJECTIVE_EVENT_TYPE_${type}`) };
-  };
+  const run = (body: Record<string, unknown>) => runObjective(api, ws, body);
   const loadSkill = (key: string, body: Record<string, unknown> = {}) =>
     run({ agentId: scriptedAgentId, initialMessage: `CALL load_skill ${JSON.stringify({ key })}\nSAY loaded`, ...body });
 

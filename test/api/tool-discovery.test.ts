@@ -18,6 +18,7 @@ import { fakeAnswers, startFakeOpenRouter, type FakeOpenRouter } from '../suppor
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
 import { workspaceFixture, type WorkspaceFixture } from '../support/workspace-keys';
 import { TERMINAL_OBJECTIVE_STATUSES } from '../support/objective-status';
+import { objectiveEvents, runObjective } from '../support/objective-runs';
 import { createAgentsStore } from '../../persistence/repositories/agents.store';
 import { ToolDiscoveryService } from '../../src/search/tool-discovery.service';
 import type { ServiceToolContext } from '../../src/ports/service-tools';
@@ -96,16 +97,9 @@ describe('tool discovery inside objectives (search_tools)', function () {
     }, what, 20_000);
     return objective;
   };
-  const eventsOf = async (id: string) => {
-    const events = (await get(`${base()}/objectives/${id}/events?limit=1000`)).items as any[];
-    return { events, of: (type: string) => events.filter((event) => event.data.type === `OBJECTIVE_EVENT_TYPE_${type}`) };
-  };
+  const eventsOf = (id: string) => objectiveEvents(api, ws, id);
   /** Runs an objective to a terminal status; returns it with its events. */
-  const run = async (agentId: string, initialMessage: string) => {
-    const id = await create(agentId, initialMessage);
-    const objective = await waitFor(id, (candidate) => TERMINAL_OBJECTIVE_STATUSES.includes(candidate.info.status), 'objective finished');
-    return { objective, ...(await eventsOf(id)) };
-  };
+  const run = (agentId: string, initialMessage: string) => runObjective(api, ws, { agentId, initialMessage });
   /** The tools a `search_tools` result lists, as [name, description]. */
   const listed = (content: string) => content.split('\n').filter((line) => line.startsWith('- ')).map((line) => {
     const [name, ...description] = line.slice(2).split(': ');

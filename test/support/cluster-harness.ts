@@ -153,6 +153,22 @@ export async function deleteStream(name: string): Promise<void> {
   }
 }
 
+/**
+ * Whether `name` is a webhook intake durable of a cluster whose configured
+ * prefix is `stem` (sanitized): `<stem>-webhooks` (the legacy name), or
+ * `<stem>_<clusterId>-webhooks` with the head cut so the name fits 64
+ * characters (actors/kinds/webhook-intake.ts): what is left of the stem
+ * before the last `_` is the stem's tail (at least 16 characters of it, so
+ * another run's name never matches).
+ */
+function isWebhookIntakeDurableOf(stem: string, name: string): boolean {
+  if (!name.endsWith('-webhooks')) return false;
+  const base = name.slice(0, -'-webhooks'.length);
+  if (base === stem) return true;
+  const head = base.slice(0, base.lastIndexOf('_'));
+  return head.length >= Math.min(stem.length, 16) && stem.endsWith(head);
+}
+
 /** Deletes the webhook intake durables a test run's clusters made on OBJECTIVE_EVENTS (named from the prefix and each cluster id). */
 export async function deleteWebhookIntakeDurables(subjectPrefix: string): Promise<void> {
   const stem = subjectPrefix.replace(/[^A-Za-z0-9_-]/g, '_');
@@ -161,7 +177,7 @@ export async function deleteWebhookIntakeDurables(subjectPrefix: string): Promis
     const manager = await jetstreamManager(connection);
     const names: string[] = [];
     try {
-      for await (const consumer of manager.consumers.list('OBJECTIVE_EVENTS')) if (consumer.name.startsWith(`${stem}_`) || consumer.name === `${stem}-webhooks`) names.push(consumer.name);
+      for await (const consumer of manager.consumers.list('OBJECTIVE_EVENTS')) if (isWebhookIntakeDurableOf(stem, consumer.name)) names.push(consumer.name);
     } catch {
       return; // no OBJECTIVE_EVENTS stream: nothing to delete
     }
