@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import type { QueryRunner } from 'typeorm';
 import { startTestApi, type TestApi } from '../support/api';
 import { assertError, createAgent, createVariation, MODEL_ID, workspaceFixture } from '../support/agents-world';
-import { deleteStream, eventually, TEST_NATS_URL, uniqueBusNames } from '../support/cluster-harness';
+import { deleteStream, deleteWebhookIntakeDurables, eventually, TEST_NATS_URL, uniqueBusNames } from '../support/cluster-harness';
 import type { WorkspaceFixture } from '../support/workspace-keys';
 import { TERMINAL_OBJECTIVE_STATUSES } from '../support/objective-status';
 import { EpisodicMemorySweeper } from '../../actors/kinds/episodic-memory-sweeper';
@@ -97,6 +97,7 @@ describe('episodic memory (cluster mode)', function () {
   after(async () => {
     await api?.close();
     await deleteStream(busNames.eventStream).catch(() => undefined);
+    await deleteWebhookIntakeDurables(busNames.subjectPrefix).catch(() => undefined);
   });
 
   describe('sharing a key', () => {

@@ -9,7 +9,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { startTestApi, type TestApi } from '../support/api';
 import { createAgent, createVariation, MODEL_ID } from '../support/agents-world';
-import { deleteStream, eventually, TEST_NATS_URL, uniqueBusNames } from '../support/cluster-harness';
+import { deleteStream, deleteWebhookIntakeDurables, eventually, TEST_NATS_URL, uniqueBusNames } from '../support/cluster-harness';
 import { objectiveEventMessages } from '../support/objective-event-messages';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver';
 import { workspaceFixture, type WorkspaceFixture } from '../support/workspace-keys';
@@ -57,6 +57,7 @@ describe('erasure through JetStream and webhooks (cluster mode)', function () {
     await api?.close();
     await receiver?.close();
     await deleteStream(busNames.eventStream).catch(() => undefined);
+    await deleteWebhookIntakeDurables(busNames.subjectPrefix).catch(() => undefined);
   });
 
   it('removes the erased subject\'s messages from the stream and its content from queued webhooks and the endpoint\'s state', async () => {
