@@ -32,8 +32,6 @@
 // (TURNS=300, ROUNDS=3 by default; PROFILE=<prefix> writes a CPU profile of
 // one more run of each, <prefix>-long.cpuprofile and <prefix>-short.cpuprofile).
 import http from 'node:http';
-import { writeFile } from 'node:fs/promises';
-import { Session } from 'node:inspector';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { startTestApi } from '../test/support/api';
@@ -46,6 +44,7 @@ import type { ObjectiveEvent as JournalEvent, ObjectiveState } from '../src/obje
 import type { ActorDecision, EffectRequest } from '../src/ports/actor-behavior';
 import type { ChatRequest } from '../src/ports/model-provider';
 import { startDriverProcess } from './support/driver-process';
+import { startProfiler } from './support/cpu-profiler';
 
 const TURNS = Number(process.env.TURNS ?? 300);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -81,22 +80,6 @@ function driver(): void {
   });
   process.on('message', () => undefined);
   process.on('disconnect', () => server.close(() => process.exit(0)));
-}
-
-/** A CPU profile of what runs until stopInto (for chrome://inspect or speedscope). */
-async function startProfiler(): Promise<{ stopInto(file: string): Promise<void> }> {
-  const session = new Session();
-  session.connect();
-  const post = (method: string) => new Promise<unknown>((resolve, reject) => session.post(method, (error, result) => (error ? reject(error) : resolve(result))));
-  await post('Profiler.enable');
-  await post('Profiler.start');
-  return {
-    async stopInto(file) {
-      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-      await writeFile(file, JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -26,8 +26,6 @@
 // PROFILE=<file> writes a CPU profile of the throughput phase).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeFile } from 'node:fs/promises';
-import { Session } from 'node:inspector';
 import pg from 'pg';
 import { Agent, request } from 'undici';
 import { register } from 'prom-client';
@@ -38,6 +36,7 @@ import { startDriverProcess } from './support/driver-process';
 import { analyzeAsAutovacuumWould } from './support/table-statistics';
 import { probeRoundTrips } from './support/round-trip-ceiling';
 import { postgresBackendCpu } from './support/postgres-backend-cpu';
+import { startProfiler } from './support/cpu-profiler';
 
 const OBJECTIVES_IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 32);
 const DURATION_MS = Number(process.env.DURATION_MS ?? 15_000);
@@ -134,22 +133,6 @@ function countQueries(): { stop(): { total: number; top: Array<[string, number]>
     stop() {
       prototype.query = original;
       return { total: [...counts.values()].reduce((sum, count) => sum + count, 0), top: [...counts].sort((a, b) => b[1] - a[1]).slice(0, 16) };
-    },
-  };
-}
-
-/** A CPU profile of the measured phase (PROFILE=<file>), for chrome://inspect or speedscope. */
-async function startProfiler(): Promise<{ stopInto(file: string): Promise<void> }> {
-  const session = new Session();
-  session.connect();
-  const post = (method: string) => new Promise<unknown>((resolve, reject) => session.post(method, (error, result) => (error ? reject(error) : resolve(result))));
-  await post('Profiler.enable');
-  await post('Profiler.start');
-  return {
-    async stopInto(file) {
-      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-      await writeFile(file, JSON.stringify(profile));
-      session.disconnect();
     },
   };
 }

@@ -34,8 +34,6 @@
 // SPREAD=EVERY (s), DURATION_MS=120000, WARMUP_MS=10000, CREATORS=32,
 // POLL_MS (AGENTRT_REMINDER_POLL_MS, default 1000), SHARDS=256,
 // MESSAGE='SAY ok'; PROFILE=<file> writes a CPU profile of the measured window).
-import { writeFile } from 'node:fs/promises';
-import { Session } from 'node:inspector';
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
 import { Agent, request } from 'undici';
@@ -51,6 +49,7 @@ import { scheduleBehavior, type PrepareScheduledObjectiveInput, type ScheduleSta
 import { startTestApi } from '../test/support/api';
 import { sharedTestDatabase } from '../test/support/global-setup';
 import { analyzeAsAutovacuumWould } from './support/table-statistics';
+import { startProfiler } from './support/cpu-profiler';
 
 const SCHEDULES = Number(process.env.SCHEDULES ?? 10_000);
 const EVERY = Number(process.env.EVERY ?? 300);
@@ -92,22 +91,6 @@ function gcMemory(): NodeJS.MemoryUsage {
   global.gc?.();
   global.gc?.();
   return process.memoryUsage();
-}
-
-/** A CPU profile of the measured phase (PROFILE=<file>), for chrome://inspect or speedscope. */
-async function startProfiler(): Promise<{ stopInto(file: string): Promise<void> }> {
-  const session = new Session();
-  session.connect();
-  const post = (method: string) => new Promise<unknown>((resolve, reject) => session.post(method, (error, result) => (error ? reject(error) : resolve(result))));
-  await post('Profiler.enable');
-  await post('Profiler.start');
-  return {
-    async stopInto(file) {
-      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-      await writeFile(file, JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
 }
 
 /** Counts the statements every pg client of the process sends, by their first 60 characters. */

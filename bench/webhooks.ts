@@ -46,6 +46,7 @@ import { createLogger } from '../src/logger';
 import { createTestDatabase } from '../test/support/database';
 import { startDriverProcess } from './support/driver-process';
 import { analyzeAsAutovacuumWould } from './support/table-statistics';
+import { startProfiler } from './support/cpu-profiler';
 
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 const STREAM = 'OBJECTIVE_EVENTS';
@@ -255,22 +256,6 @@ function countQueries(): { stop(): { total: number; top: Array<[string, number]>
     stop() {
       prototype.query = original;
       return { total: [...counts.values()].reduce((sum, count) => sum + count, 0), top: [...counts].sort((a, b) => b[1] - a[1]).slice(0, 15) };
-    },
-  };
-}
-
-/** A CPU profile of the measured phase (PROFILE=<file>), for chrome://inspect or speedscope. */
-async function startProfiler(): Promise<{ stopInto(file: string): Promise<void> }> {
-  const session = new Session();
-  session.connect();
-  const post = (method: string) => new Promise<unknown>((resolve, reject) => session.post(method, (error, result) => (error ? reject(error) : resolve(result))));
-  await post('Profiler.enable');
-  await post('Profiler.start');
-  return {
-    async stopInto(file) {
-      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-      await writeFile(file, JSON.stringify(profile));
-      session.disconnect();
     },
   };
 }

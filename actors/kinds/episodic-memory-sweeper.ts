@@ -10,6 +10,7 @@
 // checks the expiry again on the row it deletes, and skips a row a writer
 // holds locked while it refreshes it.
 import type { EpisodicSweepBatch } from '../../src/memory/episodic-memory';
+import { PeriodicSweep, yieldToOthers } from '../runtime/periodic-sweep';
 import type { RuntimeLogger } from '../runtime/runtime-logger';
 
 /** Layers (each with its entries) deleted per batch. */
@@ -23,53 +24,18 @@ export interface EpisodicMemorySweeperDeps {
   batchSize?: number;
 }
 
-// Lets requests waiting for a pool connection go first between two batches.
-const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /** Deletes expired episodic memory layers, periodically. */
-export class EpisodicMemorySweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private sweeping: Promise<number> | undefined;
-  private stopping = false;
-
-  constructor(private readonly deps: EpisodicMemorySweeperDeps) {}
-
-  /** Sweeps every `intervalMs` (the first sweep one interval after start). */
-  start(): void {
-    this.stopping = false;
-    this.timer ??= setInterval(() => this.tick(), this.deps.intervalMs);
+export class EpisodicMemorySweeper extends PeriodicSweep<number> {
+  constructor(private readonly deps: EpisodicMemorySweeperDeps) {
+    super({ intervalMs: deps.intervalMs, logger: deps.logger, name: 'episodic memory sweep' });
   }
 
-  /** Stops the timer and waits for the sweep in progress, which ends after its current batch. */
-  async stop(): Promise<void> {
-    this.stopping = true;
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.sweeping?.catch(() => undefined);
+  protected logFieldsOf(deleted: number): Record<string, unknown> | null {
+    return deleted > 0 ? { deleted } : null;
   }
 
-  /**
-   * One sweep: batches until fewer than a batch expired, another node holds
-   * the lock, or `stop()` was called. A sweep in progress is joined.
-   * @returns the layers deleted
-   * @throws the database error that ended the sweep (the timer logs it and sweeps again next interval)
-   */
-  sweepOnce(): Promise<number> {
-    this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
-    return this.sweeping;
-  }
-
-  private tick(): void {
-    if (this.sweeping) return;
-    this.sweepOnce().then(
-      (deleted) => {
-        if (deleted > 0) this.deps.logger.debug({ deleted }, 'episodic memory sweep');
-      },
-      (error: unknown) => this.deps.logger.warn({ err: error }, 'episodic memory sweep failed; retrying at the next interval'),
-    );
-  }
-
-  private async sweep(): Promise<number> {
+  /** @returns the layers deleted */
+  protected async sweep(): Promise<number> {
     const batchSize = this.deps.batchSize ?? EPISODIC_SWEEP_BATCH_SIZE;
     let deleted = 0;
     while (!this.stopping) {

@@ -22,6 +22,7 @@ import {
   type ActorRetentionRepository,
   type JournalPurgeCursor,
 } from '../../persistence/runtime/actor-retention.repository';
+import { PeriodicSweep, yieldToOthers } from './periodic-sweep';
 import type { RuntimeLogger } from './runtime-logger';
 
 export interface RetentionSweeperDeps {
@@ -41,54 +42,18 @@ export interface SweepCounts {
   commands: number;
 }
 
-// Lets the turns and pollers waiting for a pool connection go first between two batches.
-const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /** Purges the runtime's tables of what the retention window lets go. */
-export class RetentionSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private sweeping: Promise<SweepCounts> | undefined;
-  private stopping = false;
-
-  constructor(private readonly deps: RetentionSweeperDeps) {}
-
-  /** Sweeps every `intervalMs` (the first sweep one interval after start). */
-  start(): void {
-    this.stopping = false;
-    this.timer ??= setInterval(() => this.tick(), this.deps.intervalMs);
+export class RetentionSweeper extends PeriodicSweep<SweepCounts> {
+  constructor(private readonly deps: RetentionSweeperDeps) {
+    super({ intervalMs: deps.intervalMs, logger: deps.logger, name: 'retention sweep' });
   }
 
-  /** Stops the timer and waits for the sweep in progress, which ends after its current batch. */
-  async stop(): Promise<void> {
-    this.stopping = true;
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.sweeping?.catch(() => undefined);
-    this.stopping = false;
+  protected logFieldsOf(counts: SweepCounts): Record<string, unknown> | null {
+    return counts.journal + counts.outbox + counts.commands > 0 ? { ...counts } : null;
   }
 
-  /**
-   * One sweep: batches until each table has nothing left to purge, another
-   * node holds the retention lock, or `stop()` was called. A sweep already in
-   * progress is joined rather than doubled.
-   * @throws the database error that ended the sweep (the timer logs it and sweeps again next interval).
-   */
-  sweepOnce(): Promise<SweepCounts> {
-    this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
-    return this.sweeping;
-  }
-
-  private tick(): void {
-    if (this.sweeping) return;
-    this.sweepOnce().then(
-      (counts) => {
-        if (counts.journal + counts.outbox + counts.commands > 0) this.deps.logger.debug(counts, 'retention sweep');
-      },
-      (error: unknown) => this.deps.logger.warn({ err: error }, 'retention sweep failed; retrying at the next interval'),
-    );
-  }
-
-  private async sweep(): Promise<SweepCounts> {
+  /** Batches until each table has nothing left to purge, another node holds the retention lock, or `stop()` was called. */
+  protected async sweep(): Promise<SweepCounts> {
     const counts: SweepCounts = { journal: 0, outbox: 0, commands: 0 };
     const { retention, windowMs, batchSize } = this.deps;
     if (!(await this.sweepJournal(counts))) return counts;
