@@ -32,6 +32,7 @@ export const IdPrefix = {
   contextWindow: 'ctxwin',
   webhookDelivery: 'whdel',
   widget: 'widget',
+  widgetSession: 'wsess',
   event: 'evt',
   node: 'node',
 } as const;

@@ -1,0 +1,37 @@
+// Widget sessions as the widget host sees them (api-decisions.md "Widgets"):
+// a visitor's short-lived bearer token, minted server-to-server by the
+// customer, checked on every request to a widget hostname. The widgets area
+// (src/widgets) mints and verifies tokens and keeps each session's tenant,
+// subject and sealed secrets; the widget host (http/widget-host) only asks
+// this port who a token belongs to.
+
+/** Who a verified widget session token speaks for. */
+export interface WidgetSessionPrincipal {
+  /** `wsess_…`: the session, named on every objective it creates. */
+  sessionId: string;
+  widgetId: string;
+  accountId: string;
+  workspaceId: string;
+  /** The widget's agent: the only agent the session runs. */
+  agentId: string;
+  /** The tenant and subject the customer asserted when minting the session (ids), or null. */
+  tenantId: string | null;
+  subjectId: string | null;
+  /** The widget's `allowVisitorApprovals`: the visitor may approve or deny tool calls. */
+  allowVisitorApprovals: boolean;
+  expiresAt: Date;
+}
+
+export interface WidgetSessionVerifier {
+  /**
+   * The session a token speaks for, when it was minted for the widget whose
+   * hostname is `hostname` (the token's audience), is unexpired and not
+   * revoked (its widget or session deleted).
+   * @throws UnauthenticatedError otherwise (one message for every reason a token is refused)
+   */
+  verify(token: string, hostname: string): Promise<WidgetSessionPrincipal>;
+  /** The widget served under `hostname` (case-insensitive), or null: the widget host answers only for these. */
+  widgetByHostname(hostname: string): Promise<{ widgetId: string; allowedOrigins: string[]; title: string | null; greeting: string | null; theme: string; allowVisitorApprovals: boolean } | null>;
+  /** A session's secrets, opened (`{{secrets.NAME}}` of its objectives' tools); {} for none. Never logged. */
+  sessionSecrets(sessionId: string): Promise<Record<string, string>>;
+}
