@@ -267,6 +267,9 @@ export function compactBeforeModelCall(turn: ObjectiveTurn, forced: boolean): bo
   const tailStart = tailStartOf(turn.state.conversation);
   // Nothing before the tail, or only the window's first message (a summary would only restate it): the call goes as it is.
   if (tailStart === 0 || (tailStart === 1 && !forced)) return clearedOnly();
+  // Even without everything before the tail the prompt would stay above (the system prompt, the tools or the tail are
+  // that large): a summary cannot help, and one per model call would double the cost. The provider's refusal forces one.
+  if (!forced && promptTokensEstimate(turn.state) - tokensForCharacters(charactersFrom(turn.state.conversation, 0, tailStart)) > threshold) return clearedOnly();
   const effectId = summarizeEffectId(turn.state.modelTurn);
   turn.apply({ type: 'summarization_started', effectId, cleared: count, forced, ...(count > 0 ? { clearedFrom: from, clearedBefore: before } : {}) });
   turn.startEffect(summarizeEffect(turn.state, effectId));

@@ -338,6 +338,16 @@ describe('compaction in the objective loop', () => {
     assert.deepEqual([kept.strategies, kept.messagesCompacted], [['tool_result_clearing'], 2], 'nothing dropped under the threshold: the two results cleared');
   });
 
+  it('does not summarize when even without everything before the tail the prompt stays above the threshold', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start({ compaction: COMPACTION });
+    await toolTurn(driver, 'c1', 100, 50);
+    await toolTurn(driver, 'c2', 100, 5000);
+    assert.equal(driver.runningModelCall().id, 'model_call_3', 'the call goes as it is: no summarization before it');
+    assert.equal([...driver.running.values()].filter((effect) => effect.name === 'model.summarize').length, 0);
+    assert.deepEqual(compactedEvents(driver), [], 'nothing to clear either (the newest 2 results are kept)');
+  });
+
   it('counts the definitions of tools search_tools found in the next estimate', async () => {
     const driver = new ObjectiveDriver();
     await driver.start({ compaction: COMPACTION, discovery: { hints: [], maxTools: 5, rerankThreshold: 0 } });
