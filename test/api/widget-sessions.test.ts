@@ -26,6 +26,8 @@ describe('widget sessions', () => {
   let token: string;
   let agentId: string;
   const watch = new LeakWatch(CANARY);
+  /** Every token minted: none may reach a log line. */
+  const tokens: string[] = [];
 
   const call = async (method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> => watch.record(await api.request(method, path, { token, ...options }));
   const widgetsPath = () => `/v1/workspaces/${account.workspaceId}/widgets`;
@@ -46,6 +48,7 @@ describe('widget sessions', () => {
   async function minted(widgetId: string, body: Record<string, unknown> = {}) {
     const response = await mint(widgetId, body);
     assert.equal(response.status, 200, JSON.stringify(response.body));
+    tokens.push(response.body.token);
     return response.body;
   }
 
@@ -264,6 +267,8 @@ describe('widget sessions', () => {
       assert.ok(watch.canariesUsed > 0);
       assert.deepEqual(watch.leaks(api.logs), []);
       assert.ok(api.logs.length > 0, 'the logs were captured');
+      assert.ok(tokens.length > 0);
+      assert.deepEqual(api.logs.filter((line) => tokens.some((minted) => line.includes(minted.split('.')[2]))), []);
     });
   });
 });
