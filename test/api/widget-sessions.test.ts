@@ -214,6 +214,21 @@ describe('widget sessions', () => {
       await refused('', widget.spec.hostname);
     });
 
+    it('refuses the session of an erased subject (its row goes with the subject)', async () => {
+      const widget = await createWidget();
+      const session = await minted(widget.metadata.id, { subject: { externalId: `erased-${randomUUID()}` } });
+      await api.services.widgetSessions.verify(session.token, widget.spec.hostname);
+      // What an erasure's delete of the record does (TenantService.deleteSubject, without the erasure runtime).
+      await api.dataSource.query('DELETE FROM subjects WHERE id = $1', [session.subjectId]);
+      await refused(session.token, widget.spec.hostname);
+    });
+
+    it('is not a credential of the /v1 API', async () => {
+      const widget = await createWidget();
+      const session = await minted(widget.metadata.id);
+      assertStatus(await api.request('GET', widgetsPath(), { token: session.token }), 401, Code.UNAUTHENTICATED);
+    });
+
     it('refuses an API key token', async () => {
       const widget = await createWidget();
       await refused(token, widget.spec.hostname);
