@@ -270,6 +270,18 @@ describe('widget sessions', () => {
       assert.equal(await api.services.widgetSessions.widgetByHostname(uniqueHostname('absent')), null);
     });
 
+    it('answers a create and a hostname change made on this node at once', async () => {
+      const hostname = uniqueHostname('soon');
+      assert.equal(await api.services.widgetSessions.widgetByHostname(hostname), null);
+      const widget = await createWidget(hostname);
+      assert.equal((await api.services.widgetSessions.widgetByHostname(hostname))?.widgetId, widget.metadata.id);
+      const moved = uniqueHostname('moved');
+      assert.equal(await api.services.widgetSessions.widgetByHostname(moved), null);
+      assert.equal((await call('PATCH', `${widgetsPath()}/${widget.metadata.id}`, { body: { spec: { hostname: moved } } })).status, 200);
+      assert.equal(await api.services.widgetSessions.widgetByHostname(hostname), null);
+      assert.equal((await api.services.widgetSessions.widgetByHostname(moved))?.widgetId, widget.metadata.id);
+    });
+
     it('answers a change made on this node at once', async () => {
       const widget = await createWidget();
       await api.services.widgetSessions.widgetByHostname(widget.spec.hostname);
