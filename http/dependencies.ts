@@ -95,6 +95,9 @@ import { accountRoutes } from './routes/account.routes';
 import { clusterRoutes } from './routes/cluster.routes';
 import { apiKeyRoutes } from './routes/api-keys.routes';
 import { workspaceRoutes } from './routes/workspaces.routes';
+import type { WidgetSessionVerifier } from '../src/ports/widget-sessions';
+import { noWidgets } from './widget-host/no-widgets';
+import type { WidgetHostOptions } from './widget-host/widget-host';
 
 export interface Services {
   store: FoundationStore;
@@ -140,6 +143,8 @@ export interface Services {
   episodicMemory: EpisodicMemory;
   /** How often the sweeper runs (AGENTRT_EPISODIC_SWEEP_INTERVAL_MS). */
   episodicSweepIntervalMs: number;
+  /** Who a widget session token speaks for, widgets by hostname, a session's secrets (the widget host and the objective kind ask it). */
+  widgetSessions: WidgetSessionVerifier;
   /** Closes the outbound connection pools (model provider, tools). */
   close(): Promise<void>;
 }
@@ -177,6 +182,8 @@ export interface CreateDependenciesOptions {
   idempotencyClaimant?: () => IdempotencyClaimant | undefined;
   /** The node's view of Postgres and NATS: /readyz names what is down, requests answer 503 while it is. @default none (readiness asks the database alone) */
   health?: DependencyHealthPort;
+  /** Replaces the node's widget sessions (tests). @default the widgets area's */
+  widgetSessions?: WidgetSessionVerifier;
 }
 
 /** How long /readyz waits for the database's answer before calling it unreachable. */
@@ -198,8 +205,8 @@ const noErasureRuntime: ErasureRuntimePort = {
 
 /** Builds the services of every area over one data source. */
 export function createServices(
-  { dataSource, masterKey, config, clusterStatus, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime, logger }:
-    Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands' | 'webhookEndpointCommands' | 'scheduleCommands' | 'erasureRuntime'>
+  { dataSource, masterKey, config, clusterStatus, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime, logger, widgetSessions }:
+    Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands' | 'webhookEndpointCommands' | 'scheduleCommands' | 'erasureRuntime' | 'widgetSessions'>
       & { logger?: Logger },
 ): Services {
   // A Postgres server of the node's own: reads by id may be prepared once per
@@ -289,6 +296,7 @@ export function createServices(
     eventRetentionMs: config.eventRetentionMs,
     episodicMemory,
     episodicSweepIntervalMs: config.episodicSweepIntervalMs,
+    widgetSessions: widgetSessions ?? noWidgets,
     async close() {
       await Promise.allSettled([openRouter.close(), objectiveEffects.tools.close(), mcpClient.close(), webhookEffects.sender.close()]);
     },
@@ -353,6 +361,7 @@ export function createAppDependencies(options: CreateDependenciesOptions): Appli
     app: {
       logger,
       routes: allRoutes(services, { isDraining: options.isDraining }),
+      widgetHost: widgetHostOptions(services, config, options),
       version: '1.0',
       health: options.health,
       checkReady: () => checkReady(dataSource, options),
@@ -365,5 +374,16 @@ export function createAppDependencies(options: CreateDependenciesOptions): Appli
         includeInfoCost: config.rateLimit.includeInfoCost,
       },
     },
+  };
+}
+
+/** What the widget host needs of the node (http/widget-host). */
+function widgetHostOptions(services: Services, config: Config, options: Pick<CreateDependenciesOptions, 'isDraining'>): WidgetHostOptions {
+  return {
+    widgets: services.widgetSessions,
+    objectives: services.objectives,
+    rateLimiter: new RateLimiter(config.rateLimit),
+    bodyLimitBytes: config.bodyLimitBytes,
+    isDraining: options.isDraining,
   };
 }
