@@ -95,9 +95,12 @@ import { accountRoutes } from './routes/account.routes';
 import { clusterRoutes } from './routes/cluster.routes';
 import { apiKeyRoutes } from './routes/api-keys.routes';
 import { workspaceRoutes } from './routes/workspaces.routes';
-import type { WidgetSessionVerifier } from '../src/ports/widget-sessions';
-import { noWidgets } from './widget-host/no-widgets';
 import type { WidgetHostOptions } from './widget-host/widget-host';
+import { widgetRoutes } from './routes/widgets.routes';
+import { createWidgetsStore } from '../persistence/repositories/widgets.store';
+import { WidgetService } from '../src/widgets/widget.service';
+import { WidgetSessionService } from '../src/widgets/widget-session.service';
+import { WIDGET_TOKEN_KEY_PURPOSE, WidgetTokens } from '../src/widgets/widget-tokens';
 
 export interface Services {
   store: FoundationStore;
@@ -128,6 +131,9 @@ export interface Services {
   /** What the webhook endpoint kind's projector writes. */
   webhookDeliveriesStore: WebhookDeliveriesStore;
   schedules: ScheduleService;
+  widgets: WidgetService;
+  /** Mints and revokes widget sessions; the WidgetSessionVerifier the widget host asks (src/ports/widget-sessions.ts). */
+  widgetSessions: WidgetSessionService;
   /** What the schedule kind's projector writes. */
   schedulesStore: SchedulesStore;
   /** What the objective actor's effects call: the model router and the tool executor. */
@@ -143,8 +149,6 @@ export interface Services {
   episodicMemory: EpisodicMemory;
   /** How often the sweeper runs (AGENTRT_EPISODIC_SWEEP_INTERVAL_MS). */
   episodicSweepIntervalMs: number;
-  /** Who a widget session token speaks for, widgets by hostname, a session's secrets (the widget host and the objective kind ask it). */
-  widgetSessions: WidgetSessionVerifier;
   /** Closes the outbound connection pools (model provider, tools). */
   close(): Promise<void>;
 }
@@ -182,8 +186,6 @@ export interface CreateDependenciesOptions {
   idempotencyClaimant?: () => IdempotencyClaimant | undefined;
   /** The node's view of Postgres and NATS: /readyz names what is down, requests answer 503 while it is. @default none (readiness asks the database alone) */
   health?: DependencyHealthPort;
-  /** Replaces the node's widget sessions (tests). @default the widgets area's */
-  widgetSessions?: WidgetSessionVerifier;
 }
 
 /** How long /readyz waits for the database's answer before calling it unreachable. */
@@ -205,8 +207,8 @@ const noErasureRuntime: ErasureRuntimePort = {
 
 /** Builds the services of every area over one data source. */
 export function createServices(
-  { dataSource, masterKey, config, clusterStatus, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime, logger, widgetSessions }:
-    Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands' | 'webhookEndpointCommands' | 'scheduleCommands' | 'erasureRuntime' | 'widgetSessions'>
+  { dataSource, masterKey, config, clusterStatus, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime, logger }:
+    Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands' | 'webhookEndpointCommands' | 'scheduleCommands' | 'erasureRuntime'>
       & { logger?: Logger },
 ): Services {
   // A Postgres server of the node's own: reads by id may be prepared once per
@@ -286,17 +288,23 @@ export function createServices(
       attemptTimeoutMs: timeoutMs + 5000,
     },
   };
+  const widgetsStore = createWidgetsStore(dataSource);
+  const widgetTokens = new WidgetTokens(() => loadServiceKey(dataSource, masterKey, WIDGET_TOKEN_KEY_PURPOSE));
+  const widgets: WidgetService = new WidgetService(widgetsStore, agentsStore, {
+    baseUrlTemplate: config.widgetBaseUrl,
+    onHostnameChanged: (hostname) => widgetSessions.forgetHostname(hostname),
+  });
+  const widgetSessions: WidgetSessionService = new WidgetSessionService(widgetsStore, widgets, tenants, keyring, widgetTokens, { baseUrlTemplate: config.widgetBaseUrl });
   const webhookDeliveries = new WebhookDeliveryService(agentsStore, webhookDeliveriesStore, webhookEndpointCommands ?? noWebhookRuntime);
   return {
     store, credentialChanges, tokens, accounts, workspaces, apiKeys, tenants, search, memoryLayers, memoryEntries, uploads, secrets, providerKeys, models,
     agents, variations, assignments, feedback, tools, toolSets, bundles, objectives, objectivesStore, objectiveEffects,
-    webhookDeliveries, webhookDeliveriesStore, webhookEffects, schedules, schedulesStore,
+    webhookDeliveries, webhookDeliveriesStore, webhookEffects, schedules, schedulesStore, widgets, widgetSessions,
     clusterStatus: clusterStatus ?? noRuntime,
     erasureRuntime: erasures,
     eventRetentionMs: config.eventRetentionMs,
     episodicMemory,
     episodicSweepIntervalMs: config.episodicSweepIntervalMs,
-    widgetSessions: widgetSessions ?? noWidgets,
     async close() {
       await Promise.allSettled([openRouter.close(), objectiveEffects.tools.close(), mcpClient.close(), webhookEffects.sender.close()]);
     },
@@ -324,6 +332,7 @@ export function allRoutes(services: Services, options: { isDraining?: () => bool
     ...bundleRoutes({ bundles: services.bundles }),
     ...objectiveRoutes({ objectives: services.objectives, isDraining: options.isDraining }),
     ...webhookDeliveryRoutes({ webhookDeliveries: services.webhookDeliveries, agents: services.agents }),
+    ...widgetRoutes({ widgets: services.widgets, widgetSessions: services.widgetSessions }),
     ...clusterRoutes({ clusterStatus: services.clusterStatus }),
   ];
 }
