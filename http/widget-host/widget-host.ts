@@ -39,7 +39,13 @@ export function widgetHost(options: WidgetHostOptions): Koa.Middleware {
     const site = hostname ? await options.widgets.widgetByHostname(hostname) : null;
     if (!site) return next();
     ctx.state.widget = { hostname: hostname!, site } satisfies WidgetRequest;
-    await serve(ctx);
+    try {
+      await serve(ctx);
+    } finally {
+      // The metrics' route label: a template, never the path (scanners must not grow the label set).
+      const matched = (ctx as { _matchedRoute?: string })._matchedRoute;
+      ctx.state.routePath ??= matched ? `widget ${matched}` : undefined;
+    }
     // Nothing of the API answers on a widget host.
     if (ctx.body === undefined && ctx.status === 404) throw new NotFoundError(`no widget route for ${ctx.method} ${ctx.path}`);
   };

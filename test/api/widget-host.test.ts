@@ -212,6 +212,20 @@ describe('widget host', function () {
     });
   });
 
+  describe('metrics', () => {
+    it('labels widget requests by route template, never by path', async () => {
+      const { token } = await widgets.mint(HOST);
+      const { id } = await runAs(token, 'SAY hi');
+      await widget(HOST, undefined, 'GET', '/assets/chat.css');
+      await widget(HOST, undefined, 'GET', `/scanner-${suffix}`);
+      const metrics = await apiHost('GET', '/metrics');
+      assert.equal(metrics.status, 200);
+      assert.match(metrics.text, /route="widget \/api\/objectives\/:id"/);
+      assert.match(metrics.text, /route="widget \/assets\/\{file\}"/);
+      assert.ok(!metrics.text.includes(id) && !metrics.text.includes(`scanner-${suffix}`), 'a path in a label');
+    });
+  });
+
   describe('CORS', () => {
     it('answers a preflight from an allowed origin with the methods and headers', async () => {
       const response = await widget(HOST, undefined, 'OPTIONS', '/api/objectives', {
