@@ -95,12 +95,13 @@ import { accountRoutes } from './routes/account.routes';
 import { clusterRoutes } from './routes/cluster.routes';
 import { apiKeyRoutes } from './routes/api-keys.routes';
 import { workspaceRoutes } from './routes/workspaces.routes';
-import type { WidgetHostOptions } from './widget-host/widget-host';
 import { widgetRoutes } from './routes/widgets.routes';
 import { createWidgetsStore } from '../persistence/repositories/widgets.store';
 import { WidgetService } from '../src/widgets/widget.service';
 import { WidgetSessionService } from '../src/widgets/widget-session.service';
 import { WIDGET_TOKEN_KEY_PURPOSE, WidgetTokens } from '../src/widgets/widget-tokens';
+import type { WidgetSessionVerifier } from '../src/ports/widget-sessions';
+import type { WidgetHostOptions } from './widget-host/widget-host';
 
 export interface Services {
   store: FoundationStore;
@@ -149,6 +150,8 @@ export interface Services {
   episodicMemory: EpisodicMemory;
   /** How often the sweeper runs (AGENTRT_EPISODIC_SWEEP_INTERVAL_MS). */
   episodicSweepIntervalMs: number;
+  /** Who a widget session token speaks for, widgets by hostname, a session's secrets (the widget host and the objective kind ask it): widgetSessions unless a test replaces it. */
+  widgetVerifier: WidgetSessionVerifier;
   /** Closes the outbound connection pools (model provider, tools). */
   close(): Promise<void>;
 }
@@ -186,6 +189,8 @@ export interface CreateDependenciesOptions {
   idempotencyClaimant?: () => IdempotencyClaimant | undefined;
   /** The node's view of Postgres and NATS: /readyz names what is down, requests answer 503 while it is. @default none (readiness asks the database alone) */
   health?: DependencyHealthPort;
+  /** Replaces the node's widget sessions (tests). @default the widgets area's */
+  widgetSessions?: WidgetSessionVerifier;
 }
 
 /** How long /readyz waits for the database's answer before calling it unreachable. */
@@ -207,8 +212,8 @@ const noErasureRuntime: ErasureRuntimePort = {
 
 /** Builds the services of every area over one data source. */
 export function createServices(
-  { dataSource, masterKey, config, clusterStatus, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime, logger }:
-    Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands' | 'webhookEndpointCommands' | 'scheduleCommands' | 'erasureRuntime'>
+  { dataSource, masterKey, config, clusterStatus, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime, logger, widgetSessions: verifierOverride }:
+    Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands' | 'webhookEndpointCommands' | 'scheduleCommands' | 'erasureRuntime' | 'widgetSessions'>
       & { logger?: Logger },
 ): Services {
   // A Postgres server of the node's own: reads by id may be prepared once per
@@ -305,6 +310,7 @@ export function createServices(
     eventRetentionMs: config.eventRetentionMs,
     episodicMemory,
     episodicSweepIntervalMs: config.episodicSweepIntervalMs,
+    widgetVerifier: verifierOverride ?? widgetSessions,
     async close() {
       await Promise.allSettled([openRouter.close(), objectiveEffects.tools.close(), mcpClient.close(), webhookEffects.sender.close()]);
     },
@@ -389,7 +395,7 @@ export function createAppDependencies(options: CreateDependenciesOptions): Appli
 /** What the widget host needs of the node (http/widget-host). */
 function widgetHostOptions(services: Services, config: Config, options: Pick<CreateDependenciesOptions, 'isDraining'>): WidgetHostOptions {
   return {
-    widgets: services.widgetSessions,
+    widgets: services.widgetVerifier,
     objectives: services.objectives,
     rateLimiter: new RateLimiter(config.rateLimit),
     bodyLimitBytes: config.bodyLimitBytes,
