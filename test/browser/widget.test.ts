@@ -177,6 +177,8 @@ describe('widget page in Chromium (fake widget host)', function () {
 
   it('refuses an expired token in plain words', async () => {
     const { chat } = await embed(host.mint(true));
+    await chat.fill('#chat-input', 'SAY hello?');
+    await chat.press('#chat-input', 'Enter');
     await chat.waitForSelector('.note-error');
     assert.match(await chat.textContent('.note-error') ?? '', /This chat session has expired or is not valid/);
     assert.equal(await chat.isDisabled('#chat-input'), true);

@@ -352,12 +352,10 @@
     state.allowApprovals = config.allowVisitorApprovals === true;
   }
 
-  async function loadConfig() {
-    const inline = document.getElementById('agentrt-widget-config');
-    if (inline) {
-      try { return JSON.parse(inline.textContent || '{}'); } catch { /* fall through to the API */ }
-    }
-    return (await api('GET', '/api/widget')) || {};
+  /** The widget's settings, which the host places in the page as a JSON data block. */
+  function loadConfig() {
+    const block = document.getElementById('agentrt-widget-config');
+    try { return JSON.parse((block && block.textContent) || '{}') || {}; } catch { return {}; }
   }
 
   function reportHeight() {
@@ -366,7 +364,7 @@
     parent.postMessage({ type: 'agentrt-widget:height', height: Math.ceil(document.documentElement.scrollHeight) }, '*');
   }
 
-  async function start() {
+  function start() {
     new ResizeObserver(reportHeight).observe(document.body);
     loadSession();
     if (!state.token) {
@@ -374,12 +372,7 @@
       stop();
       return;
     }
-    try {
-      applyConfig(await loadConfig());
-    } catch (err) {
-      addNote(plainError(err), true);
-      if (err instanceof HttpError && err.status === 401) { stop(); return; }
-    }
+    applyConfig(loadConfig());
     if (state.objectiveId) stream();
   }
 

@@ -101,7 +101,12 @@ export class FakeWidgetHost {
     if (url.pathname.startsWith('/api/')) return this.api(req, res, url);
     const file = url.pathname === '/' ? 'chat.html' : url.pathname === '/widget.js' ? 'widget.js' : /^\/assets\/[a-z-]+\.(css|js)$/.test(url.pathname) ? url.pathname.slice(8) : null;
     if (req.method !== 'GET' || !file) return void res.writeHead(404).end();
-    const body = await readFile(path.join(ASSETS_DIR, file));
+    let body = await readFile(path.join(ASSETS_DIR, file));
+    if (file === 'chat.html') {
+      // The host places the widget's settings before </head> as a JSON data block, as the real one does.
+      const block = `<script type="application/json" id="agentrt-widget-config">${JSON.stringify({ ...this.options.widget, apiBase: '/api' }).replace(/</g, '\\u003c')}</script>`;
+      body = Buffer.from(body.toString('utf8').replace('</head>', `${block}\n</head>`));
+    }
     res.writeHead(200, {
       'content-type': TYPES[path.extname(file)],
       'content-security-policy': `frame-ancestors ${this.options.allowedOrigins.join(' ')}`,
@@ -132,12 +137,11 @@ export class FakeWidgetHost {
     if (!session || session.expired) return this.status(res, 401, 16, 'the widget session token is expired or not valid');
     const body = req.method === 'GET' ? {} : await readJson(req);
     const parts = url.pathname.split('/').filter(Boolean).slice(1); // after "api"
-    if (req.method === 'GET' && parts.join('/') === 'widget') return this.json(res, 200, this.options.widget);
     if (req.method === 'POST' && parts.join('/') === 'objectives') {
       const objective: FakeObjective = { id: `obj_${this.nextId++}`, token, events: [], listeners: new Set(), decisions: new Map() };
       this.objectives.set(objective.id, objective);
       this.run(objective, String(body.content ?? ''));
-      return this.json(res, 200, { metadata: { id: objective.id } });
+      return this.json(res, 201, { id: objective.id, status: 'OBJECTIVE_STATUS_RUNNING' });
     }
     const objective = this.objectives.get(parts[1] ?? '');
     if (parts[0] !== 'objectives' || !objective || objective.token !== token) return this.status(res, 404, 5, 'objective not found');
@@ -147,7 +151,7 @@ export class FakeWidgetHost {
     }
     if (req.method === 'GET' && parts.slice(2).join('/') === 'events/stream') return this.stream(req, res, objective);
     if (req.method === 'PUT' && parts[2] === 'tool_calls' && (parts[4] === 'approve' || parts[4] === 'deny')) {
-      if (!this.options.widget.allowVisitorApprovals) return this.status(res, 404, 5, 'no route');
+      if (!this.options.widget.allowVisitorApprovals) return this.status(res, 403, 7, 'this widget does not let visitors approve or deny tool calls');
       const decide = objective.decisions.get(parts[3] ?? '');
       if (!decide) return this.status(res, 400, 9, 'tool call is not awaiting approval');
       this.decisions.push({ toolCallId: parts[3] ?? '', verdict: parts[4] });
