@@ -95,6 +95,11 @@ import { accountRoutes } from './routes/account.routes';
 import { clusterRoutes } from './routes/cluster.routes';
 import { apiKeyRoutes } from './routes/api-keys.routes';
 import { workspaceRoutes } from './routes/workspaces.routes';
+import { widgetRoutes } from './routes/widgets.routes';
+import { createWidgetsStore } from '../persistence/repositories/widgets.store';
+import { WidgetService } from '../src/widgets/widget.service';
+import { WidgetSessionService } from '../src/widgets/widget-session.service';
+import { WIDGET_TOKEN_KEY_PURPOSE, WidgetTokens } from '../src/widgets/widget-tokens';
 
 export interface Services {
   store: FoundationStore;
@@ -125,6 +130,9 @@ export interface Services {
   /** What the webhook endpoint kind's projector writes. */
   webhookDeliveriesStore: WebhookDeliveriesStore;
   schedules: ScheduleService;
+  widgets: WidgetService;
+  /** Mints and revokes widget sessions; the WidgetSessionVerifier the widget host asks (src/ports/widget-sessions.ts). */
+  widgetSessions: WidgetSessionService;
   /** What the schedule kind's projector writes. */
   schedulesStore: SchedulesStore;
   /** What the objective actor's effects call: the model router and the tool executor. */
@@ -279,11 +287,18 @@ export function createServices(
       attemptTimeoutMs: timeoutMs + 5000,
     },
   };
+  const widgetsStore = createWidgetsStore(dataSource);
+  const widgetTokens = new WidgetTokens(() => loadServiceKey(dataSource, masterKey, WIDGET_TOKEN_KEY_PURPOSE));
+  const widgets: WidgetService = new WidgetService(widgetsStore, agentsStore, {
+    baseUrlTemplate: config.widgetBaseUrl,
+    onHostnameChanged: (hostname) => widgetSessions.forgetHostname(hostname),
+  });
+  const widgetSessions: WidgetSessionService = new WidgetSessionService(widgetsStore, widgets, tenants, keyring, widgetTokens, { baseUrlTemplate: config.widgetBaseUrl });
   const webhookDeliveries = new WebhookDeliveryService(agentsStore, webhookDeliveriesStore, webhookEndpointCommands ?? noWebhookRuntime);
   return {
     store, credentialChanges, tokens, accounts, workspaces, apiKeys, tenants, search, memoryLayers, memoryEntries, uploads, secrets, providerKeys, models,
     agents, variations, assignments, feedback, tools, toolSets, bundles, objectives, objectivesStore, objectiveEffects,
-    webhookDeliveries, webhookDeliveriesStore, webhookEffects, schedules, schedulesStore,
+    webhookDeliveries, webhookDeliveriesStore, webhookEffects, schedules, schedulesStore, widgets, widgetSessions,
     clusterStatus: clusterStatus ?? noRuntime,
     erasureRuntime: erasures,
     eventRetentionMs: config.eventRetentionMs,
@@ -316,6 +331,7 @@ export function allRoutes(services: Services, options: { isDraining?: () => bool
     ...bundleRoutes({ bundles: services.bundles }),
     ...objectiveRoutes({ objectives: services.objectives, isDraining: options.isDraining }),
     ...webhookDeliveryRoutes({ webhookDeliveries: services.webhookDeliveries, agents: services.agents }),
+    ...widgetRoutes({ widgets: services.widgets, widgetSessions: services.widgetSessions }),
     ...clusterRoutes({ clusterStatus: services.clusterStatus }),
   ];
 }

@@ -35,6 +35,12 @@ export interface Config {
   oidc?: { issuer: string; jwksUrl: string; audience?: string };
   /** Public base URL of this service (used in signed upload URLs and widget URLs). */
   publicUrl: string;
+  /**
+   * The widget base URL template (AGENTRT_WIDGET_BASE_URL, e.g. `http://{hostname}:8080`):
+   * an http(s) URL with `{hostname}` in its host and no path, query or fragment;
+   * undefined: `https://<hostname>`.
+   */
+  widgetBaseUrl?: string;
   /** Largest upload accepted, in bytes (AGENTRT_UPLOAD_MAX_BYTES). */
   uploadMaxBytes: number;
   /** S3-compatible object storage for uploads; undefined: the data folder. */
@@ -186,6 +192,27 @@ function s3Config(env: NodeJS.ProcessEnv): S3Config | undefined {
   };
 }
 
+/**
+ * Checks AGENTRT_WIDGET_BASE_URL: `{hostname}` in the host, and with a hostname
+ * filled in an http or https URL of scheme, host and port only (a trailing `/` is dropped).
+ * @throws ConfigError saying what is wrong
+ */
+export function parseWidgetBaseUrl(raw: string): string {
+  const template = raw.trim().replace(/\/$/, '');
+  const invalid = (why: string) => new ConfigError(`AGENTRT_WIDGET_BASE_URL must be a URL template such as http://{hostname}:8080: ${why}`);
+  if (!template.includes('{hostname}')) throw invalid('it has no {hostname}');
+  let url: URL;
+  try {
+    url = new URL(template.replaceAll('{hostname}', 'widget.example.com'));
+  } catch {
+    throw invalid('not a URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('the scheme must be http or https');
+  if (!url.hostname.includes('widget.example.com')) throw invalid('{hostname} must be in the host');
+  if (url.username || url.password || url.pathname !== '/' || url.search || url.hash || /[?#]/.test(template)) throw invalid('no credentials, path, query or fragment');
+  return template;
+}
+
 /** Reads the configuration from an environment (process.env by default). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 8080);
@@ -212,6 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     oidc: oidcIssuer && oidcJwks ? { issuer: oidcIssuer, jwksUrl: oidcJwks, audience: env.AGENTRT_OIDC_AUDIENCE || undefined } : undefined,
     publicUrl: (env.AGENTRT_PUBLIC_URL || `http://${host}:${port}`).replace(/\/$/, ''),
+    widgetBaseUrl: env.AGENTRT_WIDGET_BASE_URL ? parseWidgetBaseUrl(env.AGENTRT_WIDGET_BASE_URL) : undefined,
     uploadMaxBytes: integer(env, 'AGENTRT_UPLOAD_MAX_BYTES', 100 * 1024 * 1024, 0),
     s3: s3Config(env),
     objectives: {

@@ -26,6 +26,7 @@ import { VariationMemoryLayerEntity } from './variation-memory-layer.entity';
 import { ObjectiveEntity, ObjectiveEventEntity } from './objective.entity';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity';
 import { ScheduleEntity } from './schedule.entity';
+import { WidgetEntity, WidgetSessionEntity } from './widget.entity';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const entities: EntitySchema<any>[] = [
@@ -56,4 +57,6 @@ export const entities: EntitySchema<any>[] = [
   ObjectiveEventEntity,
   WebhookDeliveryEntity,
   ScheduleEntity,
+  WidgetEntity,
+  WidgetSessionEntity,
 ];

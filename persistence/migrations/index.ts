@@ -22,6 +22,7 @@ import { ClusterId1763830900000 } from './1763830900000-ClusterId';
 import { IdempotencyClaimant1763831700000 } from './1763831700000-IdempotencyClaimant';
 import { OutboxProjectedPayloads1763832400000 } from './1763832400000-OutboxProjectedPayloads';
 import { EpisodicMemoryLayers1763833500000 } from './1763833500000-EpisodicMemoryLayers';
+import { Widgets1763834460000 } from './1763834460000-Widgets';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -45,4 +46,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   IdempotencyClaimant1763831700000,
   OutboxProjectedPayloads1763832400000,
   EpisodicMemoryLayers1763833500000,
+  Widgets1763834460000,
 ];

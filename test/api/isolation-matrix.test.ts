@@ -66,6 +66,9 @@ describe('isolation matrix: every route x every principal', function () {
     (await a1('POST', `${wsPath()}/agents/${w.agentId}/variations`, { metadata: { name: `fresh-var-${u}` }, spec: { modelConfig: { modelId: 'builtin/scripted' } } })).metadata.id as string;
   const freshTool = async (u: string) =>
     (await a1('POST', `${wsPath()}/tools`, { metadata: { name: `fresh_tool_${u}` }, spec: { http: { url: tools.url, method: 'POST' } } })).metadata.id as string;
+  const freshWidget = async (u: string) => (await a1('POST', `${wsPath()}/widgets`, {
+    metadata: { name: `fresh-widget-${u}` }, spec: { agentId: w.agentId, hostname: `fresh-${u}.matrix.example.com`.toLowerCase(), allowedOrigins: ['https://matrix.example.com'] },
+  })).metadata.id as string;
   const freshToolSet = async (u: string) => (await a1('POST', `${wsPath()}/tool_sets`, { metadata: { name: `fresh-set-${u}` } })).metadata.id as string;
   const freshLayer = async (u: string) =>
     (await a1('POST', '/v1/memory_layers', { metadata: { name: `fresh-layer-${u}` }, spec: { type: 'MEMORY_LAYER_TYPE_SKILLS' } })).metadata.id as string;
@@ -227,6 +230,19 @@ describe('isolation matrix: every route x every principal', function () {
     'POST /v1/workspaces/{workspaceId}/agents/{agentId}/schedules/{id}/trigger': { ids: (ws) => ({ agentId: ws.runnerAgentId, id: ws.scheduleId }), body: () => ({}) },
     'GET /v1/workspaces/{workspaceId}/agents/{agentId}/schedules/{id}/upcoming': { ids: (ws) => ({ agentId: ws.runnerAgentId, id: ws.scheduleId }) },
     // tools and tool sets
+    // widgets
+    'GET /v1/workspaces/{workspaceId}/widgets': {},
+    'POST /v1/workspaces/{workspaceId}/widgets': {
+      body: (u, ws) => ({ metadata: { name: `created-widget-${u}` }, spec: { agentId: ws.agentId, hostname: `created-${u}.matrix.example.com`.toLowerCase(), allowedOrigins: ['https://matrix.example.com'] } }),
+    },
+    'GET /v1/workspaces/{workspaceId}/widgets/{id}': { ids: (ws) => ({ id: ws.widgetId }) },
+    'PATCH /v1/workspaces/{workspaceId}/widgets/{id}': { ids: (ws) => ({ id: ws.widgetId }), body: () => LABELS },
+    'DELETE /v1/workspaces/{workspaceId}/widgets/{id}': { ids: (ws) => ({ id: ws.widgetId }), fresh: async (u) => ({ id: await freshWidget(u) }) },
+    'POST /v1/workspaces/{workspaceId}/widgets/{widgetId}/sessions': { ids: (ws) => ({ widgetId: ws.widgetId }), body: () => ({}) },
+    'DELETE /v1/workspaces/{workspaceId}/widgets/{widgetId}/sessions/{sessionId}': {
+      ids: (ws) => ({ widgetId: ws.widgetId, sessionId: ws.widgetSessionId }),
+      fresh: async () => ({ sessionId: (await a1('POST', `${wsPath()}/widgets/${w.widgetId}/sessions`, {})).sessionId }),
+    },
     'GET /v1/workspaces/{workspaceId}/tools': {},
     'POST /v1/workspaces/{workspaceId}/tools': { body: (u) => ({ metadata: { name: `created_tool_${u}` }, spec: { http: { url: tools.url, method: 'POST' } } }) },
     'GET /v1/workspaces/{workspaceId}/tools/{id}': { ids: (ws) => ({ id: ws.toolId }) },
@@ -291,7 +307,7 @@ describe('isolation matrix: every route x every principal', function () {
    * checked before the body, as the workspace is (actions such as `/cancel`
    * act on the resource itself, found by the handler).
    */
-  const SUB_COLLECTIONS = new Set(['variations', 'assignments', 'memory_layer_assignments', 'entries', 'tools', 'schedules', 'messages', 'feedback', 'tool_calls', 'webhook_deliveries', 'members']);
+  const SUB_COLLECTIONS = new Set(['variations', 'assignments', 'memory_layer_assignments', 'entries', 'tools', 'schedules', 'messages', 'feedback', 'tool_calls', 'webhook_deliveries', 'members', 'sessions']);
   const parentParams = (route: RouteDefinition) => [...route.path.matchAll(/\{([A-Za-z0-9_]+)\}\/([a-z_]+)/g)]
     .filter((match) => SUB_COLLECTIONS.has(match[2]) && !(match[1] === 'workspaceId' && route.workspace === 'path'))
     .map((match) => match[1]);
@@ -559,6 +575,7 @@ describe('isolation matrix: every route x every principal', function () {
     await seen(`${ws}/tenants/${w.tenantId}/subjects`, w.subjectId);
     await seen(`${ws}/objectives`, w.completedObjectiveId, w.sleepingObjectiveId);
     await seen(`${ws}/agents/${w.runnerAgentId}/schedules`, w.scheduleId);
+    await seen(`${ws}/widgets`, w.widgetId);
     await seen(`${ws}/agents/${w.hooksAgentId}/webhook_deliveries`, w.deliveryId);
     await seen(`/v1/uploads/${w.uploadId}`, w.uploadId);
     for (const other of [others.a2, others.b1, others.b2]) assert.ok(other.secrets.size >= 25, `${other.workspaceId}: ${other.secrets.size} scanned values`);

@@ -65,6 +65,8 @@ export interface SeededWorkspace {
   subjectId: string;
   modelId: string;
   scheduleId: string;
+  widgetId: string;
+  widgetSessionId: string;
   /** A key with no permissions: any key managing keys may act on it. */
   targetKeyId: string;
   bundleKey: string;
@@ -150,6 +152,12 @@ export async function seedWorkspace(api: TestApi, account: SeededAccount, worksp
     spec: { initialMessage: 'SAY scheduled', schedule: { intervals: [{ every: '24h' }], timezone: 'Europe/Berlin' } },
   });
   const targetKey = await call('POST', `${ws}/api_keys`, { metadata: { name: named('targetkey') }, spec: { permissions: [] } });
+  const hostname = `${randomBytes(6).toString('hex')}.matrix.example.com`;
+  const widget = await call('POST', `${ws}/widgets`, {
+    metadata: { name: named('widget') }, spec: { agentId: agent.metadata.id, hostname, allowedOrigins: ['https://matrix.example.com'], title: named('widgettitle') },
+  });
+  names.push(hostname);
+  const widgetSession = await call('POST', `${ws}/widgets/${widget.metadata.id}/sessions`, {});
   const bundleKey = named('bundle');
   // Agents only: a bundle holding tools also needs the tools scopes (bundle.service.ts), beyond the route's declaration.
   await call('PUT', `${ws}/bundles/${bundleKey}`, { agents: [{ metadata: { name: named('bundleagent') }, spec: {} }] });
@@ -160,6 +168,7 @@ export async function seedWorkspace(api: TestApi, account: SeededAccount, worksp
     layerId: layer.metadata.id, entryId: entry.metadata.id, layerAssignmentId: layerAssignment.id, toolAssignmentId: toolAssignment.id,
     secretId: secret.metadata.id, providerKeyId: providerKey.metadata.id, uploadId: upload.metadata.id, tenantId: tenant.id, subjectId: subject.id,
     modelId: model.metadata.id, scheduleId: schedule.metadata.id, targetKeyId: targetKey.metadata.id, bundleKey,
+    widgetId: widget.metadata.id, widgetSessionId: widgetSession.sessionId,
     runnerAgentId: runner.metadata.id, hooksAgentId: hooksAgent.metadata.id,
     secrets: new Set(),
   };
@@ -186,6 +195,7 @@ export async function seedWorkspace(api: TestApi, account: SeededAccount, worksp
   const ids = [
     seeded.workspaceId, seeded.agentId, seeded.variationId, seeded.toolId, seeded.toolSetId, seeded.layerId, seeded.entryId, seeded.layerAssignmentId,
     seeded.toolAssignmentId, seeded.secretId, seeded.providerKeyId, seeded.uploadId, seeded.tenantId, seeded.subjectId, seeded.modelId, seeded.scheduleId,
+    seeded.widgetId, seeded.widgetSessionId,
     seeded.targetKeyId, seeded.runnerAgentId, runnerVariation.metadata.id, seeded.hooksAgentId, seeded.deliveryId, seeded.erasureId,
     seeded.completedObjectiveId, seeded.sleepingObjectiveId, seeded.toolCallId,
   ];

@@ -1,0 +1,57 @@
+// WidgetsStore over TypeORM: widgets and widget sessions (migration Widgets).
+// The hostname's uniqueness is the unique index's (race-safe); the session read
+// of every widget request joins its widget in one statement.
+import { LessThan, type DataSource } from 'typeorm';
+import type { WidgetsStore } from '../../src/ports/widgets-store';
+import { WidgetEntity, WidgetSessionEntity } from '../entities/widget.entity';
+import { registerUniqueMessage, translateDriverError } from './driver-errors';
+import { fetchPage } from './list-query';
+import { entityColumns, readRows, readStatement, recordTable } from './record-table';
+
+registerUniqueMessage('uq_widgets_hostname', 'a widget with this hostname already exists (hostnames are unique across all accounts)');
+
+export function createWidgetsStore(dataSource: DataSource): WidgetsStore {
+  const manager = dataSource.manager;
+  const widgets = manager.getRepository(WidgetEntity);
+  const sessions = manager.getRepository(WidgetSessionEntity);
+  const widgetColumns = entityColumns(manager, WidgetEntity, 'w');
+  const sessionColumns = entityColumns(manager, WidgetSessionEntity, 's');
+  const sessionWithWidget = readStatement(
+    `SELECT ${sessionColumns.json} AS s, ${widgetColumns.json} AS w FROM widget_sessions s JOIN widgets w ON w.id = s.widget_id WHERE s.id = $1`,
+  );
+  return {
+    widgets: {
+      ...recordTable(manager, WidgetEntity),
+      list(workspaceId, page, filter) {
+        const query = widgets.createQueryBuilder('w').where('w.workspace_id = :workspaceId', { workspaceId });
+        if (filter.agentId !== undefined) query.andWhere('w.agent_id = :agentId', { agentId: filter.agentId });
+        return fetchPage(query, 'w', page, filter);
+      },
+      findByHostname: (hostname) => widgets.findOneBy({ hostname }),
+    },
+    sessions: {
+      async insert(record) {
+        try {
+          await sessions.insert(record);
+        } catch (error) {
+          throw translateDriverError(error);
+        }
+        return record;
+      },
+      findById: (id) => sessions.findOneBy({ id }),
+      async findWithWidget(id) {
+        const row = (await readRows(manager, sessionWithWidget, [id]))[0];
+        const session = row ? sessionColumns.decode(row.s) : null;
+        const widget = row ? widgetColumns.decode(row.w) : null;
+        return session && widget ? { session, widget } : null;
+      },
+      async delete(id) {
+        await sessions.delete({ id });
+      },
+      async deleteExpired(before) {
+        const result = await sessions.delete({ expiresAt: LessThan(before) });
+        return result.affected ?? 0;
+      },
+    },
+  };
+}
