@@ -12,6 +12,7 @@ import { mountRoutes, type MountDependencies } from './mount';
 import { buildOpenApiDocument } from './openapi';
 import type { RouteDefinition } from './route';
 import { systemRoutes } from './routes/system.routes';
+import { widgetHost, type WidgetHostOptions } from './widget-host/widget-host';
 
 /** The mounted API router, kept on the app so tests can walk what is really served. */
 export const API_ROUTER = Symbol('agentrt.apiRouter');
@@ -24,6 +25,8 @@ export interface AppDependencies {
   version: string;
   /** Whether Postgres and NATS are reachable: the error handler reports database failures to it and answers 503 while one is down. */
   health?: DependencyHealthPort;
+  /** Serves the widgets' hostnames (http/widget-host); absent: every Host is the API's. */
+  widgetHost?: WidgetHostOptions;
 }
 
 export function createApp(deps: AppDependencies): Koa {
@@ -39,6 +42,8 @@ export function createApp(deps: AppDependencies): Koa {
   app.use(requestContext(deps.logger));
   app.use(requestMetrics());
   app.use(errorHandler(deps.logger, deps.health));
+  // Before every router: on a widget's hostname nothing of the API answers.
+  if (deps.widgetHost) app.use(widgetHost(deps.widgetHost));
   app.use(system.routes());
   app.use(api.routes());
   app.use(async function notFound(ctx) {

@@ -100,6 +100,8 @@ import { createWidgetsStore } from '../persistence/repositories/widgets.store';
 import { WidgetService } from '../src/widgets/widget.service';
 import { WidgetSessionService } from '../src/widgets/widget-session.service';
 import { WIDGET_TOKEN_KEY_PURPOSE, WidgetTokens } from '../src/widgets/widget-tokens';
+import type { WidgetSessionVerifier } from '../src/ports/widget-sessions';
+import type { WidgetHostOptions } from './widget-host/widget-host';
 
 export interface Services {
   store: FoundationStore;
@@ -148,6 +150,8 @@ export interface Services {
   episodicMemory: EpisodicMemory;
   /** How often the sweeper runs (AGENTRT_EPISODIC_SWEEP_INTERVAL_MS). */
   episodicSweepIntervalMs: number;
+  /** Who a widget session token speaks for, widgets by hostname, a session's secrets (the widget host and the objective kind ask it): widgetSessions unless a test replaces it. */
+  widgetVerifier: WidgetSessionVerifier;
   /** Closes the outbound connection pools (model provider, tools). */
   close(): Promise<void>;
 }
@@ -185,6 +189,8 @@ export interface CreateDependenciesOptions {
   idempotencyClaimant?: () => IdempotencyClaimant | undefined;
   /** The node's view of Postgres and NATS: /readyz names what is down, requests answer 503 while it is. @default none (readiness asks the database alone) */
   health?: DependencyHealthPort;
+  /** Replaces the node's widget sessions (tests). @default the widgets area's */
+  widgetSessions?: WidgetSessionVerifier;
 }
 
 /** How long /readyz waits for the database's answer before calling it unreachable. */
@@ -206,8 +212,8 @@ const noErasureRuntime: ErasureRuntimePort = {
 
 /** Builds the services of every area over one data source. */
 export function createServices(
-  { dataSource, masterKey, config, clusterStatus, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime, logger }:
-    Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands' | 'webhookEndpointCommands' | 'scheduleCommands' | 'erasureRuntime'>
+  { dataSource, masterKey, config, clusterStatus, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime, logger, widgetSessions: verifierOverride }:
+    Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands' | 'webhookEndpointCommands' | 'scheduleCommands' | 'erasureRuntime' | 'widgetSessions'>
       & { logger?: Logger },
 ): Services {
   // A Postgres server of the node's own: reads by id may be prepared once per
@@ -304,6 +310,7 @@ export function createServices(
     eventRetentionMs: config.eventRetentionMs,
     episodicMemory,
     episodicSweepIntervalMs: config.episodicSweepIntervalMs,
+    widgetVerifier: verifierOverride ?? widgetSessions,
     async close() {
       await Promise.allSettled([openRouter.close(), objectiveEffects.tools.close(), mcpClient.close(), webhookEffects.sender.close()]);
     },
@@ -369,6 +376,7 @@ export function createAppDependencies(options: CreateDependenciesOptions): Appli
     app: {
       logger,
       routes: allRoutes(services, { isDraining: options.isDraining }),
+      widgetHost: widgetHostOptions(services, config, options),
       version: '1.0',
       health: options.health,
       checkReady: () => checkReady(dataSource, options),
@@ -381,5 +389,16 @@ export function createAppDependencies(options: CreateDependenciesOptions): Appli
         includeInfoCost: config.rateLimit.includeInfoCost,
       },
     },
+  };
+}
+
+/** What the widget host needs of the node (http/widget-host). */
+function widgetHostOptions(services: Services, config: Config, options: Pick<CreateDependenciesOptions, 'isDraining'>): WidgetHostOptions {
+  return {
+    widgets: services.widgetVerifier,
+    objectives: services.objectives,
+    rateLimiter: new RateLimiter(config.rateLimit),
+    bodyLimitBytes: config.bodyLimitBytes,
+    isDraining: options.isDraining,
   };
 }

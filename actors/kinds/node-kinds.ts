@@ -15,7 +15,7 @@ import { createWebhookEndpointKind } from './webhook-endpoint.kind';
 import { startWebhookIntake } from './webhook-intake';
 
 type KindServices = Pick<
-  Services, 'objectiveEffects' | 'objectivesStore' | 'objectives' | 'webhookEffects' | 'webhookDeliveriesStore' | 'schedulesStore' | 'erasureRuntime' | 'eventRetentionMs'
+  Services, 'objectiveEffects' | 'objectivesStore' | 'objectives' | 'webhookEffects' | 'webhookDeliveriesStore' | 'schedulesStore' | 'erasureRuntime' | 'eventRetentionMs' | 'widgetVerifier'
 >;
 type NodeServices = KindServices & Pick<Services, 'episodicMemory' | 'episodicSweepIntervalMs'>;
 
@@ -23,6 +23,7 @@ export function nodeKinds(services: KindServices): ActorKind[] {
   return [
     createObjectiveKind({
       ...services.objectiveEffects, store: services.objectivesStore, prepareChild: (input) => services.objectives.prepareChild(input), eventRetentionMs: services.eventRetentionMs,
+      sessionSecrets: (sessionId) => services.widgetVerifier.sessionSecrets(sessionId),
     }),
     createWebhookEndpointKind({ ...services.webhookEffects, store: services.webhookDeliveriesStore }),
     createScheduleKind({ objectives: services.objectives, store: services.schedulesStore }),

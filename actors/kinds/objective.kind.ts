@@ -28,10 +28,12 @@ export interface ObjectiveKindDependencies {
   prepareChild(input: PrepareChildInput): Promise<ObjectiveStart>;
   /** How long OBJECTIVE_EVENTS keeps an event (its max_age). @default for ever */
   eventRetentionMs?: number;
+  /** A widget session's secrets, opened (WidgetSessionVerifier.sessionSecrets); read per call, never journaled. @default none */
+  sessionSecrets?: (sessionId: string) => Promise<Record<string, string>>;
 }
 
 export function createObjectiveKind(dependencies: ObjectiveKindDependencies): ActorKind {
-  const { models, tools, serviceTools, store, prepareChild, eventRetentionMs } = dependencies;
+  const { models, tools, serviceTools, store, prepareChild, eventRetentionMs, sessionSecrets } = dependencies;
   return {
     ...objectiveKindDeclaration,
     ...(eventRetentionMs === undefined ? {} : { streams: objectiveKindDeclaration.streams.map((stream) => ({ ...stream, maxAgeMs: eventRetentionMs })) }),
@@ -48,10 +50,15 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
         if (!request) throw new InternalError(`summarization ${context.effectId} of ${context.actorId} was started without its request`);
         return models.complete(input.workspaceId, request, { signal: context.signal, deadline: context.deadline });
       },
-      [TOOL_CALL_EFFECT]: (input: ToolCallEffectInput, context: EffectContext) =>
-        tools.executeToolCall({
-          tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: input.context, signal: context.signal, deadline: context.deadline,
-        }),
+      // A widget session's objective: the input names the session, the values are read here (the input is journaled).
+      [TOOL_CALL_EFFECT]: async (input: ToolCallEffectInput, context: EffectContext) => {
+        const { workspaceId, widgetSessionId } = input.context;
+        const secrets = widgetSessionId && sessionSecrets ? await sessionSecrets(widgetSessionId) : undefined;
+        return tools.executeToolCall({
+          tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: { workspaceId, ...(secrets ? { sessionSecrets: secrets } : {}) },
+          signal: context.signal, deadline: context.deadline,
+        });
+      },
       [SERVICE_TOOL_EFFECT]: (input: ServiceToolCallInput) => serviceTools.run(input),
       [PREPARE_CHILD_EFFECT]: (input: PrepareChildInput) => prepareChild(input),
     },

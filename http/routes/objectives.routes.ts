@@ -61,7 +61,7 @@ const StreamQuery = Strict({
 });
 
 /** The sequence a stream resumes after: Last-Event-ID, else `lastEventId`, else 0 (from the start). */
-function resumeAfter(header: string | string[] | undefined, query: number | undefined): number {
+export function resumeAfter(header: string | string[] | undefined, query: number | undefined): number {
   const raw = Array.isArray(header) ? header[0] : header;
   if (raw === undefined || raw.trim() === '') return query ?? 0;
   const value = raw.trim();
@@ -74,7 +74,7 @@ function formatEvent(event: ObjectiveEventView): string {
   return `id: ${event.sequence}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
-interface StreamSettings {
+export interface StreamSettings {
   pollMs: number;
   heartbeatMs: number;
   batch: number;
@@ -87,7 +87,7 @@ interface StreamSettings {
  * NOT_FOUND; a resume with nothing left of a finalized objective is 204 (which
  * tells EventSource to stop reconnecting).
  */
-async function openEventStream(
+export async function openEventStream(
   objectives: ObjectiveService, settings: StreamSettings, ctx: Koa.Context, workspace: WorkspaceRef, id: string, after: number,
 ): Promise<void> {
   const first = await objectives.eventsAfter(workspace, id, after, settings.batch);
@@ -169,16 +169,21 @@ async function pump(objectives: ObjectiveService, settings: StreamSettings, stre
   }
 }
 
-export function objectiveRoutes({ objectives, isDraining, stream }: ObjectiveRoutesOptions): RouteDefinition[] {
-  const base = '/v1/workspaces/{workspaceId}/objectives';
-  const read = { scope: 'objectives:read', workspace: 'path' } as const;
-  const manage = { scope: 'objectives:manage', workspace: 'path' } as const;
-  const settings: StreamSettings = {
+/** The stream's timings with their defaults (the widget host's stream uses them too). */
+export function streamSettings({ isDraining, stream }: Pick<ObjectiveRoutesOptions, 'isDraining' | 'stream'>): StreamSettings {
+  return {
     pollMs: stream?.pollMs ?? SSE_POLL_MS,
     heartbeatMs: stream?.heartbeatMs ?? SSE_HEARTBEAT_MS,
     batch: stream?.batch ?? SSE_BATCH,
     isDraining: isDraining ?? (() => false),
   };
+}
+
+export function objectiveRoutes({ objectives, isDraining, stream }: ObjectiveRoutesOptions): RouteDefinition[] {
+  const base = '/v1/workspaces/{workspaceId}/objectives';
+  const read = { scope: 'objectives:read', workspace: 'path' } as const;
+  const manage = { scope: 'objectives:manage', workspace: 'path' } as const;
+  const settings = streamSettings({ isDraining, stream });
   return [
     defineRoute({
       method: 'POST', path: base, operationId: 'createObjective', summary: 'Create and start an objective', ...manage,

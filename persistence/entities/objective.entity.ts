@@ -31,6 +31,8 @@ export interface ObjectiveRow {
   /** The sequence of the last event `info` reflects. */
   sequence: number;
   startKey: string | null;
+  /** The widget session (`wsess_…`) that created it, or null: the widget host shows a session only its own objectives. */
+  widgetSessionId: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -60,6 +62,7 @@ export const ObjectiveEntity = new EntitySchema<ObjectiveRow>({
     info: { type: 'jsonb' },
     sequence: { type: 'integer' },
     startKey: { type: 'text', name: 'start_key', nullable: true },
+    widgetSessionId: { type: 'text', name: 'widget_session_id', nullable: true },
     createdAt: { type: 'timestamptz', name: 'created_at' },
     updatedAt: { type: 'timestamptz', name: 'updated_at' },
   },

@@ -23,6 +23,7 @@ import { IdempotencyClaimant1763831700000 } from './1763831700000-IdempotencyCla
 import { OutboxProjectedPayloads1763832400000 } from './1763832400000-OutboxProjectedPayloads';
 import { EpisodicMemoryLayers1763833500000 } from './1763833500000-EpisodicMemoryLayers';
 import { Widgets1763834460000 } from './1763834460000-Widgets';
+import { WidgetHostObjectiveSessions1763834600000 } from './1763834600000-WidgetHostObjectiveSessions';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -47,4 +48,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   OutboxProjectedPayloads1763832400000,
   EpisodicMemoryLayers1763833500000,
   Widgets1763834460000,
+  WidgetHostObjectiveSessions1763834600000,
 ];

@@ -40,13 +40,14 @@ registerUniqueMessage('uq_objectives_start_key', 'an objective was already creat
 const CREATE_AND_UPDATE_STATEMENTS = [`
     INSERT INTO objectives AS o (id, account_id, workspace_id, agent_id, variation_id, profile_id, external_id, labels, data,
       initial_message, episodic_key, memory_layer_ids, tenant_id, subject_id, parent_objective_id, schedule_id, schedule_fire_time,
-      status, info, sequence, start_key, created_at, updated_at)
+      status, info, sequence, start_key, widget_session_id, created_at, updated_at)
     SELECT r.id, r.account_id, r.workspace_id, r.agent_id, r.variation_id, r.profile_id, r.external_id, coalesce(r.labels, '{}'), r.data,
       r.initial_message, r.episodic_key, coalesce(r.memory_layer_ids, '[]'), r.tenant_id, r.subject_id, r.parent_objective_id, r.schedule_id, r.schedule_fire_time,
-      r.info->>'status', r.info, r.sequence, r.start_key, r.created_at, now()
+      r.info->>'status', r.info, r.sequence, r.start_key, r.widget_session_id, r.created_at, now()
     FROM json_to_recordset($1::json) AS r(id text, account_id text, workspace_id text, agent_id text, variation_id text, profile_id text,
       external_id text, labels jsonb, data jsonb, initial_message text, episodic_key text, memory_layer_ids jsonb, tenant_id text,
-      subject_id text, parent_objective_id text, schedule_id text, schedule_fire_time timestamptz, info jsonb, sequence integer, start_key text, created_at timestamptz)
+      subject_id text, parent_objective_id text, schedule_id text, schedule_fire_time timestamptz, info jsonb, sequence integer, start_key text, widget_session_id text,
+      created_at timestamptz)
     ON CONFLICT (id) DO UPDATE SET info = excluded.info, status = excluded.status, sequence = excluded.sequence, updated_at = excluded.updated_at
       WHERE o.sequence <= excluded.sequence`, `
     UPDATE objectives o SET info = r.info, status = r.info->>'status', sequence = r.sequence, updated_at = now()
@@ -111,7 +112,7 @@ type CreatedChange = Extract<ObjectiveChange, { type: 'objective_created' }>;
 type EventChange = Extract<ObjectiveChange, { type: 'objective_event' }>;
 
 function createdRowOf(change: CreatedChange, info: ObjectiveInfoChange): Record<string, unknown> {
-  const { metadata, spec, startKey } = change.start;
+  const { metadata, spec, startKey, widgetSessionId } = change.start;
   return {
     id: change.objectiveId,
     account_id: change.accountId,
@@ -133,6 +134,7 @@ function createdRowOf(change: CreatedChange, info: ObjectiveInfoChange): Record<
     info,
     sequence: info.sequence,
     start_key: startKey,
+    widget_session_id: widgetSessionId ?? null,
     created_at: metadata.createdAt,
   };
 }
@@ -214,6 +216,7 @@ export function objectiveRecordOf(row: ObjectiveRow): ObjectiveRecord {
     },
     info: row.info,
     startKey: row.startKey,
+    widgetSessionId: row.widgetSessionId ?? null,
     updatedAt: row.updatedAt,
   };
 }

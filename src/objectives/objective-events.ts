@@ -105,10 +105,15 @@ export interface ObjectiveCreatedRow {
   metadata: OperationMetadata;
   spec: ObjectiveSpec;
   startKey: string | null;
+  /** The widget session that created it (absent for every other objective). */
+  widgetSessionId?: string;
 }
 
 export function objectiveCreatedRowOf(config: ObjectiveStart): ObjectiveCreatedRow {
-  return { metadata: config.metadata.objective, spec: config.spec, startKey: config.startKey ?? null };
+  return {
+    metadata: config.metadata.objective, spec: config.spec, startKey: config.startKey ?? null,
+    ...(config.widgetSessionId ? { widgetSessionId: config.widgetSessionId } : {}),
+  };
 }
 
 /** Read-model changes of kind `objective`: the objective row, and one objective_events row per public event. */

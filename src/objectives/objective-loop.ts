@@ -47,7 +47,8 @@ export interface ToolCallEffectInput {
   toolCallId: string;
   tool: ExecutableTool;
   arguments: string;
-  context: { workspaceId: string };
+  /** `widgetSessionId`: the session whose secrets the effect reads (never the values: this input is journaled). */
+  context: { workspaceId: string; widgetSessionId?: string };
 }
 
 /**
@@ -199,7 +200,7 @@ export function runToolCall(turn: ObjectiveTurn, call: TurnToolCall): void {
     toolCallId: call.id,
     tool: tool.executable!,
     arguments: call.arguments,
-    context: { workspaceId: turn.config.workspaceId },
+    context: { workspaceId: turn.config.workspaceId, ...(turn.config.widgetSessionId ? { widgetSessionId: turn.config.widgetSessionId } : {}) },
   };
   // Finished is recorded by the turn that applies the result (TOOL_RESULT); a call not
   // recorded finished is sent again with the same Idempotency-Key (the tool call id).

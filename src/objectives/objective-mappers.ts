@@ -80,6 +80,7 @@ export function startedObjective(start: ObjectiveStart, info: ObjectiveInfoChang
     },
     info,
     startKey: start.startKey ?? null,
+    widgetSessionId: start.widgetSessionId ?? null,
     updatedAt: new Date(metadata.createdAt),
   });
 }

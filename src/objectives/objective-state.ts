@@ -130,6 +130,11 @@ export interface ObjectiveStart {
    * the row so a retry after a crash finds the objective instead of starting a second.
    */
   startKey?: string | null;
+  /**
+   * The widget session (`wsess_…`) that created it (the widget host): its tool calls resolve
+   * `{{secrets.NAME}}` from the session's secrets first. Only the id: the values are read by the effect.
+   */
+  widgetSessionId?: string | null;
   /** 0 for an objective started by the API or a schedule; a child is its parent's depth + 1. */
   depth?: number;
   /** A child objective's tool call in its parent (with `spec.parentObjectiveId`): where it reports when it ends. */

@@ -38,6 +38,7 @@ import { DEFAULT_MODEL_RETRY_BUDGET_MS } from './objective-retries';
 import type { ObjectiveStart, ObjectiveTool } from './objective-state';
 import type { EpisodicMemoryPort } from '../memory/episodic-memory';
 import { compactionOf } from './objective-compaction';
+import type { WidgetSessionPrincipal } from '../ports/widget-sessions';
 
 
 export interface ObjectiveServiceOptions {
@@ -166,6 +167,30 @@ export class ObjectiveService {
     if (episodic) await this.options.episodicMemory?.ensureLayer(workspace, episodic);
     // resolve() made the objective's id up just now: nothing was stored for its actor.
     return this.start(resolved, { newObjective: true });
+  }
+
+  /**
+   * A widget session's objective (the widget host's POST /api/objectives): the
+   * widget's agent, the session's tenant and subject (asserted when the session
+   * was minted), the session named on the row and in every tool call.
+   * @throws as create (an unknown, ARCHIVED or unrunnable agent)
+   */
+  async createForSession(session: WidgetSessionPrincipal, initialMessage: string): Promise<Objective> {
+    const workspace = { id: session.workspaceId, accountId: session.accountId };
+    const resolved = await this.resolve(workspace, '', {
+      agentId: session.agentId, initialMessage, tenantId: session.tenantId, subjectId: session.subjectId,
+    });
+    return this.start({ ...resolved, widgetSessionId: session.sessionId }, { newObjective: true });
+  }
+
+  /**
+   * An objective as its widget session may see it.
+   * @throws NotFoundError unless `session` created it (another session's is as unknown as a missing one)
+   */
+  async findForSession(session: WidgetSessionPrincipal, id: string): Promise<ObjectiveRecord> {
+    const record = await this.objectives.findById(id);
+    if (!record || record.widgetSessionId !== session.sessionId || record.workspaceId !== session.workspaceId) throw NotFoundError.resource('objective', id);
+    return record;
   }
 
   /**

@@ -23,6 +23,8 @@ export interface ObjectiveRecord {
   info: ObjectiveInfoChange;
   /** The scoped Idempotency-Key the objective was created with, if any. */
   startKey: string | null;
+  /** The widget session (`wsess_…`) that created it, or null. */
+  widgetSessionId: string | null;
   updatedAt: Date;
 }
 

@@ -22,6 +22,7 @@ import { loadConfig, type Config } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { sharedTestDatabase } from './global-setup';
 import type { BootstrapResult } from '../../src/accounts/account.service';
+import type { WidgetSessionVerifier } from '../../src/ports/widget-sessions';
 
 /** One master key for the whole run: the APIs of a run share one database and its wrapped keys. */
 const RUN_MASTER_KEY = randomBytes(32);
@@ -80,6 +81,8 @@ export interface TestApiOptions {
   server?: http.ServerOptions;
   /** A database of its own (createTestDatabase): another cluster next to the run's. @default the run's shared database */
   database?: { url: string };
+  /** Widget sessions in place of the node's (the widget host's suite, before or beside the widgets area). */
+  widgetSessions?: WidgetSessionVerifier;
 }
 
 /** Starts the API on an ephemeral port over the shared test database. */
@@ -100,6 +103,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     clusterStatus: () => readClusterStatus(dataSource, { shardCount: 256, leaseTimeoutMs: 15_000 }),
     isDraining: options.isDraining,
     health: options.health,
+    ...(options.widgetSessions ? { widgetSessions: options.widgetSessions } : {}),
     ...(options.runtime ? { objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime } : {}),
     ...(options.scheduleCommands ? { scheduleCommands: options.scheduleCommands } : {}),
     idempotencyClaimant: () => (runtime ? { nodeId: runtime.nodeId, leaseTimeoutMs: runtimeOptions.leaseTimeoutMs } : undefined),

@@ -1,0 +1,49 @@
+// The widget host (api-decisions "Widgets"): a request whose Host is a
+// widget's hostname is answered here (the chat page, the loader, the page's
+// files, the /api routes of a visitor's session) and never reaches the API;
+// any other request passes through untouched after one memoised lookup.
+import type Koa from 'koa';
+import type { RateLimiter } from '../../src/auth/rate-limiter';
+import { NotFoundError } from '../../src/errors';
+import type { ObjectiveService } from '../../src/objectives/objective.service';
+import type { WidgetSessionVerifier } from '../../src/ports/widget-sessions';
+import { streamSettings, type ObjectiveRoutesOptions } from '../routes/objectives.routes';
+import { widgetApiRoutes } from './api.routes';
+import { widgetCors } from './cors';
+import { widgetPages, type WidgetPagesOptions } from './pages';
+import { requestHostname, widgetLookup, type WidgetRequest } from './widget-site';
+
+export interface WidgetHostOptions {
+  widgets: WidgetSessionVerifier;
+  objectives: ObjectiveService;
+  rateLimiter: RateLimiter;
+  bodyLimitBytes: number;
+  isDraining?: () => boolean;
+  /** SSE timings (tests shorten them). */
+  stream?: ObjectiveRoutesOptions['stream'];
+  /** How long a hostname's lookup is kept. @default WIDGET_LOOKUP_TTL_MS */
+  lookupTtlMs?: number;
+  pages?: WidgetPagesOptions;
+}
+
+export function widgetHost(options: WidgetHostOptions): Koa.Middleware {
+  const lookup = widgetLookup(options.widgets, options.lookupTtlMs);
+  const api = widgetApiRoutes({ ...options, stream: streamSettings(options) });
+  const pages = widgetPages(options.pages);
+  const cors = widgetCors();
+  const routes = api.routes();
+  const end = async () => undefined;
+  /** The page and its files, else (under /api) CORS then the session's routes. */
+  const serve = (ctx: Koa.Context) => pages(ctx, async () => {
+    if (ctx.path === '/api' || ctx.path.startsWith('/api/')) await cors(ctx, () => routes(ctx as Parameters<typeof routes>[0], end));
+  });
+  return async function widgetHost(ctx, next) {
+    const hostname = requestHostname(ctx);
+    const site = hostname ? await lookup(hostname) : null;
+    if (!site) return next();
+    ctx.state.widget = { hostname: hostname!, site } satisfies WidgetRequest;
+    await serve(ctx);
+    // Nothing of the API answers on a widget host.
+    if (ctx.body === undefined && ctx.status === 404) throw new NotFoundError(`no widget route for ${ctx.method} ${ctx.path}`);
+  };
+}

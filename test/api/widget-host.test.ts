@@ -1,0 +1,413 @@
+// The widget host (issue 26 item 3), through real HTTP with a Host header, the
+// embedded runtime and builtin/scripted: the page and loader answer only on a
+// widget's hostname (with its CSP), the API never does there and the widget
+// routes never on the API's host; CORS answers only the widget's origins; a
+// session creates objectives, streams their events to FINALIZED and resumes
+// with Last-Event-ID; a session sees only its own objectives; bad tokens are
+// UNAUTHENTICATED; approvals need allowVisitorApprovals; a session's secrets
+// reach its objectives' tools (over the workspace's) and nothing else.
+//
+// The widget sessions are a test double of the WidgetSessionVerifier port
+// (src/ports/widget-sessions.ts): tokens are opaque strings it hands out.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { UnauthenticatedError } from '../../src/errors';
+import { newId } from '../../src/ids';
+import type { WidgetSessionPrincipal, WidgetSessionVerifier } from '../../src/ports/widget-sessions';
+import type { WidgetSite } from '../../http/widget-host/widget-site';
+import { startTestApi, type TestApi } from '../support/api';
+import { createAgent, created, createVariation, MODEL_ID, workspaceFixture } from '../support/agents-world';
+import { eventually } from '../support/cluster-harness';
+import { startTestToolServer, type TestToolServer } from '../support/tool-server';
+import type { WorkspaceFixture } from '../support/workspace-keys';
+import { TERMINAL_OBJECTIVE_STATUSES } from '../support/objective-status';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+interface HostResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  raw: Buffer;
+  text: string;
+  body: any;
+}
+
+/** A request to the test server naming `host` (node:http: fetch will not send a Host of our choosing). */
+function hostRequest(url: string, host: string, method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}): Promise<HostResponse> {
+  const { port } = new URL(url);
+  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const headers: Record<string, string> = { host: `${host}:${port}`, ...options.headers };
+  if (payload !== undefined) headers['content-type'] = 'application/json';
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: '127.0.0.1', port, method, path, headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const raw = Buffer.concat(chunks);
+        const text = raw.toString('utf8');
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // a page, a script, an event stream
+        }
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, raw, text, body });
+      });
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(payload);
+  });
+}
+
+/** The `id:`/`data:` messages of an event stream's text. */
+function sseEvents(text: string): Array<{ id: number; data: any }> {
+  return text.split('\n\n').filter((block) => block.startsWith('id: ')).map((block) => {
+    const [idLine, dataLine] = block.split('\n');
+    return { id: Number(idLine.slice('id: '.length)), data: JSON.parse(dataLine.slice('data: '.length)) };
+  });
+}
+
+/** Widgets and sessions as the widgets area would keep them, in memory. */
+class TestWidgetSessions implements WidgetSessionVerifier {
+  readonly widgets = new Map<string, WidgetSite & { hostname: string; agentId: string; accountId: string; workspaceId: string }>();
+  private readonly sessions = new Map<string, { principal: WidgetSessionPrincipal; hostname: string; secrets: Record<string, string> }>();
+  hostnameLookups = 0;
+
+  addWidget(widget: { hostname: string; agentId: string; accountId: string; workspaceId: string; allowedOrigins: string[]; allowVisitorApprovals: boolean; title?: string }) {
+    const site = { widgetId: newId('widget'), title: widget.title ?? 'Help', greeting: 'Hello!', theme: 'THEME_LIGHT', ...widget };
+    this.widgets.set(widget.hostname, site);
+    return site;
+  }
+
+  mint(hostname: string, options: { secrets?: Record<string, string>; expired?: boolean } = {}): { token: string; sessionId: string } {
+    const widget = this.widgets.get(hostname)!;
+    const token = randomBytes(24).toString('base64url');
+    const sessionId = newId('widgetSession');
+    const principal: WidgetSessionPrincipal = {
+      sessionId, widgetId: widget.widgetId, accountId: widget.accountId, workspaceId: widget.workspaceId, agentId: widget.agentId,
+      tenantId: null, subjectId: null, allowVisitorApprovals: widget.allowVisitorApprovals,
+      expiresAt: new Date(Date.now() + (options.expired ? -1000 : 900_000)),
+    };
+    this.sessions.set(token, { principal, hostname, secrets: options.secrets ?? {} });
+    return { token, sessionId };
+  }
+
+  async verify(token: string, hostname: string): Promise<WidgetSessionPrincipal> {
+    const session = this.sessions.get(token);
+    if (!session || session.hostname !== hostname || session.principal.expiresAt.getTime() <= Date.now()) {
+      throw new UnauthenticatedError('the widget session token is not valid');
+    }
+    return session.principal;
+  }
+
+  async widgetByHostname(hostname: string) {
+    this.hostnameLookups += 1;
+    const widget = this.widgets.get(hostname.toLowerCase());
+    if (!widget) return null;
+    const { widgetId, allowedOrigins, title, greeting, theme, allowVisitorApprovals } = widget;
+    return { widgetId, allowedOrigins, title, greeting, theme, allowVisitorApprovals };
+  }
+
+  async sessionSecrets(sessionId: string): Promise<Record<string, string>> {
+    for (const session of this.sessions.values()) if (session.principal.sessionId === sessionId) return session.secrets;
+    return {};
+  }
+}
+
+describe('widget host', function () {
+  this.timeout(30_000);
+  const ALLOWED = 'https://shop.example.com';
+  const OTHER = 'https://evil.example.net';
+  const suffix = randomBytes(4).toString('hex');
+  const HOST = `chat-${suffix}.widgets.test`;
+  const APPROVING_HOST = `approve-${suffix}.widgets.test`;
+  const SESSION_SECRET = `session-crm-${suffix}`;
+  const WORKSPACE_SECRET = `workspace-crm-${suffix}`;
+  const widgets = new TestWidgetSessions();
+  let api: TestApi;
+  let ws: WorkspaceFixture;
+  let tools: TestToolServer;
+  let agentId: string;
+
+  const widget = (host: string, token: string | undefined, method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}) =>
+    hostRequest(api.url, host, method, path, { ...options, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...options.headers } });
+  const apiHost = (method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}) => hostRequest(api.url, '127.0.0.1', method, path, options);
+  /** Creates an objective as `token`'s session and waits for it to end. */
+  const runAs = async (token: string, content: string, host = HOST) => {
+    const response = await widget(host, token, 'POST', '/api/objectives', { body: { content } });
+    assert.equal(response.status, 201, response.text);
+    const id = response.body.id as string;
+    let view: any;
+    await eventually(async () => {
+      view = (await widget(host, token, 'GET', `/api/objectives/${id}`)).body;
+      return TERMINAL_OBJECTIVE_STATUSES.includes(view.status);
+    }, 'objective finished', 15_000);
+    return { id, view };
+  };
+  const eventsOf = async (id: string) => (await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${id}/events?limit=1000`, { token: ws.token })).body.items as any[];
+
+  before(async () => {
+    api = await startTestApi({ runtime: true, env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' }, widgetSessions: widgets });
+    ws = await workspaceFixture(api);
+    tools = await startTestToolServer();
+    agentId = (await createAgent(api, ws.token, ws.workspaceId)).metadata.id;
+    const variation = await createVariation(api, ws.token, ws.workspaceId, agentId, { spec: { prompt: 'You help.', modelConfig: { modelId: MODEL_ID } } });
+    await created(api, ws.token, '/v1/workspace_secrets', { metadata: { name: 'CRM_TOKEN' }, spec: { value: WORKSPACE_SECRET } });
+    const tool = async (name: string, spec: Record<string, unknown>) => created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/tools`, { metadata: { name }, spec });
+    const assign = (body: Record<string, unknown>) => created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/agents/${agentId}/variations/${variation.metadata.id}/assignments`, body);
+    const crm = await tool('crm', { description: 'Echoes with the CRM token', http: { url: `${tools.url}/echo`, method: 'POST', headers: { authorization: 'Bearer {{secrets.CRM_TOKEN}}' } } });
+    const refund = await tool('refund', { description: 'Refunds an order', http: { url: `${tools.url}/echo`, method: 'POST' } });
+    await assign({ toolId: crm.metadata.id });
+    await assign({ toolId: refund.metadata.id, requiresApproval: true });
+    const owner = { agentId, accountId: ws.account.accountId, workspaceId: ws.workspaceId };
+    widgets.addWidget({ ...owner, hostname: HOST, allowedOrigins: [ALLOWED], allowVisitorApprovals: false, title: 'Help </script><script>alert(1)</script>' });
+    widgets.addWidget({ ...owner, hostname: APPROVING_HOST, allowedOrigins: [ALLOWED], allowVisitorApprovals: true });
+  });
+
+  after(async () => {
+    await api?.close();
+    await tools?.close();
+  });
+
+  describe('routing by Host', () => {
+    it('serves the chat page on a widget hostname, with frame-ancestors of its origins and its settings inlined, escaped', async () => {
+      const page = await widget(HOST.toUpperCase(), undefined, 'GET', '/');
+      assert.equal(page.status, 200, page.text);
+      assert.match(String(page.headers['content-type']), /^text\/html/);
+      assert.match(String(page.headers['content-security-policy']), new RegExp(`frame-ancestors ${ALLOWED}(;|$)`));
+      assert.match(String(page.headers['content-security-policy']), /default-src 'self'/);
+      const block = /<script type="application\/json" id="agentrt-widget-config">(.*?)<\/script>/.exec(page.text);
+      assert.ok(block, page.text);
+      assert.deepEqual(JSON.parse(block[1]), {
+        title: 'Help </script><script>alert(1)</script>', greeting: 'Hello!', theme: 'THEME_LIGHT', allowVisitorApprovals: false, apiBase: '/api',
+      });
+      assert.doesNotMatch(page.text, /<script>alert/);
+    });
+
+    it('serves the loader and the page\'s assets, compressed when accepted, with ETags that revalidate', async () => {
+      const loader = await widget(HOST, undefined, 'GET', '/widget.js');
+      assert.equal(loader.status, 200);
+      assert.match(String(loader.headers['content-type']), /^text\/javascript/);
+      assert.match(String(loader.headers['content-security-policy']), new RegExp(`frame-ancestors ${ALLOWED}$`));
+      const page = await widget(HOST, undefined, 'GET', '/');
+      const brotli = await widget(HOST, undefined, 'GET', '/', { headers: { 'accept-encoding': 'gzip, br' } });
+      assert.equal(brotli.headers['content-encoding'], 'br');
+      assert.equal(brotliDecompressSync(brotli.raw).toString('utf8'), page.text);
+      const gzip = await widget(HOST, undefined, 'GET', '/', { headers: { 'accept-encoding': 'gzip, br;q=0' } });
+      assert.equal(gzip.headers['content-encoding'], 'gzip');
+      assert.equal(gunzipSync(gzip.raw).toString('utf8'), page.text);
+      assert.equal(page.headers['content-encoding'], undefined);
+      assert.match(String(page.headers.vary), /Accept-Encoding/i);
+      const again = await widget(HOST, undefined, 'GET', '/', { headers: { 'if-none-match': String(page.headers.etag) } });
+      assert.equal(again.status, 304);
+      const css = await widget(HOST, undefined, 'GET', '/assets/chat.css');
+      assert.equal(css.status, 200);
+      assert.match(String(css.headers['content-type']), /^text\/css/);
+      assert.ok(css.headers.etag);
+    });
+
+    it('serves no file outside the allow-list (no path traversal)', async () => {
+      for (const path of ['/assets/../widget-host.ts', '/assets/%2e%2e%2fwidget-host.ts', '/assets/..%2Fassets.ts', '/assets/chat.html', '/assets/.hidden', '/assets/nope.js']) {
+        const response = await widget(HOST, undefined, 'GET', path);
+        assert.equal(response.status, 404, `${path}: ${response.text}`);
+        assert.equal(response.body.code, 5);
+      }
+    });
+
+    it('serves neither the page, the loader nor the widget routes on the API host', async () => {
+      for (const path of ['/', '/widget.js', '/assets/chat.css']) assert.equal((await apiHost('GET', path)).status, 404, path);
+      const { token } = widgets.mint(HOST);
+      const create = await apiHost('POST', '/api/objectives', { headers: { authorization: `Bearer ${token}` }, body: { content: 'hi' } });
+      assert.equal(create.status, 404);
+      assert.equal((await apiHost('GET', '/v1/workspace_secrets', { headers: { authorization: `Bearer ${ws.token}` } })).status, 200);
+    });
+
+    it('answers none of the API on a widget hostname', async () => {
+      assert.equal((await apiHost('GET', '/v1/workspace_secrets', { headers: { authorization: `Bearer ${ws.token}` } })).status, 200);
+      const response = await widget(HOST, ws.token, 'GET', '/v1/workspace_secrets');
+      assert.equal(response.status, 404);
+      assert.match(response.body.message, /no widget route/);
+      assert.equal((await widget(HOST, undefined, 'GET', '/healthz')).status, 404);
+    });
+
+    it('looks an API hostname up once per memo period, not once per request', async () => {
+      const before = widgets.hostnameLookups;
+      for (let i = 0; i < 5; i += 1) assert.equal((await api.request('GET', '/v1/workspace_secrets', { token: ws.token })).status, 200);
+      assert.ok(widgets.hostnameLookups - before <= 1, `lookups: ${widgets.hostnameLookups - before}`);
+    });
+  });
+
+  describe('CORS', () => {
+    it('answers a preflight from an allowed origin with the methods and headers', async () => {
+      const response = await widget(HOST, undefined, 'OPTIONS', '/api/objectives', {
+        headers: { origin: ALLOWED, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+      });
+      assert.equal(response.status, 204);
+      assert.equal(response.headers['access-control-allow-origin'], ALLOWED);
+      assert.match(String(response.headers['access-control-allow-methods']), /POST/);
+      assert.match(String(response.headers['access-control-allow-headers']), /Authorization/);
+      assert.match(String(response.headers['access-control-allow-headers']), /Last-Event-ID/);
+    });
+
+    it('gives another origin no CORS header, on a preflight or a simple request', async () => {
+      const preflight = await widget(HOST, undefined, 'OPTIONS', '/api/objectives', { headers: { origin: OTHER, 'access-control-request-method': 'POST' } });
+      assert.equal(preflight.status, 403);
+      const { token } = widgets.mint(HOST);
+      const { id } = await runAs(token, 'SAY hi');
+      const other = await widget(HOST, token, 'GET', `/api/objectives/${id}`, { headers: { origin: OTHER } });
+      const allowed = await widget(HOST, token, 'GET', `/api/objectives/${id}`, { headers: { origin: ALLOWED } });
+      for (const response of [preflight, other]) {
+        assert.equal(Object.keys(response.headers).filter((name) => name.startsWith('access-control-')).length, 0, JSON.stringify(response.headers));
+      }
+      assert.equal(allowed.headers['access-control-allow-origin'], ALLOWED);
+      assert.match(String(allowed.headers.vary), /Origin/);
+    });
+
+    it('names the allowed origin on an error too, so the page can read why', async () => {
+      const response = await widget(HOST, 'garbage', 'GET', '/api/objectives/obj_x', { headers: { origin: ALLOWED } });
+      assert.equal(response.status, 401);
+      assert.equal(response.headers['access-control-allow-origin'], ALLOWED);
+    });
+  });
+
+  describe('a session\'s objectives', () => {
+    it('creates an objective and streams its events to FINALIZED; Last-Event-ID resumes without repeats', async () => {
+      const { token } = widgets.mint(HOST);
+      const { id, view } = await runAs(token, 'SAY Hello visitor');
+      assert.deepEqual(Object.keys(view).sort(), ['createdAt', 'error', 'finishedAt', 'id', 'lastMessage', 'pendingToolCallIds', 'status']);
+      assert.equal(view.status, 'OBJECTIVE_STATUS_COMPLETED');
+      assert.equal(view.lastMessage, 'Hello visitor');
+      const stream = await widget(HOST, token, 'GET', `/api/objectives/${id}/events/stream`);
+      assert.equal(stream.status, 200);
+      assert.match(String(stream.headers['content-type']), /^text\/event-stream/);
+      const events = sseEvents(stream.text);
+      assert.ok(events.length >= 3, stream.text);
+      assert.deepEqual(events.map((event) => event.id), events.map((_, index) => index + 1));
+      assert.equal(events.at(-1)!.data.data.type, 'OBJECTIVE_EVENT_TYPE_FINALIZED');
+      const resumed = await widget(HOST, token, 'GET', `/api/objectives/${id}/events/stream`, { headers: { 'last-event-id': '1' } });
+      assert.deepEqual(sseEvents(resumed.text).map((event) => event.id), events.slice(1).map((event) => event.id));
+      const done = await widget(HOST, token, 'GET', `/api/objectives/${id}/events/stream`, { headers: { 'last-event-id': String(events.at(-1)!.id) } });
+      assert.equal(done.status, 204);
+    });
+
+    it('takes a follow-up message', async () => {
+      const { token } = widgets.mint(HOST);
+      const { id } = await runAs(token, 'SAY first');
+      const sent = await widget(HOST, token, 'POST', `/api/objectives/${id}/messages`, { body: { content: 'SAY second' } });
+      assert.equal(sent.status, 200, sent.text);
+      await eventually(async () => (await widget(HOST, token, 'GET', `/api/objectives/${id}`)).body.lastMessage === 'second', 'follow-up answered', 15_000);
+    });
+
+    it('shows a session only its own objectives: another\'s is NOT_FOUND', async () => {
+      const mine = widgets.mint(HOST);
+      const theirs = widgets.mint(HOST);
+      const { id } = await runAs(mine.token, 'SAY mine');
+      for (const [method, path, body] of [
+        ['GET', `/api/objectives/${id}`], ['GET', `/api/objectives/${id}/events/stream`], ['POST', `/api/objectives/${id}/messages`, { content: 'hi' }],
+      ] as const) {
+        const response = await widget(HOST, theirs.token, method, path, body ? { body } : {});
+        assert.equal(response.status, 404, `${method} ${path}: ${response.text}`);
+        assert.equal(response.body.code, 5);
+      }
+      const row = await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${id}`, { token: ws.token });
+      assert.equal(row.status, 200);
+    });
+
+    it('refuses a missing, garbage, expired or other widget\'s token with UNAUTHENTICATED', async () => {
+      const expired = widgets.mint(HOST, { expired: true });
+      const foreign = widgets.mint(APPROVING_HOST);
+      for (const token of [undefined, 'garbage', expired.token, foreign.token]) {
+        const response = await widget(HOST, token, 'POST', '/api/objectives', { body: { content: 'SAY hi' } });
+        assert.equal(response.status, 401, `${token}: ${response.text}`);
+        assert.equal(response.body.code, 16);
+        if (token) assert.ok(!response.text.includes(token));
+      }
+    });
+
+    it('answers bad input with INVALID_ARGUMENT, never a 500', async () => {
+      const { token } = widgets.mint(HOST);
+      for (const body of [{}, { content: '' }, { content: 5 }, { content: 'hi', extra: true }]) {
+        const response = await widget(HOST, token, 'POST', '/api/objectives', { body });
+        assert.equal(response.status, 400, `${JSON.stringify(body)}: ${response.text}`);
+      }
+      assert.equal((await widget(HOST, token, 'GET', '/api/objectives/not-an-id')).status, 400);
+      const badResume = await widget(HOST, token, 'GET', `/api/objectives/${newId('objective')}/events/stream`, { headers: { 'last-event-id': 'x' } });
+      assert.equal(badResume.status, 404);
+    });
+  });
+
+  describe('approvals', () => {
+    /** An objective waiting for the visitor's approval of `refund`. */
+    const awaitingApproval = async (host: string, token: string) => {
+      const response = await widget(host, token, 'POST', '/api/objectives', { body: { content: 'CALL refund {"order":"o-1"}\nSAY refunded' } });
+      assert.equal(response.status, 201, response.text);
+      const id = response.body.id as string;
+      let view: any;
+      await eventually(async () => {
+        view = (await widget(host, token, 'GET', `/api/objectives/${id}`)).body;
+        return view.pendingToolCallIds.length === 1;
+      }, 'approval requested', 15_000);
+      return { id, toolCallId: view.pendingToolCallIds[0] as string };
+    };
+
+    it('lets the visitor approve a tool call when the widget allows it', async () => {
+      const { token } = widgets.mint(APPROVING_HOST);
+      const { id, toolCallId } = await awaitingApproval(APPROVING_HOST, token);
+      const approved = await widget(APPROVING_HOST, token, 'PUT', `/api/objectives/${id}/tool_calls/${toolCallId}/approve`, { body: {} });
+      assert.equal(approved.status, 200, approved.text);
+      await eventually(async () => (await widget(APPROVING_HOST, token, 'GET', `/api/objectives/${id}`)).body.lastMessage === 'refunded', 'approved call ran', 15_000);
+    });
+
+    it('lets the visitor deny a tool call when the widget allows it', async () => {
+      const { token } = widgets.mint(APPROVING_HOST);
+      const { id, toolCallId } = await awaitingApproval(APPROVING_HOST, token);
+      const denied = await widget(APPROVING_HOST, token, 'PUT', `/api/objectives/${id}/tool_calls/${toolCallId}/deny`, { body: { memo: 'not now' } });
+      assert.equal(denied.status, 200, denied.text);
+      const events = await eventsOf(id);
+      assert.ok(events.some((event) => event.data.type === 'OBJECTIVE_EVENT_TYPE_TOOL_DENIED'), JSON.stringify(events.map((event) => event.data.type)));
+    });
+
+    it('refuses approvals with PERMISSION_DENIED when the widget does not allow them', async () => {
+      const { token } = widgets.mint(HOST);
+      const { id, toolCallId } = await awaitingApproval(HOST, token);
+      for (const verb of ['approve', 'deny']) {
+        const response = await widget(HOST, token, 'PUT', `/api/objectives/${id}/tool_calls/${toolCallId}/${verb}`, { body: {} });
+        assert.equal(response.status, 403, response.text);
+        assert.equal(response.body.code, 7);
+      }
+      assert.deepEqual((await widget(HOST, token, 'GET', `/api/objectives/${id}`)).body.pendingToolCallIds, [toolCallId]);
+    });
+  });
+
+  describe('session secrets', () => {
+    it('gives a session\'s tool calls its secret over the workspace\'s, for its objectives only, and shows the value nowhere', async () => {
+      const withSecret = widgets.mint(HOST, { secrets: { CRM_TOKEN: SESSION_SECRET } });
+      const without = widgets.mint(HOST);
+      const mine = await runAs(withSecret.token, 'CALL crm {"customer":"c-1"}\nSAY done');
+      assert.equal(mine.view.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(mine.view));
+      assert.equal(tools.requestsTo('/echo').at(-1)!.headers.authorization, `Bearer ${SESSION_SECRET}`);
+      const theirs = await runAs(without.token, 'CALL crm {"customer":"c-2"}\nSAY done');
+      assert.equal(theirs.view.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(theirs.view));
+      assert.equal(tools.requestsTo('/echo').at(-1)!.headers.authorization, `Bearer ${WORKSPACE_SECRET}`);
+      const apiObjective = await api.request('POST', `/v1/workspaces/${ws.workspaceId}/objectives`, {
+        token: ws.token, body: { agentId, initialMessage: 'CALL crm {"customer":"c-3"}\nSAY done' },
+      });
+      assert.equal(apiObjective.status, 200, JSON.stringify(apiObjective.body));
+      await eventually(async () => tools.requestsTo('/echo').at(-1)!.body.includes('c-3'), 'API objective called the tool', 15_000);
+      assert.equal(tools.requestsTo('/echo').at(-1)!.headers.authorization, `Bearer ${WORKSPACE_SECRET}`);
+      const stream = await widget(HOST, withSecret.token, 'GET', `/api/objectives/${mine.id}/events/stream`);
+      const everything = JSON.stringify(await eventsOf(mine.id)) + stream.text + api.logs.join('');
+      assert.ok(!everything.includes(SESSION_SECRET), 'the session secret appears in an event, the stream or a log');
+      // The runtime's durable rows (journal, snapshots, outbox, commands) name the session, never its secrets.
+      for (const table of ['actor_journal', 'actor_snapshots', 'actor_outbox', 'actor_commands', 'objectives', 'objective_events']) {
+        const [{ n }] = await api.dataSource.query(`SELECT count(*)::int AS n FROM ${table} t WHERE t::text LIKE $1`, [`%${SESSION_SECRET}%`]);
+        assert.equal(n, 0, `${table} holds the session secret`);
+      }
+      const [{ named }] = await api.dataSource.query('SELECT count(*)::int AS named FROM objectives WHERE id = $1 AND widget_session_id = $2', [mine.id, withSecret.sessionId]);
+      assert.equal(named, 1);
+    });
+  });
+});
