@@ -123,6 +123,7 @@
 
   function askApproval(toolCallId) {
     const entry = tool(toolCallId);
+    status.textContent = state.allowApprovals ? 'Waiting for your answer…' : 'Waiting for a team member…';
     if (!state.allowApprovals) {
       entry.line.textContent = `Waiting for a team member to allow ${entry.name}…`;
       return;
@@ -150,6 +151,7 @@
         addNote(plainError(err), true);
         return;
       }
+      setBusy(true);
       input.focus();
     };
     approve.addEventListener('click', () => decide('approve'));
@@ -248,7 +250,7 @@
     const sequence = Number(event.sequence);
     if (!Number.isFinite(sequence) || sequence <= state.lastSequence) return; // seen already
     state.lastSequence = sequence;
-    render(event);
+    try { render(event); } catch { /* an event of an unexpected shape is skipped, not fatal to the stream */ }
   }
 
   /** Keeps one stream open until the objective rests (FINALIZED, nothing sent since). */
