@@ -1,7 +1,7 @@
 // What every node hosts on its actor runtime, in one place for the server and
 // the tests: the actor kinds (objectives, webhook endpoints, schedules, erasures) bound to the
 // node's services, the consumers that feed them (the webhook intake), and the
-// node's periodic work (the episodic memory sweeper).
+// node's periodic work (the episodic memory and widget session sweepers).
 import type { Services } from '../../http/dependencies';
 import type { ActorKind } from '../../src/ports/actor-behavior';
 import type { ConsumerHandle } from '../../src/ports/event-consumer';
@@ -11,13 +11,14 @@ import { createErasureKind } from './erasure.kind';
 import { createObjectiveKind } from './objective.kind';
 import { createScheduleKind } from './schedule.kind';
 import { EpisodicMemorySweeper } from './episodic-memory-sweeper';
+import { WidgetSessionSweeper } from './widget-session-sweeper';
 import { createWebhookEndpointKind } from './webhook-endpoint.kind';
 import { startWebhookIntake } from './webhook-intake';
 
 type KindServices = Pick<
   Services, 'objectiveEffects' | 'objectivesStore' | 'objectives' | 'webhookEffects' | 'webhookDeliveriesStore' | 'schedulesStore' | 'erasureRuntime' | 'eventRetentionMs' | 'widgetVerifier'
 >;
-type NodeServices = KindServices & Pick<Services, 'episodicMemory' | 'episodicSweepIntervalMs'>;
+type NodeServices = KindServices & Pick<Services, 'episodicMemory' | 'episodicSweepIntervalMs' | 'widgetSessions'>;
 
 export function nodeKinds(services: KindServices): ActorKind[] {
   return [
@@ -38,5 +39,8 @@ export async function startNodeConsumers(runtime: ActorRuntime, services: NodeSe
   const sweeper = new EpisodicMemorySweeper({ episodic: services.episodicMemory, intervalMs: services.episodicSweepIntervalMs, logger });
   sweeper.start();
   runtime.stopWith(sweeper);
-  return [await startWebhookIntake({ runtime, webhookUrlOf: services.webhookEffects.webhookUrlOf, logger }), sweeper];
+  const sessionSweeper = new WidgetSessionSweeper({ sessions: services.widgetSessions, logger });
+  sessionSweeper.start();
+  runtime.stopWith(sessionSweeper);
+  return [await startWebhookIntake({ runtime, webhookUrlOf: services.webhookEffects.webhookUrlOf, logger }), sweeper, sessionSweeper];
 }

@@ -56,18 +56,21 @@ export function widgetPages(options: WidgetPagesOptions = {}): Koa.Middleware {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     const { site } = widgetRequestOf(ctx);
     if (ctx.path === '/') {
+      ctx.state.routePath = 'widget /';
       if (template === undefined) throw new NotFoundError('this node has no widget page');
       ctx.set('Content-Security-Policy', pagePolicy(site.allowedOrigins));
       ctx.set('Referrer-Policy', 'no-referrer');
       return sendAsset(ctx, pageOf(site), PAGE_CACHE);
     }
     if (ctx.path === `/${LOADER_FILE}`) {
+      ctx.state.routePath = `widget /${LOADER_FILE}`;
       const loader = assets.get(LOADER_FILE);
       if (!loader) throw new NotFoundError('this node has no widget loader');
       ctx.set('Content-Security-Policy', loaderPolicy(site.allowedOrigins));
       return sendAsset(ctx, loader, LOADER_CACHE);
     }
     if (ctx.path.startsWith('/assets/')) {
+      ctx.state.routePath = 'widget /assets/{file}';
       const name = ctx.path.slice('/assets/'.length);
       const asset = isAssetName(name) ? assets.get(name) : undefined;
       if (!asset) throw new NotFoundError(`no widget asset ${JSON.stringify(name.slice(0, 100))}`);

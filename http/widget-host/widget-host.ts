@@ -11,7 +11,7 @@ import { streamSettings, type ObjectiveRoutesOptions } from '../routes/objective
 import { widgetApiRoutes } from './api.routes';
 import { widgetCors } from './cors';
 import { widgetPages, type WidgetPagesOptions } from './pages';
-import { requestHostname, widgetLookup, type WidgetRequest } from './widget-site';
+import { requestHostname, type WidgetRequest } from './widget-site';
 
 export interface WidgetHostOptions {
   widgets: WidgetSessionVerifier;
@@ -21,13 +21,10 @@ export interface WidgetHostOptions {
   isDraining?: () => boolean;
   /** SSE timings (tests shorten them). */
   stream?: ObjectiveRoutesOptions['stream'];
-  /** How long a hostname's lookup is kept. @default WIDGET_LOOKUP_TTL_MS */
-  lookupTtlMs?: number;
   pages?: WidgetPagesOptions;
 }
 
 export function widgetHost(options: WidgetHostOptions): Koa.Middleware {
-  const lookup = widgetLookup(options.widgets, options.lookupTtlMs);
   const api = widgetApiRoutes({ ...options, stream: streamSettings(options) });
   const pages = widgetPages(options.pages);
   const cors = widgetCors();
@@ -39,10 +36,16 @@ export function widgetHost(options: WidgetHostOptions): Koa.Middleware {
   });
   return async function widgetHost(ctx, next) {
     const hostname = requestHostname(ctx);
-    const site = hostname ? await lookup(hostname) : null;
+    const site = hostname ? await options.widgets.widgetByHostname(hostname) : null;
     if (!site) return next();
     ctx.state.widget = { hostname: hostname!, site } satisfies WidgetRequest;
-    await serve(ctx);
+    try {
+      await serve(ctx);
+    } finally {
+      // The metrics' route label: a template, never the path (scanners must not grow the label set).
+      const matched = (ctx as { _matchedRoute?: string })._matchedRoute;
+      ctx.state.routePath ??= matched ? `widget ${matched}` : undefined;
+    }
     // Nothing of the API answers on a widget host.
     if (ctx.body === undefined && ctx.status === 404) throw new NotFoundError(`no widget route for ${ctx.method} ${ctx.path}`);
   };

@@ -1,7 +1,7 @@
 // WidgetsStore over TypeORM: widgets and widget sessions (migration Widgets).
 // The hostname's uniqueness is the unique index's (race-safe); the session read
 // of every widget request joins its widget in one statement.
-import { LessThan, type DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { WidgetsStore } from '../../src/ports/widgets-store';
 import { WidgetEntity, WidgetSessionEntity } from '../entities/widget.entity';
 import { registerUniqueMessage, translateDriverError } from './driver-errors';
@@ -48,9 +48,16 @@ export function createWidgetsStore(dataSource: DataSource): WidgetsStore {
       async delete(id) {
         await sessions.delete({ id });
       },
-      async deleteExpired(before) {
-        const result = await sessions.delete({ expiresAt: LessThan(before) });
-        return result.affected ?? 0;
+      async deleteExpired(before, limit) {
+        const rows: Array<{ deleted: number }> = await manager.query(
+          `WITH gone AS (
+             DELETE FROM widget_sessions WHERE id IN (
+               SELECT id FROM widget_sessions WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED
+             ) RETURNING 1
+           ) SELECT count(*)::int AS deleted FROM gone`,
+          [before, limit],
+        );
+        return rows[0].deleted;
       },
     },
   };

@@ -30,7 +30,10 @@ export interface WidgetSessionVerifier {
    * @throws UnauthenticatedError otherwise (one message for every reason a token is refused)
    */
   verify(token: string, hostname: string): Promise<WidgetSessionPrincipal>;
-  /** The widget served under `hostname` (case-insensitive), or null: the widget host answers only for these. */
+  /**
+   * The widget served under `hostname` (case-insensitive), or null: the widget host answers only for these.
+   * Asked on every request the node serves (API requests too), so it answers from a short-lived memo, null answers included.
+   */
   widgetByHostname(hostname: string): Promise<{ widgetId: string; allowedOrigins: string[]; title: string | null; greeting: string | null; theme: string; allowVisitorApprovals: boolean } | null>;
   /** A session's secrets, opened (`{{secrets.NAME}}` of its objectives' tools); {} for none. Never logged. */
   sessionSecrets(sessionId: string): Promise<Record<string, string>>;

@@ -23,7 +23,7 @@ export interface WidgetsStore {
     /** The session with its widget, in one read; null when either is gone. */
     findWithWidget(id: string): Promise<{ session: WidgetSessionRecord; widget: WidgetRecord } | null>;
     delete(id: string): Promise<void>;
-    /** Deletes the sessions that expired before `before`; answers how many. */
-    deleteExpired(before: Date): Promise<number>;
+    /** Deletes at most `limit` sessions that expired before `before` (skipping rows another node is deleting); answers how many. */
+    deleteExpired(before: Date, limit: number): Promise<number>;
   };
 }

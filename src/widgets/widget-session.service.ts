@@ -104,9 +104,13 @@ export class WidgetSessionService implements WidgetSessionVerifier {
     await this.store.sessions.delete(session.id);
   }
 
-  /** Deletes sessions that expired before `before` (a sweeper may call it; verification never needs it). */
-  deleteExpired(before: Date): Promise<number> {
-    return this.store.sessions.deleteExpired(before);
+  /**
+   * Deletes at most `limit` sessions that have expired (the node's sweeper,
+   * actors/kinds/widget-session-sweeper.ts). Housekeeping only: verification
+   * refuses an expired session whether or not its row is gone.
+   */
+  deleteExpired(limit: number): Promise<number> {
+    return this.store.sessions.deleteExpired(this.now(), limit);
   }
 
   async verify(token: string, hostname: string): Promise<WidgetSessionPrincipal> {

@@ -26,7 +26,7 @@ type WidgetSpecFields = Pick<WidgetRecord, 'agentId' | 'hostname' | 'allowedOrig
 export interface WidgetServiceOptions {
   /** AGENTRT_WIDGET_BASE_URL (config.widgetBaseUrl). */
   baseUrlTemplate?: string;
-  /** Told of every changed or deleted widget's hostname (the verifier's cache forgets it). */
+  /** Told of every hostname a create, update or delete changes the answer for (the verifier's cache forgets it). */
   onHostnameChanged?: (hostname: string) => void;
 }
 
@@ -46,6 +46,8 @@ export class WidgetService {
     // Every field is checked on create (stored null), so the spec is whole.
     const spec = (await this.checkSpec(workspace, body.spec, SPEC_PATHS, null)) as WidgetSpecFields;
     const record = await this.store.widgets.insert({ ...newResourceFields(newId('widget'), principal, workspace, body.metadata), ...spec });
+    // The host may have asked for this hostname before it had a widget.
+    this.options.onHostnameChanged?.(record.hostname);
     return this.toWire(record);
   }
 
@@ -74,6 +76,7 @@ export class WidgetService {
     const updated = await this.store.widgets.update(record.id, changes);
     if (!updated) throw NotFoundError.resource('widget', id);
     this.options.onHostnameChanged?.(record.hostname);
+    if (updated.hostname !== record.hostname) this.options.onHostnameChanged?.(updated.hostname);
     return this.toWire(updated);
   }
 

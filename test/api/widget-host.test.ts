@@ -7,16 +7,13 @@
 // UNAUTHENTICATED; approvals need allowVisitorApprovals; a session's secrets
 // reach its objectives' tools (over the workspace's) and nothing else.
 //
-// The widget sessions are a test double of the WidgetSessionVerifier port
-// (src/ports/widget-sessions.ts): tokens are opaque strings it hands out.
+// Widgets and sessions are the widgets area's own (POST …/widgets, POST
+// …/widgets/{id}/sessions): real tokens, minted and verified as in production.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { UnauthenticatedError } from '../../src/errors';
 import { newId } from '../../src/ids';
-import type { WidgetSessionPrincipal, WidgetSessionVerifier } from '../../src/ports/widget-sessions';
-import type { WidgetSite } from '../../http/widget-host/widget-site';
 import { startTestApi, type TestApi } from '../support/api';
 import { createAgent, created, createVariation, MODEL_ID, workspaceFixture } from '../support/agents-world';
 import { eventually } from '../support/cluster-harness';
@@ -70,53 +67,6 @@ function sseEvents(text: string): Array<{ id: number; data: any }> {
   });
 }
 
-/** Widgets and sessions as the widgets area would keep them, in memory. */
-class TestWidgetSessions implements WidgetSessionVerifier {
-  readonly widgets = new Map<string, WidgetSite & { hostname: string; agentId: string; accountId: string; workspaceId: string }>();
-  private readonly sessions = new Map<string, { principal: WidgetSessionPrincipal; hostname: string; secrets: Record<string, string> }>();
-  hostnameLookups = 0;
-
-  addWidget(widget: { hostname: string; agentId: string; accountId: string; workspaceId: string; allowedOrigins: string[]; allowVisitorApprovals: boolean; title?: string }) {
-    const site = { widgetId: newId('widget'), title: widget.title ?? 'Help', greeting: 'Hello!', theme: 'THEME_LIGHT', ...widget };
-    this.widgets.set(widget.hostname, site);
-    return site;
-  }
-
-  mint(hostname: string, options: { secrets?: Record<string, string>; expired?: boolean } = {}): { token: string; sessionId: string } {
-    const widget = this.widgets.get(hostname)!;
-    const token = randomBytes(24).toString('base64url');
-    const sessionId = newId('widgetSession');
-    const principal: WidgetSessionPrincipal = {
-      sessionId, widgetId: widget.widgetId, accountId: widget.accountId, workspaceId: widget.workspaceId, agentId: widget.agentId,
-      tenantId: null, subjectId: null, allowVisitorApprovals: widget.allowVisitorApprovals,
-      expiresAt: new Date(Date.now() + (options.expired ? -1000 : 900_000)),
-    };
-    this.sessions.set(token, { principal, hostname, secrets: options.secrets ?? {} });
-    return { token, sessionId };
-  }
-
-  async verify(token: string, hostname: string): Promise<WidgetSessionPrincipal> {
-    const session = this.sessions.get(token);
-    if (!session || session.hostname !== hostname || session.principal.expiresAt.getTime() <= Date.now()) {
-      throw new UnauthenticatedError('the widget session token is not valid');
-    }
-    return session.principal;
-  }
-
-  async widgetByHostname(hostname: string) {
-    this.hostnameLookups += 1;
-    const widget = this.widgets.get(hostname.toLowerCase());
-    if (!widget) return null;
-    const { widgetId, allowedOrigins, title, greeting, theme, allowVisitorApprovals } = widget;
-    return { widgetId, allowedOrigins, title, greeting, theme, allowVisitorApprovals };
-  }
-
-  async sessionSecrets(sessionId: string): Promise<Record<string, string>> {
-    for (const session of this.sessions.values()) if (session.principal.sessionId === sessionId) return session.secrets;
-    return {};
-  }
-}
-
 describe('widget host', function () {
   this.timeout(30_000);
   const ALLOWED = 'https://shop.example.com';
@@ -126,11 +76,21 @@ describe('widget host', function () {
   const APPROVING_HOST = `approve-${suffix}.widgets.test`;
   const SESSION_SECRET = `session-crm-${suffix}`;
   const WORKSPACE_SECRET = `workspace-crm-${suffix}`;
-  const widgets = new TestWidgetSessions();
   let api: TestApi;
   let ws: WorkspaceFixture;
   let tools: TestToolServer;
   let agentId: string;
+  const widgetIds = new Map<string, string>();
+
+  /** Mints a session of the widget served on `host`; `ttlSeconds: 1` and a wait past its expiry makes an expired token. */
+  const mintSession = async (host: string, body: Record<string, unknown> = {}) => {
+    const response = await api.request('POST', `/v1/workspaces/${ws.workspaceId}/widgets/${widgetIds.get(host)}/sessions`, { token: ws.token, body });
+    assert.equal(response.status, 200, JSON.stringify(response.body));
+    return response.body as { token: string; sessionId: string; expiresAt: string };
+  };
+  const widgets = {
+    mint: (host: string, options: { secrets?: Record<string, string> } = {}) => mintSession(host, options.secrets ? { secrets: options.secrets } : {}),
+  };
 
   const widget = (host: string, token: string | undefined, method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}) =>
     hostRequest(api.url, host, method, path, { ...options, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...options.headers } });
@@ -150,7 +110,7 @@ describe('widget host', function () {
   const eventsOf = async (id: string) => (await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${id}/events?limit=1000`, { token: ws.token })).body.items as any[];
 
   before(async () => {
-    api = await startTestApi({ runtime: true, env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' }, widgetSessions: widgets });
+    api = await startTestApi({ runtime: true, env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' } });
     ws = await workspaceFixture(api);
     tools = await startTestToolServer();
     agentId = (await createAgent(api, ws.token, ws.workspaceId)).metadata.id;
@@ -162,9 +122,14 @@ describe('widget host', function () {
     const refund = await tool('refund', { description: 'Refunds an order', http: { url: `${tools.url}/echo`, method: 'POST' } });
     await assign({ toolId: crm.metadata.id });
     await assign({ toolId: refund.metadata.id, requiresApproval: true });
-    const owner = { agentId, accountId: ws.account.accountId, workspaceId: ws.workspaceId };
-    widgets.addWidget({ ...owner, hostname: HOST, allowedOrigins: [ALLOWED], allowVisitorApprovals: false, title: 'Help </script><script>alert(1)</script>' });
-    widgets.addWidget({ ...owner, hostname: APPROVING_HOST, allowedOrigins: [ALLOWED], allowVisitorApprovals: true });
+    const widget = async (hostname: string, spec: Record<string, unknown>) => {
+      const body = await created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/widgets`, {
+        metadata: { name: hostname.split('.')[0] }, spec: { agentId, hostname, allowedOrigins: [ALLOWED], greeting: 'Hello!', theme: 'THEME_LIGHT', ...spec },
+      });
+      widgetIds.set(hostname, body.metadata.id);
+    };
+    await widget(HOST, { title: 'Help </script><script>alert(1)</script>' });
+    await widget(APPROVING_HOST, { title: 'Help', allowVisitorApprovals: true });
   });
 
   after(async () => {
@@ -219,7 +184,7 @@ describe('widget host', function () {
 
     it('serves neither the page, the loader nor the widget routes on the API host', async () => {
       for (const path of ['/', '/widget.js', '/assets/chat.css']) assert.equal((await apiHost('GET', path)).status, 404, path);
-      const { token } = widgets.mint(HOST);
+      const { token } = await widgets.mint(HOST);
       const create = await apiHost('POST', '/api/objectives', { headers: { authorization: `Bearer ${token}` }, body: { content: 'hi' } });
       assert.equal(create.status, 404);
       assert.equal((await apiHost('GET', '/v1/workspace_secrets', { headers: { authorization: `Bearer ${ws.token}` } })).status, 200);
@@ -233,10 +198,31 @@ describe('widget host', function () {
       assert.equal((await widget(HOST, undefined, 'GET', '/healthz')).status, 404);
     });
 
-    it('looks an API hostname up once per memo period, not once per request', async () => {
-      const before = widgets.hostnameLookups;
-      for (let i = 0; i < 5; i += 1) assert.equal((await api.request('GET', '/v1/workspace_secrets', { token: ws.token })).status, 200);
-      assert.ok(widgets.hostnameLookups - before <= 1, `lookups: ${widgets.hostnameLookups - before}`);
+    it('reads the database for an API hostname at most once per memo period, not once per request', async () => {
+      const store = (api.services.widgetSessions as any).store.widgets;
+      const findByHostname = store.findByHostname;
+      const looked: string[] = [];
+      store.findByHostname = (hostname: string) => (looked.push(hostname), findByHostname.call(store, hostname));
+      try {
+        for (let i = 0; i < 5; i += 1) assert.equal((await api.request('GET', '/v1/workspace_secrets', { token: ws.token })).status, 200);
+      } finally {
+        store.findByHostname = findByHostname;
+      }
+      assert.ok(looked.length <= 1, `database lookups: ${looked.length}`);
+    });
+  });
+
+  describe('metrics', () => {
+    it('labels widget requests by route template, never by path', async () => {
+      const { token } = await widgets.mint(HOST);
+      const { id } = await runAs(token, 'SAY hi');
+      await widget(HOST, undefined, 'GET', '/assets/chat.css');
+      await widget(HOST, undefined, 'GET', `/scanner-${suffix}`);
+      const metrics = await apiHost('GET', '/metrics');
+      assert.equal(metrics.status, 200);
+      assert.match(metrics.text, /route="widget \/api\/objectives\/:id"/);
+      assert.match(metrics.text, /route="widget \/assets\/\{file\}"/);
+      assert.ok(!metrics.text.includes(id) && !metrics.text.includes(`scanner-${suffix}`), 'a path in a label');
     });
   });
 
@@ -255,7 +241,7 @@ describe('widget host', function () {
     it('gives another origin no CORS header, on a preflight or a simple request', async () => {
       const preflight = await widget(HOST, undefined, 'OPTIONS', '/api/objectives', { headers: { origin: OTHER, 'access-control-request-method': 'POST' } });
       assert.equal(preflight.status, 403);
-      const { token } = widgets.mint(HOST);
+      const { token } = await widgets.mint(HOST);
       const { id } = await runAs(token, 'SAY hi');
       const other = await widget(HOST, token, 'GET', `/api/objectives/${id}`, { headers: { origin: OTHER } });
       const allowed = await widget(HOST, token, 'GET', `/api/objectives/${id}`, { headers: { origin: ALLOWED } });
@@ -275,7 +261,7 @@ describe('widget host', function () {
 
   describe('a session\'s objectives', () => {
     it('creates an objective and streams its events to FINALIZED; Last-Event-ID resumes without repeats', async () => {
-      const { token } = widgets.mint(HOST);
+      const { token } = await widgets.mint(HOST);
       const { id, view } = await runAs(token, 'SAY Hello visitor');
       assert.deepEqual(Object.keys(view).sort(), ['createdAt', 'error', 'finishedAt', 'id', 'lastMessage', 'pendingToolCallIds', 'status']);
       assert.equal(view.status, 'OBJECTIVE_STATUS_COMPLETED');
@@ -293,8 +279,20 @@ describe('widget host', function () {
       assert.equal(done.status, 204);
     });
 
+    it('runs the widget\'s agent with the session\'s tenant and subject, the session named on the row', async () => {
+      const session = await mintSession(HOST, { tenant: { externalId: `acme-${suffix}` }, subject: { externalId: `visitor-${suffix}` } }) as any;
+      const { id } = await runAs(session.token, 'SAY hi');
+      const objective = (await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${id}`, { token: ws.token })).body;
+      assert.equal(objective.spec.agentId, agentId);
+      assert.equal(objective.spec.tenantId, session.tenantId);
+      assert.equal(objective.spec.subjectId, session.subjectId);
+      assert.ok(session.tenantId && session.subjectId, JSON.stringify(session));
+      const [{ sessionId }] = await api.dataSource.query('SELECT widget_session_id AS "sessionId" FROM objectives WHERE id = $1', [id]);
+      assert.equal(sessionId, session.sessionId);
+    });
+
     it('takes a follow-up message', async () => {
-      const { token } = widgets.mint(HOST);
+      const { token } = await widgets.mint(HOST);
       const { id } = await runAs(token, 'SAY first');
       const sent = await widget(HOST, token, 'POST', `/api/objectives/${id}/messages`, { body: { content: 'SAY second' } });
       assert.equal(sent.status, 200, sent.text);
@@ -302,8 +300,8 @@ describe('widget host', function () {
     });
 
     it('shows a session only its own objectives: another\'s is NOT_FOUND', async () => {
-      const mine = widgets.mint(HOST);
-      const theirs = widgets.mint(HOST);
+      const mine = await widgets.mint(HOST);
+      const theirs = await widgets.mint(HOST);
       const { id } = await runAs(mine.token, 'SAY mine');
       for (const [method, path, body] of [
         ['GET', `/api/objectives/${id}`], ['GET', `/api/objectives/${id}/events/stream`], ['POST', `/api/objectives/${id}/messages`, { content: 'hi' }],
@@ -317,8 +315,10 @@ describe('widget host', function () {
     });
 
     it('refuses a missing, garbage, expired or other widget\'s token with UNAUTHENTICATED', async () => {
-      const expired = widgets.mint(HOST, { expired: true });
-      const foreign = widgets.mint(APPROVING_HOST);
+      const foreign = await widgets.mint(APPROVING_HOST);
+      const expired = await mintSession(HOST, { ttlSeconds: 1 });
+      // Past its expiry (whole seconds), waited for, not timed.
+      while (Date.now() <= Date.parse(expired.expiresAt)) await new Promise((resolve) => setTimeout(resolve, Date.parse(expired.expiresAt) - Date.now() + 10));
       for (const token of [undefined, 'garbage', expired.token, foreign.token]) {
         const response = await widget(HOST, token, 'POST', '/api/objectives', { body: { content: 'SAY hi' } });
         assert.equal(response.status, 401, `${token}: ${response.text}`);
@@ -328,7 +328,7 @@ describe('widget host', function () {
     });
 
     it('answers bad input with INVALID_ARGUMENT, never a 500', async () => {
-      const { token } = widgets.mint(HOST);
+      const { token } = await widgets.mint(HOST);
       for (const body of [{}, { content: '' }, { content: 5 }, { content: 'hi', extra: true }]) {
         const response = await widget(HOST, token, 'POST', '/api/objectives', { body });
         assert.equal(response.status, 400, `${JSON.stringify(body)}: ${response.text}`);
@@ -354,7 +354,7 @@ describe('widget host', function () {
     };
 
     it('lets the visitor approve a tool call when the widget allows it', async () => {
-      const { token } = widgets.mint(APPROVING_HOST);
+      const { token } = await widgets.mint(APPROVING_HOST);
       const { id, toolCallId } = await awaitingApproval(APPROVING_HOST, token);
       const approved = await widget(APPROVING_HOST, token, 'PUT', `/api/objectives/${id}/tool_calls/${toolCallId}/approve`, { body: {} });
       assert.equal(approved.status, 200, approved.text);
@@ -362,7 +362,7 @@ describe('widget host', function () {
     });
 
     it('lets the visitor deny a tool call when the widget allows it', async () => {
-      const { token } = widgets.mint(APPROVING_HOST);
+      const { token } = await widgets.mint(APPROVING_HOST);
       const { id, toolCallId } = await awaitingApproval(APPROVING_HOST, token);
       const denied = await widget(APPROVING_HOST, token, 'PUT', `/api/objectives/${id}/tool_calls/${toolCallId}/deny`, { body: { memo: 'not now' } });
       assert.equal(denied.status, 200, denied.text);
@@ -371,7 +371,7 @@ describe('widget host', function () {
     });
 
     it('refuses approvals with PERMISSION_DENIED when the widget does not allow them', async () => {
-      const { token } = widgets.mint(HOST);
+      const { token } = await widgets.mint(HOST);
       const { id, toolCallId } = await awaitingApproval(HOST, token);
       for (const verb of ['approve', 'deny']) {
         const response = await widget(HOST, token, 'PUT', `/api/objectives/${id}/tool_calls/${toolCallId}/${verb}`, { body: {} });
@@ -384,8 +384,8 @@ describe('widget host', function () {
 
   describe('session secrets', () => {
     it('gives a session\'s tool calls its secret over the workspace\'s, for its objectives only, and shows the value nowhere', async () => {
-      const withSecret = widgets.mint(HOST, { secrets: { CRM_TOKEN: SESSION_SECRET } });
-      const without = widgets.mint(HOST);
+      const withSecret = await widgets.mint(HOST, { secrets: { CRM_TOKEN: SESSION_SECRET } });
+      const without = await widgets.mint(HOST);
       const mine = await runAs(withSecret.token, 'CALL crm {"customer":"c-1"}\nSAY done');
       assert.equal(mine.view.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(mine.view));
       assert.equal(tools.requestsTo('/echo').at(-1)!.headers.authorization, `Bearer ${SESSION_SECRET}`);

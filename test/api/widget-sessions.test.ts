@@ -7,6 +7,7 @@
 // never in a response or a log line.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { WidgetSessionSweeper } from '../../actors/kinds/widget-session-sweeper';
 import { UnauthenticatedError } from '../../src/errors';
 import { INVALID_WIDGET_TOKEN } from '../../src/widgets/widget-session.service';
 import { createAgent } from '../support/agents-world';
@@ -122,10 +123,14 @@ describe('widget sessions', () => {
       for (const ttlSeconds of [0, -1, 86_401, 1.5, '60']) {
         assertStatus(await mint(widget.metadata.id, { ttlSeconds }), 400, Code.INVALID_ARGUMENT, /ttlSeconds/);
       }
-      const longest = await minted(widget.metadata.id, { ttlSeconds: 86_400 });
-      assert.ok(Date.parse(longest.expiresAt) > Date.now() + 86_399_000, longest.expiresAt);
-      const shortest = await minted(widget.metadata.id, { ttlSeconds: 1 });
-      assert.ok(Date.parse(shortest.expiresAt) <= Date.now() + 1000, shortest.expiresAt);
+      // Expiry = the minting second + ttl: between (start, whole seconds) + ttl and now + ttl.
+      const expiresWithin = async (ttlSeconds: number) => {
+        const start = Math.floor(Date.now() / 1000) * 1000;
+        const { expiresAt } = await minted(widget.metadata.id, { ttlSeconds });
+        assert.ok(Date.parse(expiresAt) >= start + ttlSeconds * 1000 && Date.parse(expiresAt) <= Date.now() + ttlSeconds * 1000, `${ttlSeconds}: ${expiresAt}`);
+      };
+      await expiresWithin(86_400);
+      await expiresWithin(1);
     });
 
     it('answers NOT_FOUND for a widget that is not the workspace\'s', async () => {
@@ -209,6 +214,21 @@ describe('widget sessions', () => {
       await refused('', widget.spec.hostname);
     });
 
+    it('refuses the session of an erased subject (its row goes with the subject)', async () => {
+      const widget = await createWidget();
+      const session = await minted(widget.metadata.id, { subject: { externalId: `erased-${randomUUID()}` } });
+      await api.services.widgetSessions.verify(session.token, widget.spec.hostname);
+      // What an erasure's delete of the record does (TenantService.deleteSubject, without the erasure runtime).
+      await api.dataSource.query('DELETE FROM subjects WHERE id = $1', [session.subjectId]);
+      await refused(session.token, widget.spec.hostname);
+    });
+
+    it('is not a credential of the /v1 API', async () => {
+      const widget = await createWidget();
+      const session = await minted(widget.metadata.id);
+      assertStatus(await api.request('GET', widgetsPath(), { token: session.token }), 401, Code.UNAUTHENTICATED);
+    });
+
     it('refuses an API key token', async () => {
       const widget = await createWidget();
       await refused(token, widget.spec.hostname);
@@ -250,6 +270,18 @@ describe('widget sessions', () => {
       assert.equal(await api.services.widgetSessions.widgetByHostname(uniqueHostname('absent')), null);
     });
 
+    it('answers a create and a hostname change made on this node at once', async () => {
+      const hostname = uniqueHostname('soon');
+      assert.equal(await api.services.widgetSessions.widgetByHostname(hostname), null);
+      const widget = await createWidget(hostname);
+      assert.equal((await api.services.widgetSessions.widgetByHostname(hostname))?.widgetId, widget.metadata.id);
+      const moved = uniqueHostname('moved');
+      assert.equal(await api.services.widgetSessions.widgetByHostname(moved), null);
+      assert.equal((await call('PATCH', `${widgetsPath()}/${widget.metadata.id}`, { body: { spec: { hostname: moved } } })).status, 200);
+      assert.equal(await api.services.widgetSessions.widgetByHostname(hostname), null);
+      assert.equal((await api.services.widgetSessions.widgetByHostname(moved))?.widgetId, widget.metadata.id);
+    });
+
     it('answers a change made on this node at once', async () => {
       const widget = await createWidget();
       await api.services.widgetSessions.widgetByHostname(widget.spec.hostname);
@@ -258,6 +290,23 @@ describe('widget sessions', () => {
       const hosted = await api.services.widgetSessions.widgetByHostname(widget.spec.hostname);
       assert.equal(hosted?.title, 'Help');
       assert.equal(hosted?.allowVisitorApprovals, true);
+    });
+  });
+
+  describe('WidgetSessionSweeper', () => {
+    it('deletes expired sessions in batches and keeps current ones', async () => {
+      const widget = await createWidget();
+      const expiring = await Promise.all([1, 2, 3].map(() => minted(widget.metadata.id, { ttlSeconds: 1 })));
+      const current = await minted(widget.metadata.id);
+      const expiresAt = Math.max(...expiring.map((session) => Date.parse(session.expiresAt)));
+      while (Date.now() <= expiresAt) await new Promise((resolve) => setTimeout(resolve, expiresAt - Date.now() + 10));
+      const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+      const sweeper = new WidgetSessionSweeper({ sessions: api.services.widgetSessions, logger: quiet, batchSize: 2 });
+      assert.ok((await sweeper.sweepOnce()) >= 3);
+      const ids = [...expiring, current].map((session) => session.sessionId);
+      const rows: Array<{ id: string }> = await api.dataSource.query('SELECT id FROM widget_sessions WHERE id = ANY($1)', [ids]);
+      assert.deepEqual(rows.map((row) => row.id), [current.sessionId]);
+      assert.equal((await api.services.widgetSessions.verify(current.token, widget.spec.hostname)).sessionId, current.sessionId);
     });
   });
 

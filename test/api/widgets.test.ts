@@ -5,7 +5,6 @@
 // workspace, the theme's default, and the route guards.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { parseWidgetBaseUrl, ConfigError } from '../../src/config';
 import { startTestApi, type TestApi } from '../support/api';
 import { assertError, createAgent, describeGuards, workspaceFixture, type GuardedRoute } from '../support/agents-world';
 import { Code, missingId } from '../support/fixtures';
@@ -215,16 +214,6 @@ describe('widgets', () => {
       assertError(await api.request('GET', path, { token: ws.token }), 404, Code.NOT_FOUND, `widget ${widget.metadata.id} not found`);
       assertError(await api.request('DELETE', path, { token: ws.token }), 404, Code.NOT_FOUND, `widget ${widget.metadata.id} not found`);
       await createWidget({ hostname: widget.spec.hostname });
-    });
-  });
-
-  describe('AGENTRT_WIDGET_BASE_URL', () => {
-    it('takes an http(s) template with {hostname} in the host and nothing after the port', () => {
-      assert.equal(parseWidgetBaseUrl('http://{hostname}:8080'), 'http://{hostname}:8080');
-      assert.equal(parseWidgetBaseUrl('https://{hostname}/'), 'https://{hostname}');
-      for (const bad of ['http://localhost:8080', 'ftp://{hostname}', 'http://{hostname}:8080/chat', 'http://{hostname}?x=1', 'http://example.com/{hostname}', 'not a url {hostname}']) {
-        assert.throws(() => parseWidgetBaseUrl(bad), ConfigError, bad);
-      }
     });
   });
 

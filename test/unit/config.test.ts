@@ -1,7 +1,7 @@
 // Configuration read from the environment (src/config.ts): the event
 // retention of OBJECTIVE_EVENTS, a duration with a default and a floor; the
 // objectives' default token cap; the episodic sweep's interval; NATS_URL, a
-// comma-separated list of servers.
+// comma-separated list of servers; the widget base URL template.
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig, parseNatsServers } from '../../src/config';
 
@@ -65,5 +65,23 @@ describe('loadConfig: NATS_URL', () => {
     }
     assert.throws(() => loadConfig({ NATS_URL: 'nats://a:4222,nats://b:4222' + ',' }), /NATS_URL \(entry 3\)/);
     assert.throws(() => loadConfig({ NATS_URL: 'nats://user:s3cret@a:4222/x' }), (error: unknown) => error instanceof ConfigError && !error.message.includes('s3cret') && error.message.includes('***@a:4222'));
+  });
+});
+
+describe('loadConfig: AGENTRT_WIDGET_BASE_URL', () => {
+  it('is undefined when unset (widget base URL https://<hostname>)', () => {
+    assert.equal(loadConfig({}).widgetBaseUrl, undefined);
+  });
+
+  it('takes an http(s) template with {hostname} in the host and nothing after the port', () => {
+    assert.equal(loadConfig({ AGENTRT_WIDGET_BASE_URL: 'http://{hostname}:8080' }).widgetBaseUrl, 'http://{hostname}:8080');
+    assert.equal(loadConfig({ AGENTRT_WIDGET_BASE_URL: 'https://{hostname}/' }).widgetBaseUrl, 'https://{hostname}');
+    assert.equal(loadConfig({ AGENTRT_WIDGET_BASE_URL: 'http://{hostname}.localtest.me:8080' }).widgetBaseUrl, 'http://{hostname}.localtest.me:8080');
+  });
+
+  it('refuses other values, naming the variable', () => {
+    for (const raw of ['http://localhost:8080', 'ftp://{hostname}', 'http://{hostname}:8080/chat', 'http://{hostname}?x=1', 'http://{hostname}#x', 'http://example.com/{hostname}', 'not a url {hostname}', 'http://u:p@{hostname}']) {
+      assert.throws(() => loadConfig({ AGENTRT_WIDGET_BASE_URL: raw }), (error: unknown) => error instanceof ConfigError && error.message.startsWith('AGENTRT_WIDGET_BASE_URL must be a URL template'), raw);
+    }
   });
 });
