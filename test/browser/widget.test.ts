@@ -137,16 +137,18 @@ describe('widget page in Chromium (fake widget host)', function () {
 
     await startHost({ allowVisitorApprovals: true });
     ({ chat } = await embed(host.mint()));
-    await chat.fill('#chat-input', 'ASK cancel_order\nSAY Cancelled.');
+    await chat.fill('#chat-input', 'ASK cancel_order\nASK refund_order\nSAY Cancelled, not refunded.');
     await chat.press('#chat-input', 'Enter');
     const approve = await chat.waitForSelector('button:text("Approve")');
     assert.equal(await chat.evaluate(() => document.activeElement?.textContent), 'Approve', 'the prompt takes focus');
-    assert.ok(await chat.$('button:text("Deny")'));
+    assert.match(await chat.textContent('#chat-log [role="group"]') ?? '', /The assistant wants to use cancel order\. Do you allow it\?/);
     await approve.press('Enter');
-    await chat.waitForSelector('.msg-assistant:text("Cancelled.")');
-    assert.deepEqual(host.decisions.map((d) => d.verdict), ['approve']);
+    await chat.waitForSelector('text=The assistant wants to use refund order. Do you allow it?');
+    await chat.click('button:text("Deny")');
+    await chat.waitForSelector('.msg-assistant:text("Cancelled, not refunded.")');
+    assert.deepEqual(host.decisions.map((d) => d.verdict), ['approve', 'deny']);
     assert.equal(await chat.$$eval('#chat-log button', (b) => b.length), 0);
-    assert.ok(await chat.$('text=cancel order: Done'));
+    assert.deepEqual(await chat.$$eval('#chat-log .note', (nodes) => nodes.map((n) => n.textContent)), ['cancel order: Done', 'refund order: not allowed']);
   });
 
   it('resumes a dropped stream with Last-Event-ID, losing and repeating nothing', async () => {
