@@ -158,10 +158,21 @@ describe('widget page in Chromium (fake widget host)', function () {
     await chat.press('#chat-input', 'Enter');
     await chat.waitForSelector('.msg-assistant:text("one")');
     host.cutStreams();
-    await chat.waitForSelector('#chat-status:text("Reconnecting")');
     host.release();
     await chat.waitForSelector('.msg-assistant:text("three")');
     assert.deepEqual(await messages(chat), ['user: You: SAY one\nWAIT\nSAY two\nSAY three', 'assistant: Assistant: one', 'assistant: Assistant: two', 'assistant: Assistant: three']);
+    assert.deepEqual(host.streamRequests.map((r) => r.lastEventId), [null, '2']);
+  });
+
+  it('comes back when the server ends the stream before the objective rests', async () => {
+    const { chat } = await embed(host.mint());
+    await chat.fill('#chat-input', 'SAY one\nWAIT\nSAY two');
+    await chat.press('#chat-input', 'Enter');
+    await chat.waitForSelector('.msg-assistant:text("one")');
+    host.endStreams();
+    host.release();
+    await chat.waitForSelector('.msg-assistant:text("two")');
+    assert.deepEqual(await messages(chat), ['user: You: SAY one\nWAIT\nSAY two', 'assistant: Assistant: one', 'assistant: Assistant: two']);
     assert.deepEqual(host.streamRequests.map((r) => r.lastEventId), [null, '2']);
   });
 

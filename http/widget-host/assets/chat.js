@@ -46,7 +46,7 @@
   }
 
   function save() {
-    if (state.objectiveId && parent !== window) parent.postMessage({ type: 'agentrt-widget:objective', objectiveId: state.objectiveId }, '*');
+    if (parent !== window) parent.postMessage({ type: 'agentrt-widget:objective', objectiveId: state.objectiveId }, '*');
     try {
       sessionStorage.setItem(KEY, JSON.stringify({ token: state.token, objectiveId: state.objectiveId }));
     } catch { /* storage may be unavailable; the session then lasts for this page only */ }
@@ -221,6 +221,15 @@
 
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+  /** Waits `ms`, or less if the browser comes back online. */
+  function pause(ms) {
+    return new Promise((resolve) => {
+      const done = () => { clearTimeout(timer); removeEventListener('online', done); resolve(); };
+      const timer = setTimeout(done, ms);
+      addEventListener('online', done);
+    });
+  }
+
   /** Reads one SSE response; returns when it ends (throws when the connection drops). */
   async function readStream(res) {
     const reader = res.body.getReader();
@@ -282,6 +291,8 @@
             await readStream(res);
             wait = 250;
             empties = 0;
+            // Closed before the objective rested (a node stopping, a proxy): come back after a pause.
+            if (!state.finished) dropped = true;
           }
         } catch (err) {
           if (err instanceof HttpError && err.status !== 429 && err.status < 500) throw err;
@@ -291,16 +302,25 @@
         if (dropped) {
           status.dataset.reconnecting = '1';
           status.textContent = 'Connection lost. Reconnecting…';
-          await Promise.race([sleep(wait), new Promise((resolve) => addEventListener('online', resolve, { once: true }))]);
+          await pause(wait);
           wait = Math.min(wait * 2, 5000);
         }
       }
     } catch (err) {
       addNote(plainError(err), true);
       if (err instanceof HttpError && err.status === 401) stop();
+      if (err instanceof HttpError && err.status === 404) forgetObjective();
     } finally {
       state.streaming = false;
     }
+  }
+
+  /** The next message starts a new conversation (this one is gone). */
+  function forgetObjective() {
+    state.objectiveId = null;
+    state.lastSequence = 0;
+    save();
+    setBusy(false);
   }
 
   function stop() {

@@ -24,8 +24,11 @@
   addEventListener('message', (event) => {
     if (event.origin !== origin || event.source !== frame.contentWindow) return;
     const msg = event.data;
-    if (msg && msg.type === 'agentrt-widget:objective' && typeof msg.objectiveId === 'string') {
-      try { sessionStorage.setItem(key, msg.objectiveId); } catch { /* no storage: a reload starts a new conversation */ }
+    if (msg && msg.type === 'agentrt-widget:objective') {
+      try {
+        if (typeof msg.objectiveId === 'string') sessionStorage.setItem(key, msg.objectiveId);
+        else sessionStorage.removeItem(key);
+      } catch { /* no storage: a reload starts a new conversation */ }
       return;
     }
     if (!msg || msg.type !== 'agentrt-widget:height' || !Number.isFinite(msg.height)) return;

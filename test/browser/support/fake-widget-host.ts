@@ -10,7 +10,6 @@ import http from 'node:http';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import type { Socket } from 'node:net';
 
 export const ASSETS_DIR = path.join(__dirname, '..', '..', '..', 'http', 'widget-host', 'assets');
 const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
@@ -47,7 +46,8 @@ export class FakeWidgetHost {
   private readonly server: http.Server;
   private readonly tokens = new Map<string, { expired: boolean }>();
   private readonly objectives = new Map<string, FakeObjective>();
-  private readonly streams = new Set<Socket>();
+  /** Open event streams, each with what stops it (no event is written to it afterwards). */
+  private readonly streams = new Map<http.ServerResponse, () => void>();
   private waiting: Array<() => void> = [];
   private nextId = 1;
 
@@ -85,8 +85,18 @@ export class FakeWidgetHost {
 
   /** Drops every open event stream, as a network failure would. */
   cutStreams(): void {
-    for (const socket of this.streams) socket.destroy();
-    this.streams.clear();
+    for (const [res, stop] of this.streams) {
+      stop();
+      res.socket?.destroy();
+    }
+  }
+
+  /** Ends every open event stream cleanly before the objective rests, as a node stopping does. */
+  endStreams(): void {
+    for (const [res, stop] of this.streams) {
+      stop();
+      res.end();
+    }
   }
 
   async close(): Promise<void> {
@@ -172,17 +182,20 @@ export class FakeWidgetHost {
     if (isEnd(newest) && newest!.sequence <= Number(lastEventId ?? 0)) return void res.writeHead(204).end();
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     res.write('retry: 1000\n\n');
-    this.streams.add(res.socket!);
     const send = (event: FakeEvent) => {
       res.write(`id: ${event.sequence}\ndata: ${JSON.stringify(event)}\n\n`);
       if (isEnd(event)) finish();
     };
-    const finish = () => {
+    const stop = () => {
       objective.listeners.delete(send);
-      this.streams.delete(res.socket!);
+      this.streams.delete(res);
+    };
+    const finish = () => {
+      stop();
       res.end();
     };
-    res.on('close', () => objective.listeners.delete(send));
+    this.streams.set(res, stop);
+    res.on('close', stop);
     for (const event of objective.events.filter((e) => e.sequence > after)) {
       send(event);
       if (res.writableEnded) return;
