@@ -1,2 +1,402 @@
-// Placeholder of the widget host's branch (h-widget-host): the chat page's script is written on h-widget-page, whose file wins on merge.
+// The visitor's chat page of an agentrt widget (no build step, no libraries).
+// The session token arrives in the fragment (#session=<token>), leaves the
+// address bar at once and lives in sessionStorage (a reload keeps it). Answers
+// stream over SSE read with fetch, since EventSource cannot send a bearer; a
+// dropped stream reconnects with Last-Event-ID and events are deduplicated by
+// their sequence, so no message is lost or shown twice.
 'use strict';
+(() => {
+  const KEY = 'agentrt.widget';
+  const $ = (id) => document.getElementById(id);
+  const log = $('chat-log');
+  const form = $('chat-form');
+  const input = $('chat-input');
+  const send = $('chat-send');
+  const status = $('chat-status');
+
+  const state = {
+    token: null,
+    objectiveId: null,
+    lastSequence: 0,
+    allowApprovals: false,
+    streaming: false,
+    pendingMessages: 0,
+    finished: true,
+    stopped: false,
+    toolNames: [],
+    tools: new Map(),
+  };
+
+  // ---- session ------------------------------------------------------------
+
+  function loadSession() {
+    let saved = {};
+    try { saved = JSON.parse(sessionStorage.getItem(KEY) || '{}') || {}; } catch { saved = {}; }
+    const hash = new URLSearchParams(location.hash.slice(1));
+    const fromHash = hash.get('session');
+    if (fromHash) {
+      history.replaceState(null, '', location.pathname + location.search);
+      if (fromHash !== saved.token) saved = { token: fromHash };
+      // widget.js keeps the conversation in the embedding page, for browsers that deny storage to frames.
+      if (hash.get('objective')) saved.objectiveId = hash.get('objective');
+    }
+    state.token = saved.token || null;
+    state.objectiveId = saved.objectiveId || null;
+    save();
+  }
+
+  function save() {
+    if (parent !== window) parent.postMessage({ type: 'agentrt-widget:objective', objectiveId: state.objectiveId }, '*');
+    try {
+      sessionStorage.setItem(KEY, JSON.stringify({ token: state.token, objectiveId: state.objectiveId }));
+    } catch { /* storage may be unavailable; the session then lasts for this page only */ }
+  }
+
+  // ---- HTTP ---------------------------------------------------------------
+
+  class HttpError extends Error {
+    constructor(status, message) { super(message); this.status = status; }
+  }
+
+  async function api(method, path, body) {
+    const headers = { Authorization: `Bearer ${state.token}` };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    let json = null;
+    try { json = text ? JSON.parse(text) : null; } catch { json = null; }
+    if (!res.ok) throw new HttpError(res.status, (json && json.message) || res.statusText);
+    return json;
+  }
+
+  function plainError(err) {
+    if (err instanceof HttpError) {
+      if (err.status === 401) return 'This chat session has expired or is not valid. Please reload the page you came from to start a new one.';
+      if (err.status === 403) return 'This chat is not allowed to do that.';
+      if (err.status === 404) return 'This conversation could not be found.';
+      if (err.status === 429) return 'Too many messages at once. Please wait a moment and try again.';
+      if (err.status >= 500) return 'The chat service is having trouble. Please try again in a moment.';
+      return `That did not work: ${err.message}`;
+    }
+    return 'The chat service could not be reached. Please check your connection and try again.';
+  }
+
+  // ---- rendering ------------------------------------------------------------
+
+  function scrollToEnd() { log.scrollTop = log.scrollHeight; }
+
+  function addMessage(role, text) {
+    const p = document.createElement('p');
+    p.className = `msg msg-${role}`;
+    const who = document.createElement('span');
+    who.className = 'sr-only';
+    who.textContent = role === 'user' ? 'You: ' : 'Assistant: ';
+    p.append(who, document.createTextNode(text));
+    p.dataset.role = role;
+    log.append(p);
+    scrollToEnd();
+    return p;
+  }
+
+  function addNote(text, isError) {
+    const p = document.createElement('p');
+    p.className = isError ? 'note note-error' : 'note';
+    p.textContent = text;
+    log.append(p);
+    scrollToEnd();
+    return p;
+  }
+
+  const friendly = (name) => String(name || 'a tool').replace(/[_-]+/g, ' ').trim();
+
+  /** The activity line of a tool call, made on first sight of its id. */
+  function tool(toolCallId) {
+    let entry = state.tools.get(toolCallId);
+    if (!entry) {
+      const name = friendly(state.toolNames.shift());
+      entry = { name, line: addNote(`Looking up ${name}…`, false) };
+      entry.line.dataset.toolCallId = toolCallId;
+      state.tools.set(toolCallId, entry);
+    }
+    return entry;
+  }
+
+  function askApproval(toolCallId) {
+    const entry = tool(toolCallId);
+    status.textContent = state.allowApprovals ? 'Waiting for your answer…' : 'Waiting for a team member…';
+    if (!state.allowApprovals) {
+      entry.line.textContent = `Waiting for a team member to allow ${entry.name}…`;
+      return;
+    }
+    entry.line.textContent = '';
+    entry.line.className = 'note approval';
+    entry.line.setAttribute('role', 'group');
+    const question = document.createElement('span');
+    question.id = `approve-q-${toolCallId}`;
+    question.textContent = `The assistant wants to use ${entry.name}. Do you allow it?`;
+    entry.line.setAttribute('aria-labelledby', question.id);
+    const approve = document.createElement('button');
+    approve.type = 'button';
+    approve.textContent = 'Approve';
+    const deny = document.createElement('button');
+    deny.type = 'button';
+    deny.className = 'secondary';
+    deny.textContent = 'Deny';
+    const decide = async (verdict) => {
+      approve.disabled = deny.disabled = true;
+      try {
+        await api('PUT', `/api/objectives/${encodeURIComponent(state.objectiveId)}/tool_calls/${encodeURIComponent(toolCallId)}/${verdict}`, {});
+      } catch (err) {
+        approve.disabled = deny.disabled = false;
+        addNote(plainError(err), true);
+        return;
+      }
+      setBusy(true);
+      input.focus();
+    };
+    approve.addEventListener('click', () => decide('approve'));
+    deny.addEventListener('click', () => decide('deny'));
+    entry.line.append(question, approve, deny);
+    approve.focus();
+  }
+
+  function settleApproval(toolCallId, text) {
+    const entry = tool(toolCallId);
+    entry.line.className = 'note';
+    entry.line.removeAttribute('role');
+    entry.line.removeAttribute('aria-labelledby');
+    entry.line.textContent = text;
+  }
+
+  function render(event) {
+    const data = event.data || {};
+    const kind = String(data.type || '').replace('OBJECTIVE_EVENT_TYPE_', '');
+    switch (kind) {
+      case 'USER_MESSAGE':
+        state.pendingMessages = Math.max(0, state.pendingMessages - 1);
+        state.finished = false;
+        addMessage('user', (data.userMessage && data.userMessage.content) || '');
+        setBusy(true);
+        break;
+      case 'ASSISTANT_MESSAGE': {
+        const msg = data.assistantMessage || {};
+        if (msg.content) addMessage('assistant', msg.content);
+        for (const call of msg.toolCalls || []) state.toolNames.push(call.functionName || call.tool);
+        break;
+      }
+      case 'TOOL_CALLED': tool(data.toolCalled.toolCallId); break;
+      case 'TOOL_RESULT': tool(data.toolResult.toolCallId).line.textContent = `${tool(data.toolResult.toolCallId).name}: Done`; break;
+      case 'TOOL_ERROR': {
+        const entry = tool(data.toolError.toolCallId);
+        entry.line.textContent = `That did not work: ${data.toolError.message || entry.name}`;
+        entry.line.className = 'note note-error';
+        break;
+      }
+      case 'TOOL_APPROVAL_REQUESTED': askApproval(data.toolApprovalRequested.toolCallId); break;
+      case 'TOOL_APPROVED': settleApproval(data.toolApproved.toolCallId, `${tool(data.toolApproved.toolCallId).name}: allowed`); break;
+      case 'TOOL_DENIED': settleApproval(data.toolDenied.toolCallId, `${tool(data.toolDenied.toolCallId).name}: not allowed`); break;
+      case 'ERROR': {
+        const err = data.error || {};
+        if (err.retryAt) addNote('The assistant is having trouble answering and will try again shortly.', false);
+        else addNote(`Sorry, something went wrong: ${err.message || 'unknown error'}`, true);
+        break;
+      }
+      case 'CANCELLED': addNote('The conversation was stopped.', false); break;
+      case 'FINALIZED': {
+        state.finished = true;
+        const end = (data.finalized && data.finalized.status) || '';
+        if (/FAILED/.test(end)) addNote('The assistant could not finish this answer. You can try again.', true);
+        setBusy(false);
+        break;
+      }
+      default: break;
+    }
+  }
+
+  function setBusy(busy) {
+    status.textContent = busy ? 'The assistant is answering…' : '';
+  }
+
+  // ---- the event stream -----------------------------------------------------
+
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  /** Waits `ms`, or less if the browser comes back online. */
+  function pause(ms) {
+    return new Promise((resolve) => {
+      const done = () => { clearTimeout(timer); removeEventListener('online', done); resolve(); };
+      const timer = setTimeout(done, ms);
+      addEventListener('online', done);
+    });
+  }
+
+  /** Reads one SSE response; returns when it ends (throws when the connection drops). */
+  async function readStream(res) {
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    let data = [];
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true });
+      const lines = buffer.split(/\r\n|\r|\n/);
+      buffer = lines.pop();
+      for (const line of lines) {
+        if (line === '') {
+          if (data.length) dispatch(data.join('\n'));
+          data = [];
+        } else if (line.startsWith('data:')) {
+          data.push(line.slice(line[5] === ' ' ? 6 : 5));
+        }
+      }
+    }
+  }
+
+  function dispatch(text) {
+    let event;
+    try { event = JSON.parse(text); } catch { return; }
+    const sequence = Number(event.sequence);
+    if (!Number.isFinite(sequence) || sequence <= state.lastSequence) return; // seen already
+    state.lastSequence = sequence;
+    try { render(event); } catch { /* an event of an unexpected shape is skipped, not fatal to the stream */ }
+  }
+
+  /** Keeps one stream open until the objective rests (FINALIZED, nothing sent since). */
+  async function stream() {
+    if (state.streaming || !state.objectiveId) return;
+    state.streaming = true;
+    let wait = 250;
+    let empties = 0;
+    try {
+      while (!state.stopped) {
+        let dropped = false;
+        try {
+          const headers = { Authorization: `Bearer ${state.token}`, Accept: 'text/event-stream' };
+          if (state.lastSequence > 0) headers['Last-Event-ID'] = String(state.lastSequence);
+          const res = await fetch(`/api/objectives/${encodeURIComponent(state.objectiveId)}/events/stream`, { headers, cache: 'no-store' });
+          if (res.status === 204) {
+            // Finished with nothing new. A message just sent may not be readable yet: ask again a few times.
+            state.finished = true;
+            if (state.pendingMessages > 0 && empties < 5) { empties += 1; await sleep(250 * 2 ** empties); continue; }
+            state.pendingMessages = 0;
+            setBusy(false);
+          }
+          else if (!res.ok) {
+            const err = new HttpError(res.status, res.statusText);
+            if (res.status < 500 && res.status !== 429) throw err;
+            dropped = true;
+          } else {
+            if (status.dataset.reconnecting) { delete status.dataset.reconnecting; setBusy(!state.finished); }
+            await readStream(res);
+            wait = 250;
+            empties = 0;
+            // Closed before the objective rested (a node stopping, a proxy): come back after a pause.
+            if (!state.finished) dropped = true;
+          }
+        } catch (err) {
+          if (err instanceof HttpError && err.status !== 429 && err.status < 500) throw err;
+          dropped = true;
+        }
+        if (!dropped && state.finished && state.pendingMessages === 0) return;
+        if (dropped) {
+          status.dataset.reconnecting = '1';
+          status.textContent = 'Connection lost. Reconnecting…';
+          await pause(wait);
+          wait = Math.min(wait * 2, 5000);
+        }
+      }
+    } catch (err) {
+      addNote(plainError(err), true);
+      if (err instanceof HttpError && err.status === 401) stop();
+      if (err instanceof HttpError && err.status === 404) forgetObjective();
+    } finally {
+      state.streaming = false;
+    }
+  }
+
+  /** The next message starts a new conversation (this one is gone). */
+  function forgetObjective() {
+    state.objectiveId = null;
+    state.lastSequence = 0;
+    save();
+    setBusy(false);
+  }
+
+  function stop() {
+    state.stopped = true;
+    input.disabled = send.disabled = true;
+    setBusy(false);
+  }
+
+  // ---- sending --------------------------------------------------------------
+
+  async function submit() {
+    const content = input.value.trim();
+    if (!content || state.stopped || send.disabled) return;
+    send.disabled = true;
+    try {
+      if (state.objectiveId) {
+        await api('POST', `/api/objectives/${encodeURIComponent(state.objectiveId)}/messages`, { content });
+      } else {
+        const objective = await api('POST', '/api/objectives', { content });
+        state.objectiveId = (objective && objective.metadata && objective.metadata.id) || (objective && objective.id);
+        save();
+      }
+      state.pendingMessages += 1;
+      input.value = '';
+      setBusy(true);
+      stream();
+    } catch (err) {
+      addNote(plainError(err), true);
+      if (err instanceof HttpError && err.status === 401) stop();
+    } finally {
+      if (!state.stopped) send.disabled = false;
+      input.focus();
+    }
+  }
+
+  form.addEventListener('submit', (event) => { event.preventDefault(); submit(); });
+  input.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      submit();
+    }
+  });
+
+  // ---- widget settings, theme, size -------------------------------------------
+
+  function applyConfig(config) {
+    if (config.title) { $('chat-title').textContent = config.title; document.title = config.title; }
+    if (config.greeting) { const g = $('chat-greeting'); g.textContent = config.greeting; g.hidden = false; }
+    const theme = String(config.theme || '').toLowerCase();
+    document.documentElement.dataset.theme = theme.includes('dark') ? 'dark' : theme.includes('light') ? 'light' : 'auto';
+    state.allowApprovals = config.allowVisitorApprovals === true;
+  }
+
+  /** The widget's settings, which the host places in the page as a JSON data block. */
+  function loadConfig() {
+    const block = document.getElementById('agentrt-widget-config');
+    try { return JSON.parse((block && block.textContent) || '{}') || {}; } catch { return {}; }
+  }
+
+  function reportHeight() {
+    if (parent === window) return;
+    // The height is no secret, so any embedding page may read it; widget.js checks our origin.
+    parent.postMessage({ type: 'agentrt-widget:height', height: Math.ceil(document.documentElement.scrollHeight) }, '*');
+  }
+
+  function start() {
+    new ResizeObserver(reportHeight).observe(document.body);
+    loadSession();
+    if (!state.token) {
+      addNote('This chat needs a session. Please open it from the website you came from.', true);
+      stop();
+      return;
+    }
+    applyConfig(loadConfig());
+    if (state.objectiveId) stream();
+  }
+
+  start();
+})();

@@ -1,0 +1,268 @@
+// A stand-in for the widget host, for the page's own browser tests: it serves
+// the real asset files the way the host does (GET /, /widget.js, /assets/<file>,
+// CSP frame-ancestors, CORS only for allowed origins) and a fake /api whose
+// objectives follow a tiny script the test controls, so the page's logic
+// (streaming, resume, dedupe, approvals, errors) is tested in a browser on its own.
+//
+// Script lines: SAY <text> | CALL <tool> | CALLFAIL <tool> <message> | ASK <tool>
+// (approval; waits for the visitor) | WAIT (until release()) | FAIL <message>.
+import http from 'node:http';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+
+export const ASSETS_DIR = path.join(__dirname, '..', '..', '..', 'http', 'widget-host', 'assets');
+const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
+
+export interface WidgetSettings {
+  title: string;
+  greeting: string;
+  theme: string;
+  allowVisitorApprovals: boolean;
+}
+
+export interface FakeWidgetHostOptions {
+  allowedOrigins: string[];
+  widget: WidgetSettings;
+}
+
+interface FakeEvent { sequence: number; data: Record<string, unknown> }
+
+interface FakeObjective {
+  id: string;
+  token: string;
+  events: FakeEvent[];
+  listeners: Set<(event: FakeEvent) => void>;
+  decisions: Map<string, (verdict: 'approve' | 'deny') => void>;
+}
+
+export interface StreamRequest { objectiveId: string; lastEventId: string | null }
+
+export class FakeWidgetHost {
+  readonly streamRequests: StreamRequest[] = [];
+  readonly decisions: Array<{ toolCallId: string; verdict: string }> = [];
+  /** On a resume, also send the event the client says it has (a server repeating itself must not show twice). */
+  repeatOnResume = false;
+  private readonly server: http.Server;
+  private readonly tokens = new Map<string, { expired: boolean }>();
+  private readonly objectives = new Map<string, FakeObjective>();
+  /** Open event streams, each with what stops it (no event is written to it afterwards). */
+  private readonly streams = new Map<http.ServerResponse, () => void>();
+  private waiting: Array<() => void> = [];
+  private nextId = 1;
+
+  private constructor(private readonly options: FakeWidgetHostOptions) {
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch((err: Error) => {
+        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 13, message: err.message }));
+      });
+    });
+  }
+
+  static async start(options: FakeWidgetHostOptions): Promise<FakeWidgetHost> {
+    const host = new FakeWidgetHost(options);
+    await new Promise<void>((resolve) => host.server.listen(0, '127.0.0.1', resolve));
+    return host;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** A session token, valid unless `expired`. */
+  mint(expired = false): string {
+    const token = `tok-${this.nextId++}-${Math.random().toString(36).slice(2)}`;
+    this.tokens.set(token, { expired });
+    return token;
+  }
+
+  /** Lets every objective waiting on a WAIT line go on. */
+  release(): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const resolve of waiting) resolve();
+  }
+
+  /** Drops every open event stream, as a network failure would. */
+  cutStreams(): void {
+    for (const [res, stop] of this.streams) {
+      stop();
+      res.socket?.destroy();
+    }
+  }
+
+  /** Ends every open event stream cleanly before the objective rests, as a node stopping does. */
+  endStreams(): void {
+    for (const [res, stop] of this.streams) {
+      stop();
+      res.end();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.cutStreams();
+    this.release();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    if (url.pathname.startsWith('/api/')) return this.api(req, res, url);
+    const file = url.pathname === '/' ? 'chat.html' : url.pathname === '/widget.js' ? 'widget.js' : /^\/assets\/[a-z-]+\.(css|js)$/.test(url.pathname) ? url.pathname.slice(8) : null;
+    if (req.method !== 'GET' || !file) return void res.writeHead(404).end();
+    let body = await readFile(path.join(ASSETS_DIR, file));
+    if (file === 'chat.html') {
+      // The host places the widget's settings before </head> as a JSON data block, as the real one does.
+      const block = `<script type="application/json" id="agentrt-widget-config">${JSON.stringify({ ...this.options.widget, apiBase: '/api' }).replace(/</g, '\\u003c')}</script>`;
+      body = Buffer.from(body.toString('utf8').replace('</head>', `${block}\n</head>`));
+    }
+    res.writeHead(200, {
+      'content-type': TYPES[path.extname(file)],
+      'content-security-policy': `frame-ancestors ${this.options.allowedOrigins.join(' ')}`,
+      'x-content-type-options': 'nosniff',
+    });
+    res.end(body);
+  }
+
+  private cors(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const origin = req.headers.origin;
+    if (origin && this.options.allowedOrigins.includes(origin)) {
+      res.setHeader('access-control-allow-origin', origin);
+      res.setHeader('vary', 'Origin');
+    }
+  }
+
+  private async api(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+    this.cors(req, res);
+    if (req.method === 'OPTIONS') {
+      if (res.hasHeader('access-control-allow-origin')) {
+        res.setHeader('access-control-allow-methods', 'GET, POST, PUT');
+        res.setHeader('access-control-allow-headers', 'authorization, content-type, last-event-id');
+      }
+      return void res.writeHead(204).end();
+    }
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    const session = this.tokens.get(token);
+    if (!session || session.expired) return this.status(res, 401, 16, 'the widget session token is expired or not valid');
+    const body = req.method === 'GET' ? {} : await readJson(req);
+    const parts = url.pathname.split('/').filter(Boolean).slice(1); // after "api"
+    if (req.method === 'POST' && parts.join('/') === 'objectives') {
+      const objective: FakeObjective = { id: `obj_${this.nextId++}`, token, events: [], listeners: new Set(), decisions: new Map() };
+      this.objectives.set(objective.id, objective);
+      this.run(objective, String(body.content ?? ''));
+      return this.json(res, 201, { id: objective.id, status: 'OBJECTIVE_STATUS_RUNNING' });
+    }
+    const objective = this.objectives.get(parts[1] ?? '');
+    if (parts[0] !== 'objectives' || !objective || objective.token !== token) return this.status(res, 404, 5, 'objective not found');
+    if (req.method === 'POST' && parts[2] === 'messages') {
+      this.run(objective, String(body.content ?? ''));
+      return this.json(res, 200, {});
+    }
+    if (req.method === 'GET' && parts.slice(2).join('/') === 'events/stream') return this.stream(req, res, objective);
+    if (req.method === 'PUT' && parts[2] === 'tool_calls' && (parts[4] === 'approve' || parts[4] === 'deny')) {
+      if (!this.options.widget.allowVisitorApprovals) return this.status(res, 403, 7, 'this widget does not let visitors approve or deny tool calls');
+      const decide = objective.decisions.get(parts[3] ?? '');
+      if (!decide) return this.status(res, 400, 9, 'tool call is not awaiting approval');
+      this.decisions.push({ toolCallId: parts[3] ?? '', verdict: parts[4] });
+      decide(parts[4]);
+      return this.json(res, 200, {});
+    }
+    return this.status(res, 404, 5, 'no route');
+  }
+
+  private stream(req: http.IncomingMessage, res: http.ServerResponse, objective: FakeObjective): void {
+    const header = req.headers['last-event-id'];
+    const lastEventId = typeof header === 'string' ? header : null;
+    this.streamRequests.push({ objectiveId: objective.id, lastEventId });
+    let after = lastEventId ? Number(lastEventId) : 0;
+    if (lastEventId && this.repeatOnResume) after -= 1;
+    const newest = objective.events.at(-1);
+    const isEnd = (event: FakeEvent | undefined) => event?.data.type === 'OBJECTIVE_EVENT_TYPE_FINALIZED' && event === objective.events.at(-1);
+    if (isEnd(newest) && newest!.sequence <= Number(lastEventId ?? 0)) return void res.writeHead(204).end();
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.write('retry: 1000\n\n');
+    const send = (event: FakeEvent) => {
+      res.write(`id: ${event.sequence}\ndata: ${JSON.stringify(event)}\n\n`);
+      if (isEnd(event)) finish();
+    };
+    const stop = () => {
+      objective.listeners.delete(send);
+      this.streams.delete(res);
+    };
+    const finish = () => {
+      stop();
+      res.end();
+    };
+    this.streams.set(res, stop);
+    res.on('close', stop);
+    for (const event of objective.events.filter((e) => e.sequence > after)) {
+      send(event);
+      if (res.writableEnded) return;
+    }
+    objective.listeners.add(send);
+  }
+
+  private emit(objective: FakeObjective, data: Record<string, unknown>): void {
+    const event = { sequence: objective.events.length + 1, data };
+    objective.events.push(event);
+    for (const listener of [...objective.listeners]) listener(event);
+  }
+
+  private async run(objective: FakeObjective, content: string): Promise<void> {
+    const ev = (kind: string, key: string, value: unknown) => this.emit(objective, { type: `OBJECTIVE_EVENT_TYPE_${kind}`, [key]: value });
+    ev('USER_MESSAGE', 'userMessage', { content });
+    let failed = false;
+    for (const line of content.split('\n')) {
+      const [word = '', ...rest] = line.trim().split(' ');
+      const text = rest.join(' ');
+      const callId = `toolcall_${this.nextId++}`;
+      const call = (name: string) => ev('ASSISTANT_MESSAGE', 'assistantMessage', { content: '', toolCalls: [{ functionName: name, arguments: '{}', tool: name }] });
+      if (word === 'SAY') ev('ASSISTANT_MESSAGE', 'assistantMessage', { content: text, toolCalls: [] });
+      else if (word === 'CALL') {
+        call(text);
+        ev('TOOL_CALLED', 'toolCalled', { toolCallId: callId });
+        ev('TOOL_RESULT', 'toolResult', { toolCallId: callId, content: 'ok', type: 'text' });
+      } else if (word === 'CALLFAIL') {
+        call(rest[0] ?? '');
+        ev('TOOL_CALLED', 'toolCalled', { toolCallId: callId });
+        ev('TOOL_ERROR', 'toolError', { toolCallId: callId, message: rest.slice(1).join(' ') });
+      } else if (word === 'ASK') {
+        call(text);
+        const verdict = await new Promise<'approve' | 'deny'>((resolve) => {
+          objective.decisions.set(callId, resolve);
+          ev('TOOL_APPROVAL_REQUESTED', 'toolApprovalRequested', { toolCallId: callId });
+        });
+        objective.decisions.delete(callId);
+        if (verdict === 'approve') {
+          ev('TOOL_APPROVED', 'toolApproved', { toolCallId: callId });
+          ev('TOOL_CALLED', 'toolCalled', { toolCallId: callId });
+          ev('TOOL_RESULT', 'toolResult', { toolCallId: callId, content: 'ok', type: 'text' });
+        } else ev('TOOL_DENIED', 'toolDenied', { toolCallId: callId, memo: '' });
+      } else if (word === 'WAIT') await new Promise<void>((resolve) => this.waiting.push(resolve));
+      else if (word === 'FAIL') {
+        ev('ERROR', 'error', { message: text, type: 'SCRIPT_FAILED' });
+        failed = true;
+        break;
+      }
+    }
+    ev('FINALIZED', 'finalized', { status: failed ? 'OBJECTIVE_STATUS_FAILED' : 'OBJECTIVE_STATUS_COMPLETED' });
+  }
+
+  private json(res: http.ServerResponse, status: number, body: unknown): void {
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  }
+
+  private status(res: http.ServerResponse, status: number, code: number, message: string): void {
+    this.json(res, status, { code, message, details: [] });
+  }
+}
+
+async function readJson(req: http.IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (!text) return {};
+  const value: unknown = JSON.parse(text);
+  return value && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+}

@@ -1,0 +1,246 @@
+// The visitor's chat page and widget.js in Debian's Chromium, against a fake
+// widget host (support/fake-widget-host.ts) that serves the real asset files
+// and an /api the test controls: embedding, sending, streaming, resume without
+// loss or repeats, approvals, errors, framing and CORS refusals, keyboard use.
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { BrowserContext, Frame, Page } from 'playwright-core';
+import { FakeWidgetHost, type WidgetSettings } from './support/fake-widget-host';
+import { launchChromium, type TestBrowser } from './support/chromium';
+import { VisitorSite } from './support/visitor-site';
+
+// The browser's globals in page.evaluate callbacks (the project compiles without the DOM lib).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+declare const document: any, getComputedStyle: (element: unknown) => { outlineStyle: string; backgroundColor: string };
+
+const SETTINGS: WidgetSettings = { title: 'Acme help', greeting: 'Hi! Ask me about your order.', theme: 'light', allowVisitorApprovals: false };
+
+describe('widget page in Chromium (fake widget host)', function () {
+  this.timeout(60_000);
+  let chrome: TestBrowser;
+  let site: VisitorSite;
+  let context: BrowserContext;
+  let host: FakeWidgetHost;
+  let customer: string;
+  let widgetOrigin: string;
+
+  const startHost = async (widget: Partial<WidgetSettings> = {}) => {
+    await host?.close();
+    host = await FakeWidgetHost.start({ allowedOrigins: [customer], widget: { ...SETTINGS, ...widget } });
+    widgetOrigin = `http://widget.test:${host.port}`;
+  };
+
+  before(async () => {
+    chrome = await launchChromium(['widget.test', 'customer.test', 'other.test']);
+    site = await VisitorSite.start();
+    customer = `http://customer.test:${site.port}`;
+  });
+  after(async () => {
+    await host?.close();
+    await site?.close();
+    await chrome?.close();
+  });
+  beforeEach(async () => {
+    await startHost();
+    context = await chrome.browser.newContext();
+  });
+  afterEach(async () => context?.close());
+
+  /** The customer's page with the widget.js snippet; answers the chat's frame once the page shows. */
+  async function embed(token: string): Promise<{ page: Page; chat: Frame }> {
+    site.page('/shop', `<!doctype html><html lang="en"><head><title>Shop</title></head><body><h1>Shop</h1>
+      <script src="${widgetOrigin}/widget.js" data-session="${token}"></script></body></html>`);
+    const page = await context.newPage();
+    await page.goto(`${customer}/shop`);
+    const element = await page.waitForSelector('iframe');
+    const chat = await element.contentFrame();
+    assert.ok(chat);
+    await chat.waitForSelector('#chat-input');
+    return { page, chat };
+  }
+
+  const messages = (chat: Frame) => chat.$$eval('#chat-log .msg', (nodes) => nodes.map((n) => `${n.getAttribute('data-role')}: ${n.textContent}`));
+
+  it('embeds with widget.js on an allowed origin: the visitor sends with Enter and sees the streamed answer', async () => {
+    const token = host.mint();
+    const { page, chat } = await embed(token);
+    assert.equal(await page.getAttribute('iframe', 'src'), `${widgetOrigin}/#session=${token}`);
+    assert.equal(chat.url(), `${widgetOrigin}/`, 'the token left the address bar');
+    assert.equal(await chat.textContent('h1'), 'Acme help');
+    assert.equal(await chat.textContent('#chat-greeting'), 'Hi! Ask me about your order.');
+
+    await chat.fill('#chat-input', 'SAY Your order ships tomorrow.');
+    await chat.press('#chat-input', 'Enter');
+    await chat.waitForSelector('.msg-assistant');
+    assert.deepEqual(await messages(chat), ['user: You: SAY Your order ships tomorrow.', 'assistant: Assistant: Your order ships tomorrow.']);
+    assert.equal(await chat.inputValue('#chat-input'), '');
+
+    await chat.fill('#chat-input', 'SAY Anything else?');
+    await chat.click('#chat-send');
+    await chat.waitForFunction(() => document.querySelectorAll('.msg-assistant').length === 2);
+    assert.equal((await messages(chat)).length, 4);
+    assert.equal(new Set(host.streamRequests.map((r) => r.objectiveId)).size, 1, 'the follow-up went to the same objective');
+
+    const height = await page.$eval('iframe', (f) => f.getBoundingClientRect().height);
+    const content = await chat.evaluate(() => document.documentElement.scrollHeight);
+    assert.equal(Math.round(height), content, 'widget.js sized the iframe from the page\'s height message');
+  });
+
+  it('is usable from the keyboard with labels, a live log and visible focus', async () => {
+    const { chat } = await embed(host.mint());
+    assert.equal(await chat.getAttribute('#chat-log', 'role'), 'log');
+    assert.equal(await chat.getAttribute('#chat-log', 'aria-live'), 'polite');
+    assert.equal(await chat.textContent('label[for="chat-input"]'), 'Your message');
+
+    const order: string[] = [];
+    await chat.focus('body');
+    for (let i = 0; i < 3; i++) {
+      await chat.page().keyboard.press('Tab');
+      order.push(await chat.evaluate(() => document.activeElement?.id ?? ''));
+    }
+    assert.deepEqual(order, ['chat-log', 'chat-input', 'chat-send']);
+    await chat.page().keyboard.press('Shift+Tab');
+    const outline = await chat.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+    assert.notEqual(outline, 'none', 'the focused textarea shows its focus');
+
+    await chat.page().keyboard.type('SAY first line');
+    await chat.page().keyboard.press('Shift+Enter');
+    await chat.page().keyboard.type('second line');
+    assert.equal(await chat.inputValue('#chat-input'), 'SAY first line\nsecond line', 'Shift+Enter starts a new line');
+    await chat.page().keyboard.press('Enter');
+    await chat.waitForSelector('.msg-assistant');
+    assert.equal(await chat.evaluate(() => document.activeElement?.id), 'chat-input', 'focus stays in the textarea after sending');
+  });
+
+  it('tells tool activity and errors in plain words', async () => {
+    const { chat } = await embed(host.mint());
+    await chat.fill('#chat-input', 'CALL order_status\nCALLFAIL refund_order the order was already refunded\nFAIL the model gave up');
+    await chat.press('#chat-input', 'Enter');
+    await chat.waitForFunction(() => /could not finish/.test(document.getElementById('chat-log')!.textContent ?? ''));
+    const notes = await chat.$$eval('#chat-log .note', (nodes) => nodes.map((n) => n.textContent));
+    assert.deepEqual(notes, [
+      'order status: Done',
+      'That did not work: the order was already refunded',
+      'Sorry, something went wrong: the model gave up',
+      'The assistant could not finish this answer. You can try again.',
+    ]);
+  });
+
+  it('asks the visitor to approve a tool call only when the widget allows it', async () => {
+    let { chat } = await embed(host.mint());
+    await chat.fill('#chat-input', 'ASK cancel_order');
+    await chat.press('#chat-input', 'Enter');
+    await chat.waitForSelector('text=Waiting for a team member to allow cancel order…');
+    assert.equal(await chat.$$eval('#chat-log button', (b) => b.length), 0);
+
+    await startHost({ allowVisitorApprovals: true });
+    ({ chat } = await embed(host.mint()));
+    await chat.fill('#chat-input', 'ASK cancel_order\nASK refund_order\nSAY Cancelled, not refunded.');
+    await chat.press('#chat-input', 'Enter');
+    const approve = await chat.waitForSelector('button:text("Approve")');
+    assert.equal(await chat.evaluate(() => document.activeElement?.textContent), 'Approve', 'the prompt takes focus');
+    assert.match(await chat.textContent('#chat-log [role="group"]') ?? '', /The assistant wants to use cancel order\. Do you allow it\?/);
+    await approve.press('Enter');
+    await chat.waitForSelector('text=The assistant wants to use refund order. Do you allow it?');
+    await chat.click('button:text("Deny")');
+    await chat.waitForSelector('.msg-assistant:text("Cancelled, not refunded.")');
+    assert.deepEqual(host.decisions.map((d) => d.verdict), ['approve', 'deny']);
+    assert.equal(await chat.$$eval('#chat-log button', (b) => b.length), 0);
+    assert.deepEqual(await chat.$$eval('#chat-log .note', (nodes) => nodes.map((n) => n.textContent)), ['cancel order: Done', 'refund order: not allowed']);
+  });
+
+  it('resumes a dropped stream with Last-Event-ID, losing and repeating nothing', async () => {
+    host.repeatOnResume = true; // the server even sends the last event again: the page drops it by sequence
+    const { chat } = await embed(host.mint());
+    await chat.fill('#chat-input', 'SAY one\nWAIT\nSAY two\nSAY three');
+    await chat.press('#chat-input', 'Enter');
+    await chat.waitForSelector('.msg-assistant:text("one")');
+    host.cutStreams();
+    host.release();
+    await chat.waitForSelector('.msg-assistant:text("three")');
+    assert.deepEqual(await messages(chat), ['user: You: SAY one\nWAIT\nSAY two\nSAY three', 'assistant: Assistant: one', 'assistant: Assistant: two', 'assistant: Assistant: three']);
+    assert.deepEqual(host.streamRequests.map((r) => r.lastEventId), [null, '2']);
+  });
+
+  it('comes back when the server ends the stream before the objective rests', async () => {
+    const { chat } = await embed(host.mint());
+    await chat.fill('#chat-input', 'SAY one\nWAIT\nSAY two');
+    await chat.press('#chat-input', 'Enter');
+    await chat.waitForSelector('.msg-assistant:text("one")');
+    host.endStreams();
+    host.release();
+    await chat.waitForSelector('.msg-assistant:text("two")');
+    assert.deepEqual(await messages(chat), ['user: You: SAY one\nWAIT\nSAY two', 'assistant: Assistant: one', 'assistant: Assistant: two']);
+    assert.deepEqual(host.streamRequests.map((r) => r.lastEventId), [null, '2']);
+  });
+
+  it('keeps the session and the conversation over a reload', async () => {
+    const { page, chat } = await embed(host.mint());
+    await chat.fill('#chat-input', 'SAY kept');
+    await chat.press('#chat-input', 'Enter');
+    await chat.waitForSelector('.msg-assistant');
+    await page.reload();
+    const again = (await (await page.waitForSelector('iframe')).contentFrame())!;
+    await again.waitForSelector('.msg-assistant:text("kept")');
+    assert.deepEqual(await messages(again), ['user: You: SAY kept', 'assistant: Assistant: kept']);
+    assert.equal(new Set(host.streamRequests.map((r) => r.objectiveId)).size, 1, 'the reloaded page streams the same objective');
+  });
+
+  it('refuses an expired token in plain words', async () => {
+    const { chat } = await embed(host.mint(true));
+    await chat.fill('#chat-input', 'SAY hello?');
+    await chat.press('#chat-input', 'Enter');
+    await chat.waitForSelector('.note-error');
+    assert.match(await chat.textContent('.note-error') ?? '', /This chat session has expired or is not valid/);
+    assert.equal(await chat.isDisabled('#chat-input'), true);
+  });
+
+  it('cannot be framed by another origin, whose calls to /api get no CORS answer', async () => {
+    const other = `http://other.test:${site.port}`;
+    const token = host.mint();
+    site.page('/evil', `<!doctype html><html lang="en"><head><title>Other</title></head><body><iframe src="${widgetOrigin}/#session=${token}" title="chat"></iframe></body></html>`);
+    const page = await context.newPage();
+    const refusals: string[] = [];
+    page.on('console', (msg) => { if (/frame-ancestors/.test(msg.text())) refusals.push(msg.text()); });
+    await page.goto(`${other}/evil`);
+    await page.waitForFunction(() => true);
+    const frame = await (await page.$('iframe'))!.contentFrame();
+    await page.waitForLoadState('load');
+    assert.equal(await frame!.$('#chat-input'), null, 'the chat page did not load in the other origin\'s frame');
+    assert.ok(refusals.length > 0, 'Chromium reports the frame-ancestors refusal');
+
+    const answer = await page.evaluate(async ([url, bearer]) => {
+      try {
+        const res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: '{"content":"SAY hi"}' });
+        return `answered ${res.status}`;
+      } catch (err) {
+        return `refused: ${(err as Error).name}`;
+      }
+    }, [`${widgetOrigin}/api/objectives`, token]);
+    assert.equal(answer, 'refused: TypeError');
+    const preflight = await fetch(`http://127.0.0.1:${host.port}/api/objectives`, { method: 'OPTIONS', headers: { origin: other, 'access-control-request-method': 'POST' } });
+    assert.equal(preflight.headers.get('access-control-allow-origin'), null);
+  });
+
+  it('shows light and dark themes (screenshots: SCREENSHOTS=docs)', async () => {
+    const dir = process.env.SCREENSHOTS ?? path.join(os.tmpdir(), 'agentrt-widget-screenshots');
+    mkdirSync(dir, { recursive: true });
+    const backgrounds: string[] = [];
+    for (const theme of ['light', 'dark']) {
+      await startHost({ theme, allowVisitorApprovals: true });
+      const page = await context.newPage();
+      await page.setViewportSize({ width: 440, height: 640 });
+      await page.goto(`${widgetOrigin}/#session=${host.mint()}`);
+      await page.fill('#chat-input', 'SAY Your order #1042 ships tomorrow.\nCALL order_status\nASK cancel_order');
+      await page.press('#chat-input', 'Enter');
+      await page.waitForSelector('button:text("Approve")');
+      await page.fill('#chat-input', 'Thanks!');
+      backgrounds.push(await page.evaluate(() => getComputedStyle(document.body).backgroundColor));
+      await page.screenshot({ path: path.join(dir, `widget-${theme}.png`) });
+      await page.close();
+    }
+    assert.deepEqual(backgrounds, ['rgb(255, 255, 255)', 'rgb(18, 20, 23)']);
+  });
+});
