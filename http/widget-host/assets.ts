@@ -36,8 +36,9 @@ export interface Asset {
 }
 
 /**
- * The assets folder: beside this module when run from source; the build
- * (tsc) copies no assets, so from dist/ it is the source tree's.
+ * The assets folder, beside this module: in the source tree, or in dist/
+ * where `npm run build` copies it (the image ships dist/ only). The source
+ * tree's is the fallback for a dist/ compiled without the copy.
  */
 export function assetsDirectory(): string {
   const candidates = [join(__dirname, 'assets'), join(__dirname, '..', '..', '..', 'http', 'widget-host', 'assets')];
