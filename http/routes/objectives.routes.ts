@@ -69,10 +69,17 @@ export function resumeAfter(header: string | string[] | undefined, query: number
   return Number(value);
 }
 
-/** One SSE message: `id:` the sequence, `data:` the event as GET /events lists it (one line of JSON). */
-function formatEvent(event: ObjectiveEventView): string {
-  return `id: ${event.sequence}\ndata: ${JSON.stringify(event)}\n\n`;
+/** One SSE message: `id:` the sequence, `data:` the event as GET /events lists it, or as `view` shows it (one line of JSON). */
+function formatEvent(sequence: number, body: unknown): string {
+  return `id: ${sequence}\ndata: ${JSON.stringify(body)}\n\n`;
 }
+
+/**
+ * What a stream sends of one event (the widget host's visitor view, say);
+ * undefined sends nothing, though the event still counts as read (the next
+ * `id:` is a later sequence, and a FINALIZED still ends the stream).
+ */
+export type EventView = (event: ObjectiveEventView) => unknown;
 
 export interface StreamSettings {
   pollMs: number;
@@ -85,10 +92,12 @@ export interface StreamSettings {
  * Streams the objective's events after `after` on `ctx`. The first read
  * happens before anything is written, so an unknown objective is a plain
  * NOT_FOUND; a resume with nothing left of a finalized objective is 204 (which
- * tells EventSource to stop reconnecting).
+ * tells EventSource to stop reconnecting). `view` (default: the event as is)
+ * is what each event is sent as.
  */
 export async function openEventStream(
   objectives: ObjectiveService, settings: StreamSettings, ctx: Koa.Context, workspace: WorkspaceRef, id: string, after: number,
+  view: EventView = (event) => event,
 ): Promise<void> {
   const first = await objectives.eventsAfter(workspace, id, after, settings.batch);
   if (first.events.length === 0 && TERMINAL.has((await objectives.get(workspace, id)).info.status)) {
@@ -109,7 +118,7 @@ export async function openEventStream(
   const stop = () => stopped.abort();
   ctx.res.once('close', stop);
   stream.once('close', stop);
-  void pump(objectives, settings, stream, stopped.signal, { workspace, id, after, first }).finally(() => {
+  void pump(objectives, settings, stream, stopped.signal, { workspace, id, after, first, view }).finally(() => {
     ctx.res.off('close', stop);
     if (!stream.destroyed && !stream.writableEnded) stream.end();
   });
@@ -122,6 +131,7 @@ interface StreamStart {
   after: number;
   /** The first read, made before the answer began. */
   first: Awaited<ReturnType<ObjectiveService['eventsAfter']>>;
+  view: EventView;
 }
 
 async function pump(objectives: ObjectiveService, settings: StreamSettings, stream: PassThrough, signal: AbortSignal, start: StreamStart): Promise<void> {
@@ -142,10 +152,13 @@ async function pump(objectives: ObjectiveService, settings: StreamSettings, stre
   try {
     for (;;) {
       for (const event of batch.events) {
-        if (!(await write(formatEvent(event)))) return;
+        const body = start.view(event);
+        if (body !== undefined) {
+          if (!(await write(formatEvent(event.sequence, body)))) return;
+          lastWrite = Date.now();
+        }
         lastSequence = event.sequence;
         lastType = event.data.type;
-        lastWrite = Date.now();
       }
       const full = batch.events.length >= settings.batch;
       // Finalized and nothing after it: done. (A follow-up after COMPLETED adds

@@ -18,6 +18,7 @@ import { readJsonBody } from '../middleware/json-body';
 import { openEventStream, resumeAfter, type StreamSettings } from '../routes/objectives.routes';
 import { compileValidator } from '../validation';
 import { authenticateSession } from './session-auth';
+import { visitorEvent } from './visitor-events';
 
 export interface WidgetApiOptions {
   widgets: Pick<WidgetSessionVerifier, 'verify'>;
@@ -94,7 +95,7 @@ export function widgetApiRoutes(options: WidgetApiOptions): Router {
   });
   router.get('/objectives/:id/events/stream', async (ctx) => {
     const record = await own(ctx);
-    await openEventStream(objectives, stream, ctx, sessionWorkspace(state(ctx).session), record.id, resumeAfter(ctx.headers['last-event-id'], undefined));
+    await openEventStream(objectives, stream, ctx, sessionWorkspace(state(ctx).session), record.id, resumeAfter(ctx.headers['last-event-id'], undefined), visitorEvent);
   });
   router.put('/objectives/:id/tool_calls/:toolCallId/approve', async (ctx) => {
     approvals(ctx);

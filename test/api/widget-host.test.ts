@@ -76,6 +76,8 @@ describe('widget host', function () {
   const APPROVING_HOST = `approve-${suffix}.widgets.test`;
   const SESSION_SECRET = `session-crm-${suffix}`;
   const WORKSPACE_SECRET = `workspace-crm-${suffix}`;
+  /** In the `lookup` tool's answer (its URL, echoed), never in what the visitor sends. */
+  const RESULT_MARKER = `tool-answer-marker-${suffix}`;
   let api: TestApi;
   let ws: WorkspaceFixture;
   let tools: TestToolServer;
@@ -120,7 +122,9 @@ describe('widget host', function () {
     const assign = (body: Record<string, unknown>) => created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/agents/${agentId}/variations/${variation.metadata.id}/assignments`, body);
     const crm = await tool('crm', { description: 'Echoes with the CRM token', http: { url: `${tools.url}/echo`, method: 'POST', headers: { authorization: 'Bearer {{secrets.CRM_TOKEN}}' } } });
     const refund = await tool('refund', { description: 'Refunds an order', http: { url: `${tools.url}/echo`, method: 'POST' } });
+    const lookup = await tool('lookup', { description: 'Looks a customer up', http: { url: `${tools.url}/echo?marker=${RESULT_MARKER}`, method: 'POST' } });
     await assign({ toolId: crm.metadata.id });
+    await assign({ toolId: lookup.metadata.id });
     await assign({ toolId: refund.metadata.id, requiresApproval: true });
     const widget = async (hostname: string, spec: Record<string, unknown>) => {
       const body = await created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/widgets`, {
@@ -334,8 +338,40 @@ describe('widget host', function () {
         assert.equal(response.status, 400, `${JSON.stringify(body)}: ${response.text}`);
       }
       assert.equal((await widget(HOST, token, 'GET', '/api/objectives/not-an-id')).status, 400);
-      const badResume = await widget(HOST, token, 'GET', `/api/objectives/${newId('objective')}/events/stream`, { headers: { 'last-event-id': 'x' } });
-      assert.equal(badResume.status, 404);
+      // The session's own objective, so the 400 is the Last-Event-ID's (an unknown objective is a 404 whatever the header).
+      const { id } = await runAs(token, 'SAY hi');
+      const badResume = await widget(HOST, token, 'GET', `/api/objectives/${id}/events/stream`, { headers: { 'last-event-id': 'x' } });
+      assert.equal(badResume.status, 400, badResume.text);
+      assert.equal(badResume.body.code, 3);
+      assert.match(badResume.text, /Last-Event-ID/);
+      assert.equal((await widget(HOST, token, 'GET', `/api/objectives/${newId('objective')}/events/stream`, { headers: { 'last-event-id': '1' } })).status, 404);
+    });
+
+    it('streams the visitor only what the page shows: no tenant, usage, tool arguments or results; the API\'s stream keeps them', async () => {
+      const { token } = await widgets.mint(HOST);
+      const marker = RESULT_MARKER;
+      const { id, view } = await runAs(token, 'CALL lookup {"customer":"c-9"}\nSAY done');
+      assert.equal(view.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(view));
+      assert.ok(JSON.stringify(await eventsOf(id)).includes(marker), 'the tool\'s answer (its URL echoed) holds the marker');
+      const internal = /"(accountId|workspaceId|profileId|usage|costCents|arguments)"/;
+      const stream = await widget(HOST, token, 'GET', `/api/objectives/${id}/events/stream`);
+      assert.equal(stream.status, 200, stream.text);
+      const events = sseEvents(stream.text);
+      assert.doesNotMatch(stream.text, internal);
+      assert.ok(!stream.text.includes(marker), `the visitor's stream holds the tool's arguments or answer: ${stream.text}`);
+      const kinds = events.map((event) => String(event.data.data.type).replace('OBJECTIVE_EVENT_TYPE_', ''));
+      for (const kind of ['USER_MESSAGE', 'ASSISTANT_MESSAGE', 'TOOL_CALLED', 'TOOL_RESULT', 'FINALIZED']) assert.ok(kinds.includes(kind), `${kind} in ${kinds.join(', ')}`);
+      const call = events.find((event) => event.data.data.assistantMessage?.toolCalls?.length)!;
+      assert.deepEqual(call.data.data.assistantMessage.toolCalls, [{ functionName: 'lookup' }]);
+      const result = events.find((event) => event.data.data.toolResult)!;
+      assert.deepEqual(Object.keys(result.data.data.toolResult), ['toolCallId']);
+      assert.deepEqual(Object.keys(result.data).sort(), ['createdAt', 'data', 'sequence']);
+      assert.ok(events.every((event) => event.id === event.data.sequence));
+      const own = await apiHost('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${id}/events/stream`, { headers: { authorization: `Bearer ${ws.token}` } });
+      assert.equal(own.status, 200, own.text);
+      assert.match(own.text, internal);
+      assert.ok(own.text.includes(marker), 'the API\'s stream holds the tool\'s answer');
+      assert.deepEqual(sseEvents(own.text).map((event) => event.id), events.map((event) => event.id), 'the same sequences (no kind here is left out)');
     });
   });
 

@@ -116,14 +116,14 @@ describe('widget page in Chromium (fake widget host)', function () {
 
   it('tells tool activity and errors in plain words', async () => {
     const { chat } = await embed(host.mint());
-    await chat.fill('#chat-input', 'CALL order_status\nCALLFAIL refund_order the order was already refunded\nFAIL the model gave up');
+    await chat.fill('#chat-input', 'CALL order_status\nCALLFAIL refund_order TIMED_OUT upstream said 504 at http://10.0.0.1/refund\nFAIL the model gave up');
     await chat.press('#chat-input', 'Enter');
     await chat.waitForFunction(() => /could not finish/.test(document.getElementById('chat-log')!.textContent ?? ''));
     const notes = await chat.$$eval('#chat-log .note', (nodes) => nodes.map((n) => n.textContent));
     assert.deepEqual(notes, [
       'order status: Done',
-      'That did not work: the order was already refunded',
-      'Sorry, something went wrong: the model gave up',
+      'refund order: The tool did not answer in time.',
+      'Sorry, something went wrong.',
       'The assistant could not finish this answer. You can try again.',
     ]);
   });

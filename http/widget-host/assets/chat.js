@@ -181,14 +181,14 @@
       case 'ASSISTANT_MESSAGE': {
         const msg = data.assistantMessage || {};
         if (msg.content) addMessage('assistant', msg.content);
-        for (const call of msg.toolCalls || []) state.toolNames.push(call.functionName || call.tool);
+        for (const call of msg.toolCalls || []) state.toolNames.push(call.functionName);
         break;
       }
       case 'TOOL_CALLED': tool(data.toolCalled.toolCallId); break;
       case 'TOOL_RESULT': tool(data.toolResult.toolCallId).line.textContent = `${tool(data.toolResult.toolCallId).name}: Done`; break;
       case 'TOOL_ERROR': {
         const entry = tool(data.toolError.toolCallId);
-        entry.line.textContent = `That did not work: ${data.toolError.message || entry.name}`;
+        entry.line.textContent = `${entry.name}: ${data.toolError.message || 'The tool failed.'}`;
         entry.line.className = 'note note-error';
         break;
       }
@@ -198,7 +198,7 @@
       case 'ERROR': {
         const err = data.error || {};
         if (err.retryAt) addNote('The assistant is having trouble answering and will try again shortly.', false);
-        else addNote(`Sorry, something went wrong: ${err.message || 'unknown error'}`, true);
+        else addNote(err.message || 'Sorry, something went wrong.', true);
         break;
       }
       case 'CANCELLED': addNote('The conversation was stopped.', false); break;

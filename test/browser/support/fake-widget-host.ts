@@ -4,12 +4,14 @@
 // objectives follow a tiny script the test controls, so the page's logic
 // (streaming, resume, dedupe, approvals, errors) is tested in a browser on its own.
 //
-// Script lines: SAY <text> | CALL <tool> | CALLFAIL <tool> <message> | ASK <tool>
+// Script lines: SAY <text> | CALL <tool> | CALLFAIL <tool> <error type> <message> | ASK <tool>
 // (approval; waits for the visitor) | WAIT (until release()) | FAIL <message>.
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { visitorEvent } from '../../../http/widget-host/visitor-events';
+import type { ObjectiveEventView } from '../../../src/schemas/objectives.schema';
 
 export const ASSETS_DIR = path.join(__dirname, '..', '..', '..', 'http', 'widget-host', 'assets');
 const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
@@ -183,7 +185,9 @@ export class FakeWidgetHost {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     res.write('retry: 1000\n\n');
     const send = (event: FakeEvent) => {
-      res.write(`id: ${event.sequence}\ndata: ${JSON.stringify(event)}\n\n`);
+      // What the real host sends: the visitor's view of the event.
+      const view = visitorEvent({ ...event, metadata: { createdAt: new Date().toISOString() } } as unknown as ObjectiveEventView);
+      if (view) res.write(`id: ${event.sequence}\ndata: ${JSON.stringify(view)}\n\n`);
       if (isEnd(event)) finish();
     };
     const stop = () => {
@@ -226,7 +230,7 @@ export class FakeWidgetHost {
       } else if (word === 'CALLFAIL') {
         call(rest[0] ?? '');
         ev('TOOL_CALLED', 'toolCalled', { toolCallId: callId });
-        ev('TOOL_ERROR', 'toolError', { toolCallId: callId, message: rest.slice(1).join(' ') });
+        ev('TOOL_ERROR', 'toolError', { toolCallId: callId, type: rest[1], message: rest.slice(2).join(' ') });
       } else if (word === 'ASK') {
         call(text);
         const verdict = await new Promise<'approve' | 'deny'>((resolve) => {
