@@ -18,7 +18,7 @@ import { readJsonBody } from '../middleware/json-body';
 import { openEventStream, resumeAfter, type StreamSettings } from '../routes/objectives.routes';
 import { compileValidator } from '../validation';
 import { authenticateSession } from './session-auth';
-import { visitorEvent } from './visitor-events';
+import { visitorEvent, VISITOR_ERROR_MESSAGE } from './visitor-events';
 
 export interface WidgetApiOptions {
   widgets: Pick<WidgetSessionVerifier, 'verify'>;
@@ -47,7 +47,8 @@ export function visitorView(record: Pick<ObjectiveRecord, 'id' | 'info'>) {
     finishedAt: info.finishedAt,
     lastMessage: info.lastMessage,
     pendingToolCallIds: info.pendingToolCallIds,
-    error: info.error ? { type: info.error.type, message: info.error.message } : null,
+    // The objective's error message is internal (provider answers, URLs): the visitor gets plain words.
+    error: info.error ? { message: VISITOR_ERROR_MESSAGE } : null,
   };
 }
 

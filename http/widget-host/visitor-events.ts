@@ -30,7 +30,8 @@ export function plainToolError(type: unknown): string {
   }
 }
 
-const ERROR_MESSAGE = 'Sorry, something went wrong.';
+/** What a visitor is told of any objective error (its message is internal). */
+export const VISITOR_ERROR_MESSAGE = 'Sorry, something went wrong.';
 
 /** The visitor's view of `event`, or undefined when the visitor is sent nothing of it. */
 export function visitorEvent(event: ObjectiveEventView): VisitorEvent | undefined {
@@ -56,7 +57,7 @@ export function visitorEvent(event: ObjectiveEventView): VisitorEvent | undefine
     case 'TOOL_DENIED': body = { toolDenied: callId('toolDenied') }; break;
     case 'ERROR': {
       const retryAt = kind('error').retryAt;
-      body = { error: { message: ERROR_MESSAGE, ...(typeof retryAt === 'string' ? { retryAt } : {}) } };
+      body = { error: { message: VISITOR_ERROR_MESSAGE, ...(typeof retryAt === 'string' ? { retryAt } : {}) } };
       break;
     }
     case 'CANCELLED': body = {}; break;

@@ -295,6 +295,13 @@ describe('widget host', function () {
       assert.equal(sessionId, session.sessionId);
     });
 
+    it('tells the visitor of a failed objective in plain words, never the internal error', async () => {
+      const { token } = await widgets.mint(HOST);
+      const { view } = await runAs(token, 'FAIL upstream answered 502 at http://10.0.0.7/internal');
+      assert.equal(view.status, 'OBJECTIVE_STATUS_FAILED');
+      assert.deepEqual(view.error, { message: 'Sorry, something went wrong.' });
+    });
+
     it('takes a follow-up message', async () => {
       const { token } = await widgets.mint(HOST);
       const { id } = await runAs(token, 'SAY first');
