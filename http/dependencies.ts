@@ -298,6 +298,7 @@ export function createServices(
   const widgets: WidgetService = new WidgetService(widgetsStore, agentsStore, {
     baseUrlTemplate: config.widgetBaseUrl,
     onHostnameChanged: (hostname) => widgetSessions.forgetHostname(hostname),
+    apiHostname: apiHostnameOf(config),
   });
   const widgetSessions: WidgetSessionService = new WidgetSessionService(widgetsStore, widgets, tenants, keyring, widgetTokens, { baseUrlTemplate: config.widgetBaseUrl });
   const webhookDeliveries = new WebhookDeliveryService(agentsStore, webhookDeliveriesStore, webhookEndpointCommands ?? noWebhookRuntime);
@@ -392,10 +393,20 @@ export function createAppDependencies(options: CreateDependenciesOptions): Appli
   };
 }
 
+/** The hostname of AGENTRT_PUBLIC_URL (config.publicUrl), lowercased, without a trailing dot: the API's own, never a widget's. */
+function apiHostnameOf(config: Pick<Config, 'publicUrl'>): string | undefined {
+  try {
+    return new URL(config.publicUrl).hostname.toLowerCase().replace(/\.$/, '') || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What the widget host needs of the node (http/widget-host). */
 function widgetHostOptions(services: Services, config: Config, options: Pick<CreateDependenciesOptions, 'isDraining'>): WidgetHostOptions {
   return {
     widgets: services.widgetVerifier,
+    apiHostname: apiHostnameOf(config),
     objectives: services.objectives,
     rateLimiter: new RateLimiter(config.rateLimit),
     bodyLimitBytes: config.bodyLimitBytes,

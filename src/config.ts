@@ -33,11 +33,11 @@ export interface Config {
   bodyLimitBytes: number;
   rateLimit: RateLimitConfig;
   oidc?: { issuer: string; jwksUrl: string; audience?: string };
-  /** Public base URL of this service (used in signed upload URLs and widget URLs). */
+  /** Public base URL of this service (used in signed upload URLs; its hostname is the API's own, never a widget's). */
   publicUrl: string;
   /**
    * The widget base URL template (AGENTRT_WIDGET_BASE_URL, e.g. `http://{hostname}:8080`):
-   * an http(s) URL with `{hostname}` in its host and no path, query or fragment;
+   * an http(s) URL whose host is exactly `{hostname}`, and no path, query or fragment;
    * undefined: `https://<hostname>`.
    */
   widgetBaseUrl?: string;
@@ -193,7 +193,7 @@ function s3Config(env: NodeJS.ProcessEnv): S3Config | undefined {
 }
 
 /**
- * Checks AGENTRT_WIDGET_BASE_URL: `{hostname}` in the host, and with a hostname
+ * Checks AGENTRT_WIDGET_BASE_URL: `{hostname}` as the whole host, and with a hostname
  * filled in an http or https URL of scheme, host and port only (a trailing `/` is dropped).
  * @throws ConfigError saying what is wrong
  */
@@ -208,7 +208,7 @@ export function parseWidgetBaseUrl(raw: string): string {
     throw invalid('not a URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('the scheme must be http or https');
-  if (!url.hostname.includes('widget.example.com')) throw invalid('{hostname} must be in the host');
+  if (url.hostname !== 'widget.example.com') throw invalid('{hostname} must be the whole host (the widget is served on its own hostname)');
   if (url.username || url.password || url.pathname !== '/' || url.search || url.hash || /[?#]/.test(template)) throw invalid('no credentials, path, query or fragment');
   return template;
 }

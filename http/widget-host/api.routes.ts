@@ -6,7 +6,7 @@ import Router from '@koa/router';
 import { Type } from '@sinclair/typebox';
 import type Koa from 'koa';
 import type { RateLimiter } from '../../src/auth/rate-limiter';
-import { WorkspaceStatus, type WorkspaceRef } from '../../src/auth/workspace-access';
+import type { WorkspaceRef } from '../../src/auth/workspace-access';
 import { PermissionDeniedError } from '../../src/errors';
 import { idPattern } from '../../src/ids';
 import type { ObjectiveService } from '../../src/objectives/objective.service';
@@ -54,7 +54,7 @@ export function visitorView(record: Pick<ObjectiveRecord, 'id' | 'info'>) {
 
 /** The session's workspace, as ObjectiveService reads take it (only its id and account are compared). */
 function sessionWorkspace(session: WidgetSessionPrincipal): WorkspaceRef {
-  return { id: session.workspaceId, accountId: session.accountId, name: '', status: WorkspaceStatus.ENABLED };
+  return { id: session.workspaceId, accountId: session.accountId, name: '', status: session.workspaceStatus };
 }
 
 interface SessionState {

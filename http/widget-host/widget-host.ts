@@ -15,6 +15,8 @@ import { requestHostname, type WidgetRequest } from './widget-site';
 
 export interface WidgetHostOptions {
   widgets: WidgetSessionVerifier;
+  /** The API's own hostname (config.publicUrl's): always the API's, whatever widget row names it. */
+  apiHostname?: string;
   objectives: ObjectiveService;
   rateLimiter: RateLimiter;
   bodyLimitBytes: number;
@@ -36,7 +38,7 @@ export function widgetHost(options: WidgetHostOptions): Koa.Middleware {
   });
   return async function widgetHost(ctx, next) {
     const hostname = requestHostname(ctx);
-    const site = hostname ? await options.widgets.widgetByHostname(hostname) : null;
+    const site = hostname && hostname !== options.apiHostname ? await options.widgets.widgetByHostname(hostname) : null;
     if (!site) return next();
     ctx.state.widget = { hostname: hostname!, site } satisfies WidgetRequest;
     try {

@@ -17,9 +17,9 @@ export interface WidgetRequest {
 
 const HOSTNAME = /^[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?$/;
 
-/** The request's Host without its port, lowercased; null when it cannot be a widget's hostname (an IPv6 literal, junk). */
+/** The request's Host without its port and one trailing dot, lowercased; null when it cannot be a widget's hostname (an IPv6 literal, junk). */
 export function requestHostname(ctx: Koa.Context): string | null {
-  const hostname = ctx.hostname.toLowerCase();
+  const hostname = ctx.hostname.toLowerCase().replace(/\.$/, '');
   return HOSTNAME.test(hostname) ? hostname : null;
 }
 

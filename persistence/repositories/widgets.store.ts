@@ -2,6 +2,7 @@
 // The hostname's uniqueness is the unique index's (race-safe); the session read
 // of every widget request joins its widget in one statement.
 import type { DataSource } from 'typeorm';
+import type { WorkspaceStatus } from '../../src/auth/workspace-access';
 import type { WidgetsStore } from '../../src/ports/widgets-store';
 import { WidgetEntity, WidgetSessionEntity } from '../entities/widget.entity';
 import { registerUniqueMessage, translateDriverError } from './driver-errors';
@@ -17,7 +18,7 @@ export function createWidgetsStore(dataSource: DataSource): WidgetsStore {
   const widgetColumns = entityColumns(manager, WidgetEntity, 'w');
   const sessionColumns = entityColumns(manager, WidgetSessionEntity, 's');
   const sessionWithWidget = readStatement(
-    `SELECT ${sessionColumns.json} AS s, ${widgetColumns.json} AS w FROM widget_sessions s JOIN widgets w ON w.id = s.widget_id WHERE s.id = $1`,
+    `SELECT ${sessionColumns.json} AS s, ${widgetColumns.json} AS w, ws.status AS workspace_status FROM widget_sessions s JOIN widgets w ON w.id = s.widget_id JOIN workspaces ws ON ws.id = s.workspace_id WHERE s.id = $1`,
   );
   return {
     widgets: {
@@ -43,7 +44,7 @@ export function createWidgetsStore(dataSource: DataSource): WidgetsStore {
         const row = (await readRows(manager, sessionWithWidget, [id]))[0];
         const session = row ? sessionColumns.decode(row.s) : null;
         const widget = row ? widgetColumns.decode(row.w) : null;
-        return session && widget ? { session, widget } : null;
+        return session && widget ? { session, widget, workspaceStatus: row.workspace_status as WorkspaceStatus } : null;
       },
       async delete(id) {
         await sessions.delete({ id });

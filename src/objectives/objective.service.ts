@@ -177,7 +177,7 @@ export class ObjectiveService {
    */
   async createForSession(session: WidgetSessionPrincipal, initialMessage: string): Promise<Objective> {
     const workspace = { id: session.workspaceId, accountId: session.accountId };
-    const resolved = await this.resolve(workspace, '', {
+    const resolved = await this.resolve(workspace, session.profileId, {
       agentId: session.agentId, initialMessage, tenantId: session.tenantId, subjectId: session.subjectId,
     });
     return this.start({ ...resolved, widgetSessionId: session.sessionId }, { newObjective: true });

@@ -4,6 +4,7 @@
 // (src/widgets) mints and verifies tokens and keeps each session's tenant,
 // subject and sealed secrets; the widget host (http/widget-host) only asks
 // this port who a token belongs to.
+import type { WorkspaceStatus } from '../auth/workspace-access';
 
 /** Who a verified widget session token speaks for. */
 export interface WidgetSessionPrincipal {
@@ -12,6 +13,10 @@ export interface WidgetSessionPrincipal {
   widgetId: string;
   accountId: string;
   workspaceId: string;
+  /** The workspace's status when the token was verified (an archived workspace's tokens are refused). */
+  workspaceStatus: WorkspaceStatus;
+  /** The profile that minted the session (its objectives' `metadata.profileId`); '' when the row keeps none. */
+  profileId: string;
   /** The widget's agent: the only agent the session runs. */
   agentId: string;
   /** The tenant and subject the customer asserted when minting the session (ids), or null. */
@@ -28,6 +33,7 @@ export interface WidgetSessionVerifier {
    * hostname is `hostname` (the token's audience), is unexpired and not
    * revoked (its widget or session deleted).
    * @throws UnauthenticatedError otherwise (one message for every reason a token is refused)
+   * @throws PermissionDeniedError when the session's workspace is archived (as the API answers for it)
    */
   verify(token: string, hostname: string): Promise<WidgetSessionPrincipal>;
   /**

@@ -1,5 +1,6 @@
 // Storage port of the widgets area (api-decisions.md "Widgets"): widgets and
 // widget sessions. persistence/repositories/widgets.store.ts implements it.
+import type { WorkspaceStatus } from '../auth/workspace-access';
 import type { PageRequest } from '../resource/pagination';
 import type { WidgetRecord, WidgetSessionRecord } from '../widgets/records';
 import type { ListFilter, RecordTable } from './foundation-store';
@@ -20,8 +21,8 @@ export interface WidgetsStore {
   sessions: {
     insert(record: WidgetSessionRecord): Promise<WidgetSessionRecord>;
     findById(id: string): Promise<WidgetSessionRecord | null>;
-    /** The session with its widget, in one read; null when either is gone. */
-    findWithWidget(id: string): Promise<{ session: WidgetSessionRecord; widget: WidgetRecord } | null>;
+    /** The session with its widget and its workspace's status, in one read; null when either is gone. */
+    findWithWidget(id: string): Promise<{ session: WidgetSessionRecord; widget: WidgetRecord; workspaceStatus: WorkspaceStatus } | null>;
     delete(id: string): Promise<void>;
     /** Deletes at most `limit` sessions that expired before `before` (skipping rows another node is deleting); answers how many. */
     deleteExpired(before: Date, limit: number): Promise<number>;

@@ -3,15 +3,15 @@
 // carrying per-visitor secrets; the visitor's short-lived token is a JWT for
 // the widget's hostname. This class is also the WidgetSessionVerifier the
 // widget host asks on every request: a token verifies only while its session
-// row exists and is unexpired and its widget exists, so deleting the widget or
+// row exists and is unexpired, its widget exists and its workspace is not archived, so deleting the widget or
 // the session (or erasing its tenant or subject) revokes it at once.
 // Secret values are sealed at rest under the workspace's data key, never
 // returned, logged or put into an error message.
 import type { Principal } from '../auth/principal';
-import type { WorkspaceRef } from '../auth/workspace-access';
+import { WorkspaceStatus, type WorkspaceRef } from '../auth/workspace-access';
 import type { FieldRef } from '../crypto/envelope';
 import type { WorkspaceKeyring } from '../crypto/workspace-keyring';
-import { InvalidArgumentError, NotFoundError, UnauthenticatedError } from '../errors';
+import { InvalidArgumentError, NotFoundError, PermissionDeniedError, UnauthenticatedError } from '../errors';
 import { newId } from '../ids';
 import type { WidgetSessionPrincipal, WidgetSessionVerifier } from '../ports/widget-sessions';
 import type { WidgetsStore } from '../ports/widgets-store';
@@ -126,12 +126,16 @@ export class WidgetSessionService implements WidgetSessionVerifier {
     if (!found || found.widget.hostname !== audience || found.session.expiresAt.getTime() <= now.getTime()) {
       throw new UnauthenticatedError(INVALID_WIDGET_TOKEN);
     }
-    const { session, widget } = found;
+    const { session, widget, workspaceStatus } = found;
+    // As the API answers every request on an archived workspace (authorizeWorkspace).
+    if (workspaceStatus === WorkspaceStatus.ARCHIVED) throw new PermissionDeniedError(`workspace ${session.workspaceId} is archived`);
     return {
       sessionId: session.id,
       widgetId: widget.id,
       accountId: session.accountId,
       workspaceId: session.workspaceId,
+      workspaceStatus,
+      profileId: session.profileId ?? '',
       agentId: widget.agentId,
       tenantId: session.tenantId,
       subjectId: session.subjectId,

@@ -28,6 +28,8 @@ export interface WidgetServiceOptions {
   baseUrlTemplate?: string;
   /** Told of every hostname a create, update or delete changes the answer for (the verifier's cache forgets it). */
   onHostnameChanged?: (hostname: string) => void;
+  /** The API's own hostname (config.publicUrl's): no widget may take it. */
+  apiHostname?: string;
 }
 
 export class WidgetService {
@@ -110,6 +112,7 @@ export class WidgetService {
       const hostname = value<string>('spec.hostname');
       if (hostname === undefined) throw InvalidArgumentError.forField('spec.hostname', 'is required');
       spec.hostname = checkHostname(hostname);
+      if (spec.hostname === this.options.apiHostname) throw InvalidArgumentError.forField('spec.hostname', "is this service's own API hostname");
     }
     if (given('spec.allowedOrigins')) spec.allowedOrigins = checkAllowedOrigins(value<string[]>('spec.allowedOrigins'));
     if (given('spec.title')) spec.title = optionalText(value<string>('spec.title'));

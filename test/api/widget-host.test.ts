@@ -74,6 +74,8 @@ describe('widget host', function () {
   const suffix = randomBytes(4).toString('hex');
   const HOST = `chat-${suffix}.widgets.test`;
   const APPROVING_HOST = `approve-${suffix}.widgets.test`;
+  /** The API's own hostname (AGENTRT_PUBLIC_URL). */
+  const API_HOST = `api-${suffix}.agentrt.test`;
   const SESSION_SECRET = `session-crm-${suffix}`;
   const WORKSPACE_SECRET = `workspace-crm-${suffix}`;
   /** In the `lookup` tool's answer (its URL, echoed), never in what the visitor sends. */
@@ -112,7 +114,7 @@ describe('widget host', function () {
   const eventsOf = async (id: string) => (await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${id}/events?limit=1000`, { token: ws.token })).body.items as any[];
 
   before(async () => {
-    api = await startTestApi({ runtime: true, env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' } });
+    api = await startTestApi({ runtime: true, env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true', AGENTRT_PUBLIC_URL: `https://${API_HOST}` } });
     ws = await workspaceFixture(api);
     tools = await startTestToolServer();
     agentId = (await createAgent(api, ws.token, ws.workspaceId)).metadata.id;
@@ -192,6 +194,36 @@ describe('widget host', function () {
       const create = await apiHost('POST', '/api/objectives', { headers: { authorization: `Bearer ${token}` }, body: { content: 'hi' } });
       assert.equal(create.status, 404);
       assert.equal((await apiHost('GET', '/v1/workspace_secrets', { headers: { authorization: `Bearer ${ws.token}` } })).status, 200);
+    });
+
+    it("leaves the API's own hostname (AGENTRT_PUBLIC_URL's) to the API, even when a widget row names it", async () => {
+      // The widgets area refuses that hostname; a row from before (or written behind its back) must not take the API over.
+      const created = await api.request('POST', `/v1/workspaces/${ws.workspaceId}/widgets`, {
+        token: ws.token, body: { metadata: { name: 'squatter' }, spec: { agentId, hostname: `squat-${suffix}.widgets.test`, allowedOrigins: [ALLOWED] } },
+      });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      await api.dataSource.query('UPDATE widgets SET hostname = $1 WHERE id = $2', [API_HOST, created.body.metadata.id]);
+      (api.services.widgetSessions as any).forgetHostname(API_HOST);
+      try {
+        for (const host of [API_HOST, API_HOST.toUpperCase()]) {
+          const response = await hostRequest(api.url, host, 'GET', '/v1/workspace_secrets', { headers: { authorization: `Bearer ${ws.token}` } });
+          assert.equal(response.status, 200, `${host}: ${response.text}`);
+          assert.equal((await hostRequest(api.url, host, 'GET', '/')).status, 404, host);
+        }
+      } finally {
+        await api.dataSource.query('DELETE FROM widgets WHERE id = $1', [created.body.metadata.id]);
+      }
+    });
+
+    it('recognises a widget hostname with one trailing dot', async () => {
+      const page = await widget(`${HOST}.`, undefined, 'GET', '/');
+      assert.equal(page.status, 200, page.text);
+      assert.match(String(page.headers['content-type']), /^text\/html/);
+      const { token } = await widgets.mint(HOST);
+      const missing = await widget(`${HOST}.`, token, 'GET', `/api/objectives/${newId('objective')}`);
+      assert.equal(missing.status, 404, missing.text);
+      assert.equal(missing.body.code, 5);
+      assert.equal((await widget(`${HOST}..`, undefined, 'GET', '/')).status, 404);
     });
 
     it('answers none of the API on a widget hostname', async () => {
@@ -293,6 +325,10 @@ describe('widget host', function () {
       assert.ok(session.tenantId && session.subjectId, JSON.stringify(session));
       const [{ sessionId }] = await api.dataSource.query('SELECT widget_session_id AS "sessionId" FROM objectives WHERE id = $1', [id]);
       assert.equal(sessionId, session.sessionId);
+      // The profile that minted the session (the workspace key's) is the objective's.
+      const [{ profileId }] = await api.dataSource.query('SELECT profile_id AS "profileId" FROM widget_sessions WHERE id = $1', [session.sessionId]);
+      assert.ok(profileId);
+      assert.equal(objective.metadata.profileId, profileId);
     });
 
     it('tells the visitor of a failed objective in plain words, never the internal error', async () => {
@@ -335,6 +371,29 @@ describe('widget host', function () {
         assert.equal(response.status, 401, `${token}: ${response.text}`);
         assert.equal(response.body.code, 16);
         if (token) assert.ok(!response.text.includes(token));
+      }
+    });
+
+    it('refuses the sessions of an archived workspace with PERMISSION_DENIED, as the API does', async () => {
+      const other = await ws.otherWorkspace();
+      const otherAgent = (await createAgent(api, other.token, other.workspaceId)).metadata.id;
+      const host = `archived-${suffix}.widgets.test`;
+      const created = await api.request('POST', `/v1/workspaces/${other.workspaceId}/widgets`, {
+        token: other.token, body: { metadata: { name: 'archived' }, spec: { agentId: otherAgent, hostname: host, allowedOrigins: [ALLOWED] } },
+      });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      const minted = await api.request('POST', `/v1/workspaces/${other.workspaceId}/widgets/${created.body.metadata.id}/sessions`, { token: other.token, body: {} });
+      assert.equal(minted.status, 200, JSON.stringify(minted.body));
+      const { token } = minted.body;
+      const missing = `/api/objectives/${newId('objective')}`;
+      assert.equal((await widget(host, token, 'GET', missing)).status, 404);
+      assert.equal((await api.request('DELETE', `/v1/account/workspaces/${other.workspaceId}`, { token: ws.account.globalApiKey.token })).status, 200);
+      for (const [method, path, body] of [['GET', missing], ['POST', '/api/objectives', { content: 'SAY hi' }]] as const) {
+        const response = await widget(host, token, method, path, body ? { body } : {});
+        assert.equal(response.status, 403, `${method} ${path}: ${response.text}`);
+        assert.equal(response.body.code, 7);
+        assert.equal(response.body.message, `workspace ${other.workspaceId} is archived`);
+        assert.ok(!response.text.includes(token));
       }
     });
 

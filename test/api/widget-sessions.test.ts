@@ -81,8 +81,11 @@ describe('widget sessions', () => {
       assert.equal(expiresAt % 1000, 0);
       assert.equal(session.widgetUrl, `http://${widget.spec.hostname}:8080/#session=${session.token}`);
       const principal = await api.services.widgetSessions.verify(session.token, widget.spec.hostname.toUpperCase());
+      const [{ profileId }] = await api.dataSource.query('SELECT profile_id AS "profileId" FROM widget_sessions WHERE id = $1', [session.sessionId]);
+      assert.match(profileId, /^prof_/);
       assert.deepEqual(principal, {
-        sessionId: session.sessionId, widgetId: widget.metadata.id, accountId: account.accountId, workspaceId: account.workspaceId, agentId,
+        sessionId: session.sessionId, widgetId: widget.metadata.id, accountId: account.accountId, workspaceId: account.workspaceId, workspaceStatus: 'STATUS_ENABLED',
+        profileId, agentId,
         tenantId: null, subjectId: null, allowVisitorApprovals: false, expiresAt: new Date(session.expiresAt),
       });
       const header = JSON.parse(Buffer.from(session.token.split('.')[0], 'base64url').toString());

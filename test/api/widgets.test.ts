@@ -12,12 +12,14 @@ import type { WorkspaceFixture } from '../support/workspace-keys';
 
 const uniqueHostname = (label = 'chat') => `${label}-${randomUUID().slice(0, 8)}.widgets.example.com`;
 const ORIGINS = ['https://www.example.com', 'http://localhost:3000'];
+/** The API's own hostname (AGENTRT_PUBLIC_URL): no widget may take it. */
+const API_HOSTNAME = `api-${randomUUID().slice(0, 8)}.agentrt.example.com`;
 
 describe('widgets', () => {
   let api: TestApi;
   let ws: WorkspaceFixture;
   let agentId: string;
-  before(async () => (api = await startTestApi()));
+  before(async () => (api = await startTestApi({ env: { AGENTRT_PUBLIC_URL: `https://${API_HOSTNAME}:8443/` } })));
   after(async () => api.close());
   beforeEach(async () => {
     ws = await workspaceFixture(api);
@@ -95,6 +97,12 @@ describe('widgets', () => {
         assert.equal(response.body.details[0].fieldViolations[0].field, 'spec.agentId');
       }
       assertError(await post({ agentId: 'agent-x' }), 400, Code.INVALID_ARGUMENT, /spec\.agentId/);
+    });
+
+    it("refuses the service's own API hostname (AGENTRT_PUBLIC_URL's), in any case", async () => {
+      for (const hostname of [API_HOSTNAME, API_HOSTNAME.toUpperCase()]) {
+        assertError(await post({ hostname }), 400, Code.INVALID_ARGUMENT, "spec.hostname: is this service's own API hostname");
+      }
     });
 
     it('names each invalid hostname', async () => {
@@ -186,6 +194,12 @@ describe('widgets', () => {
       assertError(await patch(widget.metadata.id, { updateMask: 'spec.color' }), 400, Code.INVALID_ARGUMENT, /^updateMask: "spec\.color" is not an updatable field/);
       assertError(await patch(widget.metadata.id, { spec: { agentId: missingId('agent') } }), 404, Code.NOT_FOUND, /^spec\.agentId: /);
       assertError(await patch(widget.metadata.id, { spec: { allowedOrigins: ['https://a.example.com/x'] } }), 400, Code.INVALID_ARGUMENT, /^spec\.allowedOrigins\[0\]/);
+    });
+
+    it("refuses the service's own API hostname, and keeps the widget's", async () => {
+      const widget = await createWidget();
+      assertError(await patch(widget.metadata.id, { spec: { hostname: API_HOSTNAME } }), 400, Code.INVALID_ARGUMENT, "spec.hostname: is this service's own API hostname");
+      assert.equal((await api.request('GET', `${widgetsPath()}/${widget.metadata.id}`, { token: ws.token })).body.spec.hostname, widget.spec.hostname);
     });
 
     it("answers ALREADY_EXISTS for another widget's hostname, and keeps its own", async () => {
