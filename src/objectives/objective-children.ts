@@ -143,7 +143,7 @@ export function childStartOf(state: ObjectiveState, call: TurnToolCall, value: u
     depth: (config.depth ?? 0) + 1,
     parentToolCallId: call.id,
     // A sub-agent of a session's objective reads the session's secrets, never the workspace's in their place.
-    widgetSessionId: config.widgetSessionId ?? null,
+    ...(config.widgetSessionId ? { widgetSessionId: config.widgetSessionId } : {}),
     spec: { ...start.spec, parentObjectiveId: config.objectiveId },
     limits: { ...start.limits, maxDepth: start.limits.maxDepth ?? maxDepthOf(state) },
   };
