@@ -384,6 +384,76 @@ describe('widget host', function () {
     });
   });
 
+  describe('visitor limits', () => {
+    /** A stream held open (its response begun) until `close`. */
+    const holdStream = (token: string, id: string) => new Promise<{ status: number; headers: http.IncomingHttpHeaders; close: () => void }>((resolve, reject) => {
+      const { port } = new URL(api.url);
+      const request = http.request({ host: '127.0.0.1', port, method: 'GET', path: `/api/objectives/${id}/events/stream`, headers: { host: `${HOST}:${port}`, authorization: `Bearer ${token}` } }, (response) => {
+        response.on('error', () => undefined);
+        response.resume();
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, close: () => request.destroy() });
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    /** An objective that stays open: it waits for an approval nobody gives. */
+    const waiting = async (token: string) => {
+      const response = await widget(HOST, token, 'POST', '/api/objectives', { body: { content: 'CALL refund {"order":"o-wait"}\nSAY refunded' } });
+      assert.equal(response.status, 201, response.text);
+      return response.body.id as string;
+    };
+
+    it('refuses a session\'s 11th objective in a minute with RESOURCE_EXHAUSTED and Retry-After', async () => {
+      const { token } = await widgets.mint(HOST);
+      for (let n = 1; n <= 10; n++) {
+        const response = await widget(HOST, token, 'POST', '/api/objectives', { body: { content: `SAY ${n}` } });
+        assert.equal(response.status, 201, `create ${n}: ${response.text}`);
+      }
+      const refused = await widget(HOST, token, 'POST', '/api/objectives', { body: { content: 'SAY 11' } });
+      assert.equal(refused.status, 429, refused.text);
+      assert.equal(refused.body.code, 8);
+      assert.ok(Number(refused.headers['retry-after']) >= 1, JSON.stringify(refused.headers));
+      const other = await widgets.mint(HOST);
+      assert.equal((await widget(HOST, other.token, 'POST', '/api/objectives', { body: { content: 'SAY other' } })).status, 201, 'another session has its own budget');
+    });
+
+    it('refuses a session\'s third open event stream with RESOURCE_EXHAUSTED and Retry-After, and frees a slot when a stream closes', async () => {
+      const { token } = await widgets.mint(HOST);
+      const id = await waiting(token);
+      const first = await holdStream(token, id);
+      const second = await holdStream(token, id);
+      try {
+        assert.deepEqual([first.status, second.status], [200, 200]);
+        const third = await widget(HOST, token, 'GET', `/api/objectives/${id}/events/stream`);
+        assert.equal(third.status, 429, third.text);
+        assert.equal(third.body.code, 8);
+        assert.ok(Number(third.headers['retry-after']) >= 1, JSON.stringify(third.headers));
+        first.close();
+        let again: Awaited<ReturnType<typeof holdStream>> | undefined;
+        await eventually(async () => {
+          const attempt = await holdStream(token, id);
+          if (attempt.status === 200) again = attempt;
+          else attempt.close();
+          return attempt.status === 200;
+        }, 'a slot freed by the closed stream', 15_000);
+        again!.close();
+      } finally {
+        first.close();
+        second.close();
+      }
+    });
+
+    it('ends an event stream when the session\'s token expires', async () => {
+      const { token } = await mintSession(HOST, { ttlSeconds: 2 });
+      const id = await waiting(token);
+      // The objective waits for an approval: only the token's expiry ends this stream.
+      const stream = await widget(HOST, token, 'GET', `/api/objectives/${id}/events/stream`);
+      assert.equal(stream.status, 200, stream.text);
+      assert.ok(sseEvents(stream.text).length > 0, stream.text);
+      assert.equal((await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${id}`, { token: ws.token })).body.info.status, 'OBJECTIVE_STATUS_AWAITING_APPROVAL');
+    });
+  });
+
   describe('session secrets', () => {
     it('gives a session\'s tool calls its secret over the workspace\'s, for its objectives only, and shows the value nowhere', async () => {
       const withSecret = await widgets.mint(HOST, { secrets: { CRM_TOKEN: SESSION_SECRET } });
