@@ -410,6 +410,7 @@ function widgetHostOptions(services: Services, config: Config, options: Pick<Cre
     objectives: services.objectives,
     rateLimiter: new RateLimiter(config.rateLimit),
     bodyLimitBytes: config.bodyLimitBytes,
+    visitorLimits: config.widgetVisitors,
     isDraining: options.isDraining,
   };
 }

@@ -41,6 +41,8 @@ export interface Config {
    * undefined: `https://<hostname>`.
    */
   widgetBaseUrl?: string;
+  /** The widget host's visitor limits, stricter than the API keys' rate limit (docs/operations.md "Widget hosts"). */
+  widgetVisitors: WidgetVisitorLimits;
   /** Largest upload accepted, in bytes (AGENTRT_UPLOAD_MAX_BYTES). */
   uploadMaxBytes: number;
   /** S3-compatible object storage for uploads; undefined: the data folder. */
@@ -62,6 +64,15 @@ export interface Config {
   eventRetentionMs: number;
   /** How often each node's sweeper removes expired episodic memory layers (AGENTRT_EPISODIC_SWEEP_INTERVAL_MS). */
   episodicSweepIntervalMs: number;
+}
+
+export interface WidgetVisitorLimits {
+  /** Objectives one widget session may create per minute (AGENTRT_WIDGET_OBJECTIVES_PER_MINUTE). */
+  objectivesPerMinute: number;
+  /** Objectives all the sessions of one widget may create per minute, per node (AGENTRT_WIDGET_OBJECTIVES_PER_WIDGET_PER_MINUTE). */
+  objectivesPerWidgetPerMinute: number;
+  /** Event streams one widget session may hold open at once, per node (AGENTRT_WIDGET_STREAMS_PER_SESSION). */
+  streamsPerSession: number;
 }
 
 export interface WebhookConfig {
@@ -240,6 +251,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oidc: oidcIssuer && oidcJwks ? { issuer: oidcIssuer, jwksUrl: oidcJwks, audience: env.AGENTRT_OIDC_AUDIENCE || undefined } : undefined,
     publicUrl: (env.AGENTRT_PUBLIC_URL || `http://${host}:${port}`).replace(/\/$/, ''),
     widgetBaseUrl: env.AGENTRT_WIDGET_BASE_URL ? parseWidgetBaseUrl(env.AGENTRT_WIDGET_BASE_URL) : undefined,
+    widgetVisitors: {
+      objectivesPerMinute: integer(env, 'AGENTRT_WIDGET_OBJECTIVES_PER_MINUTE', 10, 1),
+      objectivesPerWidgetPerMinute: integer(env, 'AGENTRT_WIDGET_OBJECTIVES_PER_WIDGET_PER_MINUTE', 300, 1),
+      streamsPerSession: integer(env, 'AGENTRT_WIDGET_STREAMS_PER_SESSION', 2, 1),
+    },
     uploadMaxBytes: integer(env, 'AGENTRT_UPLOAD_MAX_BYTES', 100 * 1024 * 1024, 0),
     s3: s3Config(env),
     objectives: {

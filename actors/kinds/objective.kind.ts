@@ -29,7 +29,7 @@ export interface ObjectiveKindDependencies {
   /** How long OBJECTIVE_EVENTS keeps an event (its max_age). @default for ever */
   eventRetentionMs?: number;
   /** A widget session's secrets, opened (WidgetSessionVerifier.sessionSecrets); read per call, never journaled. @default none */
-  sessionSecrets?: (sessionId: string) => Promise<Record<string, string>>;
+  sessionSecrets?: (sessionId: string) => Promise<Record<string, string> | null>;
 }
 
 export function createObjectiveKind(dependencies: ObjectiveKindDependencies): ActorKind {
@@ -54,8 +54,10 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
       [TOOL_CALL_EFFECT]: async (input: ToolCallEffectInput, context: EffectContext) => {
         const { workspaceId, widgetSessionId } = input.context;
         const secrets = widgetSessionId && sessionSecrets ? await sessionSecrets(widgetSessionId) : undefined;
+        // null: the session has ended; a tool reading secrets then fails instead of reading the workspace's.
+        const session = secrets === null ? { sessionEnded: true } : secrets ? { sessionSecrets: secrets } : {};
         return tools.executeToolCall({
-          tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: { workspaceId, ...(secrets ? { sessionSecrets: secrets } : {}) },
+          tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: { workspaceId, ...session },
           signal: context.signal, deadline: context.deadline,
         });
       },

@@ -94,10 +94,11 @@ export interface StreamSettings {
  * NOT_FOUND; a resume with nothing left of a finalized objective is 204 (which
  * tells EventSource to stop reconnecting). `view` (default: the event as is)
  * is what each event is sent as.
+ * @param endAt when set, the stream ends then (a widget session's token expiry); the client reconnects with a fresh token
  */
 export async function openEventStream(
   objectives: ObjectiveService, settings: StreamSettings, ctx: Koa.Context, workspace: WorkspaceRef, id: string, after: number,
-  view: EventView = (event) => event,
+  view: EventView = (event) => event, endAt?: Date,
 ): Promise<void> {
   const first = await objectives.eventsAfter(workspace, id, after, settings.batch);
   if (first.events.length === 0 && TERMINAL.has((await objectives.get(workspace, id)).info.status)) {
@@ -118,7 +119,8 @@ export async function openEventStream(
   const stop = () => stopped.abort();
   ctx.res.once('close', stop);
   stream.once('close', stop);
-  void pump(objectives, settings, stream, stopped.signal, { workspace, id, after, first, view }).finally(() => {
+  const signal = endAt ? AbortSignal.any([stopped.signal, AbortSignal.timeout(Math.max(0, endAt.getTime() - Date.now()))]) : stopped.signal;
+  void pump(objectives, settings, stream, signal, { workspace, id, after, first, view }).finally(() => {
     ctx.res.off('close', stop);
     if (!stream.destroyed && !stream.writableEnded) stream.end();
   });

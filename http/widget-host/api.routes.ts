@@ -5,6 +5,7 @@
 import Router from '@koa/router';
 import { Type } from '@sinclair/typebox';
 import type Koa from 'koa';
+import { Readable } from 'node:stream';
 import type { RateLimiter } from '../../src/auth/rate-limiter';
 import type { WorkspaceRef } from '../../src/auth/workspace-access';
 import { PermissionDeniedError } from '../../src/errors';
@@ -19,11 +20,14 @@ import { openEventStream, resumeAfter, type StreamSettings } from '../routes/obj
 import { compileValidator } from '../validation';
 import { authenticateSession } from './session-auth';
 import { visitorEvent, VISITOR_ERROR_MESSAGE } from './visitor-events';
+import type { VisitorLimits } from './visitor-limits';
 
 export interface WidgetApiOptions {
   widgets: Pick<WidgetSessionVerifier, 'verify'>;
   objectives: ObjectiveService;
   rateLimiter: RateLimiter;
+  /** Objectives created and streams open per session (and widget): stricter than rateLimiter. */
+  visitorLimits: VisitorLimits;
   bodyLimitBytes: number;
   stream: StreamSettings;
 }
@@ -81,6 +85,7 @@ export function widgetApiRoutes(options: WidgetApiOptions): Router {
   });
   router.post('/objectives', async (ctx) => {
     const { content } = (await body(ctx, validateMessage)) as FollowUpMessageBody;
+    options.visitorLimits.takeObjective(state(ctx).session);
     const created = await objectives.createForSession(state(ctx).session, content);
     ctx.status = 201;
     ctx.body = visitorView({ id: created.metadata.id, info: created.info as ObjectiveRecord['info'] });
@@ -96,7 +101,17 @@ export function widgetApiRoutes(options: WidgetApiOptions): Router {
   });
   router.get('/objectives/:id/events/stream', async (ctx) => {
     const record = await own(ctx);
-    await openEventStream(objectives, stream, ctx, sessionWorkspace(state(ctx).session), record.id, resumeAfter(ctx.headers['last-event-id'], undefined), visitorEvent);
+    const { session } = state(ctx);
+    const release = options.visitorLimits.openStream(session.sessionId);
+    try {
+      // The stream ends when the session's token expires: the page reconnects with a fresh token.
+      await openEventStream(objectives, stream, ctx, sessionWorkspace(session), record.id, resumeAfter(ctx.headers['last-event-id'], undefined), visitorEvent, session.expiresAt);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    if (ctx.body instanceof Readable) ctx.body.once('close', release);
+    else release();
   });
   router.put('/objectives/:id/tool_calls/:toolCallId/approve', async (ctx) => {
     approvals(ctx);

@@ -6,9 +6,11 @@ import type Koa from 'koa';
 import type { RateLimiter } from '../../src/auth/rate-limiter';
 import { NotFoundError } from '../../src/errors';
 import type { ObjectiveService } from '../../src/objectives/objective.service';
+import type { WidgetVisitorLimits } from '../../src/config';
 import type { WidgetSessionVerifier } from '../../src/ports/widget-sessions';
 import { streamSettings, type ObjectiveRoutesOptions } from '../routes/objectives.routes';
 import { widgetApiRoutes } from './api.routes';
+import { VisitorLimits } from './visitor-limits';
 import { widgetCors } from './cors';
 import { widgetPages, type WidgetPagesOptions } from './pages';
 import { requestHostname, type WidgetRequest } from './widget-site';
@@ -20,6 +22,7 @@ export interface WidgetHostOptions {
   objectives: ObjectiveService;
   rateLimiter: RateLimiter;
   bodyLimitBytes: number;
+  visitorLimits: WidgetVisitorLimits;
   isDraining?: () => boolean;
   /** SSE timings (tests shorten them). */
   stream?: ObjectiveRoutesOptions['stream'];
@@ -27,7 +30,7 @@ export interface WidgetHostOptions {
 }
 
 export function widgetHost(options: WidgetHostOptions): Koa.Middleware {
-  const api = widgetApiRoutes({ ...options, stream: streamSettings(options) });
+  const api = widgetApiRoutes({ ...options, visitorLimits: new VisitorLimits(options.visitorLimits), stream: streamSettings(options) });
   const pages = widgetPages(options.pages);
   const cors = widgetCors();
   const routes = api.routes();

@@ -50,6 +50,8 @@ export interface PrepareChildInput {
   subjectId: string | null;
   /** The parent's creator, the child's `metadata.profileId`. */
   profileId: string;
+  /** The parent's widget session (`wsess_…`), absent for none: the child's tools read its secrets too. */
+  widgetSessionId?: string;
 }
 
 /** What a child sends its parent when it first ends. `content`: JSON of its output when set, else its last message, else ''. */
@@ -117,14 +119,15 @@ export function startChild(turn: ObjectiveTurn, call: TurnToolCall, tool: Object
     tenantId: config.spec.tenantId,
     subjectId: config.spec.subjectId,
     profileId: config.metadata.objective.profileId,
+    ...(config.widgetSessionId ? { widgetSessionId: config.widgetSessionId } : {}),
   };
   turn.startEffect({ id: call.id, name: PREPARE_CHILD_EFFECT, input, timeoutMs: PREPARE_CHILD_TIMEOUT_MS });
 }
 
 /**
  * The child's start from the prepare effect's value, with its lineage made
- * certain (depth, parent, tool call, the parent's depth limit when it sets
- * none); a problem text when the value is not the start of the expected child.
+ * certain (depth, parent, tool call, the parent's widget session, the parent's
+ * depth limit when it sets none); a problem text when the value is not the start of the expected child.
  */
 export function childStartOf(state: ObjectiveState, call: TurnToolCall, value: unknown): ObjectiveStart | { problem: string } {
   const start = value as ObjectiveStart | null;
@@ -139,6 +142,8 @@ export function childStartOf(state: ObjectiveState, call: TurnToolCall, value: u
     ...start,
     depth: (config.depth ?? 0) + 1,
     parentToolCallId: call.id,
+    // A sub-agent of a session's objective reads the session's secrets, never the workspace's in their place.
+    ...(config.widgetSessionId ? { widgetSessionId: config.widgetSessionId } : {}),
     spec: { ...start.spec, parentObjectiveId: config.objectiveId },
     limits: { ...start.limits, maxDepth: start.limits.maxDepth ?? maxDepthOf(state) },
   };

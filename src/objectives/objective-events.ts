@@ -112,7 +112,9 @@ export interface ObjectiveCreatedRow {
 export function objectiveCreatedRowOf(config: ObjectiveStart): ObjectiveCreatedRow {
   return {
     metadata: config.metadata.objective, spec: config.spec, startKey: config.startKey ?? null,
-    ...(config.widgetSessionId ? { widgetSessionId: config.widgetSessionId } : {}),
+    // A session's sub-objective carries the session (its tools read its secrets) but is not the session's own:
+    // the visitor sees only the objectives the session created.
+    ...(config.widgetSessionId && !config.spec.parentObjectiveId ? { widgetSessionId: config.widgetSessionId } : {}),
   };
 }
 

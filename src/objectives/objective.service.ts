@@ -305,8 +305,8 @@ export class ObjectiveService {
    * objective, resolved now under the id the parent drew (so a re-run of the
    * effect resolves the same child). The child's own start turn projects its row.
    */
-  prepareChild(input: PrepareChildInput): Promise<ObjectiveStart> {
-    return this.resolve({ id: input.workspaceId, accountId: input.accountId }, input.profileId, {
+  async prepareChild(input: PrepareChildInput): Promise<ObjectiveStart> {
+    const start = await this.resolve({ id: input.workspaceId, accountId: input.accountId }, input.profileId, {
       agentId: input.agentId,
       data: input.data,
       // Absent, not null: the first message is then `data` rendered as JSON.
@@ -318,6 +318,7 @@ export class ObjectiveService {
       depth: input.depth,
       objectiveId: input.childObjectiveId,
     });
+    return input.widgetSessionId ? { ...start, widgetSessionId: input.widgetSessionId } : start;
   }
 
   async get(workspace: WorkspaceRef, id: string): Promise<Objective> {

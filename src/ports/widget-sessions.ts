@@ -41,6 +41,10 @@ export interface WidgetSessionVerifier {
    * Asked on every request the node serves (API requests too), so it answers from a short-lived memo, null answers included.
    */
   widgetByHostname(hostname: string): Promise<{ widgetId: string; allowedOrigins: string[]; title: string | null; greeting: string | null; theme: string; allowVisitorApprovals: boolean } | null>;
-  /** A session's secrets, opened (`{{secrets.NAME}}` of its objectives' tools); {} for none. Never logged. */
-  sessionSecrets(sessionId: string): Promise<Record<string, string>>;
+  /**
+   * A session's secrets, opened (`{{secrets.NAME}}` of its objectives' tools); {} for a session with none;
+   * null once the session has ended (revoked, expired or swept): its objectives' tools that read secrets then fail
+   * rather than read the workspace's. Never logged.
+   */
+  sessionSecrets(sessionId: string): Promise<Record<string, string> | null>;
 }

@@ -9,7 +9,7 @@ import type { HttpMethod, ToolKind, ToolRecord } from './records';
 export const ToolErrorType = {
   /** The arguments are not JSON, not an object, or break the tool's inputSchema (`fieldViolations` names the fields). */
   INVALID_ARGUMENTS: 'INVALID_ARGUMENTS',
-  /** A `{{secrets.NAME}}` names no secret of the workspace, or one without a value. */
+  /** A `{{secrets.NAME}}` names no secret of the workspace, or one without a value, or any secret once the objective's widget session has ended. */
   SECRET_NOT_FOUND: 'SECRET_NOT_FOUND',
   /** A secret's value cannot go where the template puts it (a line break in a header value). */
   SECRET_UNUSABLE: 'SECRET_UNUSABLE',

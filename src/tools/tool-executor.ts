@@ -25,12 +25,16 @@ export const EFFECT_DEADLINE_MARGIN_MS = 5_000;
 export const DEFAULT_MAX_PARALLEL_CALLS = 16;
 /** Characters of an MCP tool's error text repeated in the outcome's message. */
 const MESSAGE_EXCERPT_CHARS = 500;
+/** Why a tool reading secrets fails once its objective's widget session is gone. */
+const SESSION_ENDED = 'the widget session of this objective has ended';
 
 export interface ToolCallContext {
   /** The objective's workspace: its secrets are the ones `{{secrets.NAME}}` reads. */
   workspaceId: string;
   /** Per-session secret values (widget sessions), taking precedence over stored secrets. */
   sessionSecrets?: Readonly<Record<string, string>>;
+  /** The objective's widget session has ended: a tool that reads `{{secrets.NAME}}` fails (SECRET_NOT_FOUND) rather than read the workspace's. */
+  sessionEnded?: boolean;
 }
 
 export interface ToolCallRequest {
@@ -179,6 +183,9 @@ export class ToolExecutor {
     try {
       const names = secretNamesOfHttpTool(tool);
       checkSecretNames(names);
+      if (names.length && call.context.sessionEnded) {
+        throw new ToolCallFailed(ToolErrorType.SECRET_NOT_FOUND, `${target}: ${SESSION_ENDED}`, `tool error: ${SESSION_ENDED}`);
+      }
       if (names.length) {
         for (const [name, value] of await this.dependencies.secrets.secretValues(call.context.workspaceId, names, call.context.sessionSecrets)) secrets.set(name, value);
       }

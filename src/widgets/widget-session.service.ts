@@ -159,9 +159,10 @@ export class WidgetSessionService implements WidgetSessionVerifier {
     this.hosted.forget(hostname.toLowerCase());
   }
 
-  async sessionSecrets(sessionId: string): Promise<Record<string, string>> {
+  async sessionSecrets(sessionId: string): Promise<Record<string, string> | null> {
     const session = await this.store.sessions.findById(sessionId);
-    if (!session?.secretsCiphertext) return {};
+    if (!session || session.expiresAt.getTime() <= Date.now()) return null;
+    if (!session.secretsCiphertext) return {};
     return JSON.parse(await this.keyring.decrypt(secretsRef(session.workspaceId, session.id), session.secretsCiphertext)) as Record<string, string>;
   }
 }

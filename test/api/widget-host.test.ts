@@ -84,6 +84,7 @@ describe('widget host', function () {
   let ws: WorkspaceFixture;
   let tools: TestToolServer;
   let agentId: string;
+  let crmToolId: string;
   const widgetIds = new Map<string, string>();
 
   /** Mints a session of the widget served on `host`; `ttlSeconds: 1` and a wait past its expiry makes an expired token. */
@@ -125,6 +126,7 @@ describe('widget host', function () {
     const crm = await tool('crm', { description: 'Echoes with the CRM token', http: { url: `${tools.url}/echo`, method: 'POST', headers: { authorization: 'Bearer {{secrets.CRM_TOKEN}}' } } });
     const refund = await tool('refund', { description: 'Refunds an order', http: { url: `${tools.url}/echo`, method: 'POST' } });
     const lookup = await tool('lookup', { description: 'Looks a customer up', http: { url: `${tools.url}/echo?marker=${RESULT_MARKER}`, method: 'POST' } });
+    crmToolId = crm.metadata.id;
     await assign({ toolId: crm.metadata.id });
     await assign({ toolId: lookup.metadata.id });
     await assign({ toolId: refund.metadata.id, requiresApproval: true });
@@ -484,6 +486,76 @@ describe('widget host', function () {
     });
   });
 
+  describe('visitor limits', () => {
+    /** A stream held open (its response begun) until `close`. */
+    const holdStream = (token: string, id: string) => new Promise<{ status: number; headers: http.IncomingHttpHeaders; close: () => void }>((resolve, reject) => {
+      const { port } = new URL(api.url);
+      const request = http.request({ host: '127.0.0.1', port, method: 'GET', path: `/api/objectives/${id}/events/stream`, headers: { host: `${HOST}:${port}`, authorization: `Bearer ${token}` } }, (response) => {
+        response.on('error', () => undefined);
+        response.resume();
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, close: () => request.destroy() });
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    /** An objective that stays open: it waits for an approval nobody gives. */
+    const waiting = async (token: string) => {
+      const response = await widget(HOST, token, 'POST', '/api/objectives', { body: { content: 'CALL refund {"order":"o-wait"}\nSAY refunded' } });
+      assert.equal(response.status, 201, response.text);
+      return response.body.id as string;
+    };
+
+    it('refuses a session\'s 11th objective in a minute with RESOURCE_EXHAUSTED and Retry-After', async () => {
+      const { token } = await widgets.mint(HOST);
+      for (let n = 1; n <= 10; n++) {
+        const response = await widget(HOST, token, 'POST', '/api/objectives', { body: { content: `SAY ${n}` } });
+        assert.equal(response.status, 201, `create ${n}: ${response.text}`);
+      }
+      const refused = await widget(HOST, token, 'POST', '/api/objectives', { body: { content: 'SAY 11' } });
+      assert.equal(refused.status, 429, refused.text);
+      assert.equal(refused.body.code, 8);
+      assert.ok(Number(refused.headers['retry-after']) >= 1, JSON.stringify(refused.headers));
+      const other = await widgets.mint(HOST);
+      assert.equal((await widget(HOST, other.token, 'POST', '/api/objectives', { body: { content: 'SAY other' } })).status, 201, 'another session has its own budget');
+    });
+
+    it('refuses a session\'s third open event stream with RESOURCE_EXHAUSTED and Retry-After, and frees a slot when a stream closes', async () => {
+      const { token } = await widgets.mint(HOST);
+      const id = await waiting(token);
+      const first = await holdStream(token, id);
+      const second = await holdStream(token, id);
+      try {
+        assert.deepEqual([first.status, second.status], [200, 200]);
+        const third = await widget(HOST, token, 'GET', `/api/objectives/${id}/events/stream`);
+        assert.equal(third.status, 429, third.text);
+        assert.equal(third.body.code, 8);
+        assert.ok(Number(third.headers['retry-after']) >= 1, JSON.stringify(third.headers));
+        first.close();
+        let again: Awaited<ReturnType<typeof holdStream>> | undefined;
+        await eventually(async () => {
+          const attempt = await holdStream(token, id);
+          if (attempt.status === 200) again = attempt;
+          else attempt.close();
+          return attempt.status === 200;
+        }, 'a slot freed by the closed stream', 15_000);
+        again!.close();
+      } finally {
+        first.close();
+        second.close();
+      }
+    });
+
+    it('ends an event stream when the session\'s token expires', async () => {
+      const { token } = await mintSession(HOST, { ttlSeconds: 2 });
+      const id = await waiting(token);
+      // The objective waits for an approval: only the token's expiry ends this stream.
+      const stream = await widget(HOST, token, 'GET', `/api/objectives/${id}/events/stream`);
+      assert.equal(stream.status, 200, stream.text);
+      assert.ok(sseEvents(stream.text).length > 0, stream.text);
+      assert.equal((await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${id}`, { token: ws.token })).body.info.status, 'OBJECTIVE_STATUS_AWAITING_APPROVAL');
+    });
+  });
+
   describe('session secrets', () => {
     it('gives a session\'s tool calls its secret over the workspace\'s, for its objectives only, and shows the value nowhere', async () => {
       const withSecret = await widgets.mint(HOST, { secrets: { CRM_TOKEN: SESSION_SECRET } });
@@ -510,6 +582,54 @@ describe('widget host', function () {
       }
       const [{ named }] = await api.dataSource.query('SELECT count(*)::int AS named FROM objectives WHERE id = $1 AND widget_session_id = $2', [mine.id, withSecret.sessionId]);
       assert.equal(named, 1);
+    });
+
+    it('gives a sub-agent of a session\'s objective the session\'s secret, not the workspace\'s', async () => {
+      const host = `delegate-${suffix}.widgets.test`;
+      const agentWithVariation = async (name: string, prompt: string) => {
+        const id = (await createAgent(api, ws.token, ws.workspaceId, { metadata: { name } })).metadata.id as string;
+        const variation = await createVariation(api, ws.token, ws.workspaceId, id, { spec: { prompt, modelConfig: { modelId: MODEL_ID } } });
+        return { id, assignments: `/v1/workspaces/${ws.workspaceId}/agents/${id}/variations/${variation.metadata.id}/assignments` };
+      };
+      const helper = await agentWithVariation('crm-helper', 'You look customers up.');
+      await created(api, ws.token, helper.assignments, { toolId: crmToolId });
+      const delegator = await agentWithVariation('delegator', 'You delegate.');
+      await created(api, ws.token, delegator.assignments, { agentId: helper.id });
+      const delegating = await created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/widgets`, {
+        metadata: { name: `delegate-${suffix}` }, spec: { agentId: delegator.id, hostname: host, allowedOrigins: [ALLOWED], theme: 'THEME_LIGHT' },
+      });
+      widgetIds.set(host, delegating.metadata.id);
+      const session = await widgets.mint(host, { secrets: { CRM_TOKEN: SESSION_SECRET } });
+      const childScript = 'CALL crm {"customer":"c-child"}\nSAY child done';
+      const run = await runAs(session.token, `CALL crm-helper ${JSON.stringify({ prompt: childScript })}\nSAY parent done`, host);
+      assert.equal(run.view.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(run.view));
+      const childCall = tools.requestsTo('/echo').find((request) => request.body.includes('c-child'));
+      assert.ok(childCall, 'the sub-agent called the tool');
+      assert.equal(childCall.headers.authorization, `Bearer ${SESSION_SECRET}`);
+    });
+
+    it('fails a revoked session\'s tool call that reads a secret (never the workspace\'s value); a tool without secrets still runs', async () => {
+      const session = await widgets.mint(HOST, { secrets: { CRM_TOKEN: SESSION_SECRET } });
+      const created = await widget(HOST, session.token, 'POST', '/api/objectives', { body: { content: 'CALL refund {"order":"o-revoked"}\nSLEEP 0\nCALL crm {"customer":"c-revoked"}\nSAY done' } });
+      assert.equal(created.status, 201, created.text);
+      const id = created.body.id as string;
+      const objectivePath = `/v1/workspaces/${ws.workspaceId}/objectives/${id}`;
+      let pending: string[] = [];
+      await eventually(async () => {
+        pending = (await api.request('GET', objectivePath, { token: ws.token })).body.info.pendingToolCallIds ?? [];
+        return pending.length === 1;
+      }, 'approval requested', 15_000);
+      const revoked = await api.request('DELETE', `/v1/workspaces/${ws.workspaceId}/widgets/${widgetIds.get(HOST)}/sessions/${session.sessionId}`, { token: ws.token });
+      assert.equal(revoked.status, 200, JSON.stringify(revoked.body));
+      const approved = await api.request('PUT', `${objectivePath}/tool_calls/${pending[0]}/approve`, { token: ws.token, body: {} });
+      assert.equal(approved.status, 200, JSON.stringify(approved.body));
+      await eventually(async () => TERMINAL_OBJECTIVE_STATUSES.includes((await api.request('GET', objectivePath, { token: ws.token })).body.info.status), 'objective finished', 15_000);
+      assert.ok(tools.requestsTo('/echo').some((request) => request.body.includes('o-revoked')), 'the tool without secrets ran');
+      assert.ok(!tools.requestsTo('/echo').some((request) => request.body.includes('c-revoked')), 'the tool reading a secret was called');
+      const errors = (await eventsOf(id)).filter((event) => event.data.type === 'OBJECTIVE_EVENT_TYPE_TOOL_ERROR');
+      assert.equal(errors.length, 1, JSON.stringify(errors));
+      assert.equal(errors[0].data.toolError.type, 'SECRET_NOT_FOUND');
+      assert.match(errors[0].data.toolError.message, /the widget session of this objective has ended/);
     });
   });
 });

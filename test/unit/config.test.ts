@@ -1,7 +1,8 @@
 // Configuration read from the environment (src/config.ts): the event
 // retention of OBJECTIVE_EVENTS, a duration with a default and a floor; the
 // objectives' default token cap; the episodic sweep's interval; NATS_URL, a
-// comma-separated list of servers; the widget base URL template.
+// comma-separated list of servers; the widget base URL template; the widget
+// host's visitor limits.
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig, parseNatsServers } from '../../src/config';
 
@@ -81,6 +82,23 @@ describe('loadConfig: AGENTRT_WIDGET_BASE_URL', () => {
   it('refuses other values, naming the variable', () => {
     for (const raw of ['http://localhost:8080', 'ftp://{hostname}', 'http://{hostname}:8080/chat', 'http://{hostname}?x=1', 'http://{hostname}#x', 'http://example.com/{hostname}', 'https://{hostname}.w.example.net', 'http://chat-{hostname}:8080', 'http://{hostname}{hostname}', 'not a url {hostname}', 'http://u:p@{hostname}']) {
       assert.throws(() => loadConfig({ AGENTRT_WIDGET_BASE_URL: raw }), (error: unknown) => error instanceof ConfigError && error.message.startsWith('AGENTRT_WIDGET_BASE_URL must be a URL template'), raw);
+    }
+  });
+});
+
+describe('loadConfig: widget visitor limits', () => {
+  const names = ['AGENTRT_WIDGET_OBJECTIVES_PER_MINUTE', 'AGENTRT_WIDGET_OBJECTIVES_PER_WIDGET_PER_MINUTE', 'AGENTRT_WIDGET_STREAMS_PER_SESSION'];
+
+  it('defaults to 10 objectives a minute per session, 300 per widget and 2 open streams per session', () => {
+    assert.deepEqual(loadConfig({}).widgetVisitors, { objectivesPerMinute: 10, objectivesPerWidgetPerMinute: 300, streamsPerSession: 2 });
+    assert.deepEqual(loadConfig({ [names[0]]: '3', [names[1]]: '50', [names[2]]: '1' }).widgetVisitors, { objectivesPerMinute: 3, objectivesPerWidgetPerMinute: 50, streamsPerSession: 1 });
+  });
+
+  it('refuses anything but a whole number >= 1, naming the variable', () => {
+    for (const name of names) {
+      for (const raw of ['0', '-1', '1.5', 'lots']) {
+        assert.throws(() => loadConfig({ [name]: raw }), (error: unknown) => error instanceof ConfigError && error.message.includes(name), `${name}=${raw}`);
+      }
     }
   });
 });
