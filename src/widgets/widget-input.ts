@@ -50,6 +50,8 @@ function checkOrigin(value: string, field: string): string {
     throw InvalidArgumentError.forField(field, rule);
   }
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password) throw InvalidArgumentError.forField(field, rule);
+  // A Content-Security-Policy source cannot name an IPv6 address: frame-ancestors could never let such an origin frame the widget.
+  if (url.hostname.startsWith('[')) throw InvalidArgumentError.forField(field, 'cannot be an IPv6 address: frame-ancestors cannot name one; use a hostname');
   return url.origin;
 }
 

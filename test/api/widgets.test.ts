@@ -120,6 +120,7 @@ describe('widgets', () => {
         assertError(response, 400, Code.INVALID_ARGUMENT, /^spec\.allowedOrigins\[1\]: must be an exact origin/);
         assert.equal(response.body.details[0].fieldViolations[0].field, 'spec.allowedOrigins[1]', origin);
       }
+      assertError(await post({ allowedOrigins: ['http://[::1]:8080'] }), 400, Code.INVALID_ARGUMENT, /^spec\.allowedOrigins\[0\]: cannot be an IPv6 address/);
       const many = Array.from({ length: 51 }, (_, index) => `https://site${index}.example.com`);
       assertError(await post({ allowedOrigins: many }), 400, Code.INVALID_ARGUMENT, /^spec\.allowedOrigins: must name at most 50/);
     });
