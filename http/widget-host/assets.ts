@@ -83,14 +83,14 @@ function acceptedEncoding(header: string, asset: Asset): 'br' | 'gzip' | null {
   return null;
 }
 
-/** Answers GET/HEAD with `asset`: 304 when If-None-Match names its ETag, else its bytes in the accepted encoding. */
+/** Answers GET/HEAD with `asset`: 304 when If-None-Match names its ETag or is `*` (RFC 9110 13.1.2), else its bytes in the accepted encoding. */
 export function sendAsset(ctx: Koa.Context, asset: Asset, cacheControl: string): void {
   ctx.set('Cache-Control', cacheControl);
   ctx.set('ETag', asset.etag);
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.vary('Accept-Encoding');
   const match = ctx.get('If-None-Match');
-  if (match && match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === asset.etag)) {
+  if (match && (match.trim() === '*' || match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === asset.etag))) {
     ctx.status = 304;
     return;
   }

@@ -176,6 +176,8 @@ describe('widget host', function () {
       assert.match(String(page.headers.vary), /Accept-Encoding/i);
       const again = await widget(HOST, undefined, 'GET', '/', { headers: { 'if-none-match': String(page.headers.etag) } });
       assert.equal(again.status, 304);
+      assert.equal((await widget(HOST, undefined, 'GET', '/', { headers: { 'if-none-match': '*' } })).status, 304, 'any current representation matches *');
+      assert.equal((await widget(HOST, undefined, 'GET', '/', { headers: { 'if-none-match': '"other"' } })).status, 200);
       const css = await widget(HOST, undefined, 'GET', '/assets/chat.css');
       assert.equal(css.status, 200);
       assert.match(String(css.headers['content-type']), /^text\/css/);
