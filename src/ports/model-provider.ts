@@ -87,6 +87,12 @@ export interface ChatCallOptions {
   signal?: AbortSignal;
   /** No wait, retry or answer goes past it. @default now + 120 s */
   deadline?: Date;
+  /**
+   * Called with the answer's text as it streams in, before the call returns
+   * (a model that does not stream may never call it). `offset` starts at 0
+   * again when the call is retried after a failed attempt.
+   */
+  onDelta?: (delta: { offset: number; text: string }) => void;
 }
 
 /** One model implementation. */
