@@ -49,7 +49,7 @@ export class WidgetSessionService implements WidgetSessionVerifier {
 
   constructor(
     private readonly store: WidgetsStore,
-    private readonly widgets: Pick<WidgetService, 'find'>,
+    private readonly widgets: Pick<WidgetService, 'find' | 'findWithAgent'>,
     private readonly tenants: Pick<TenantService, 'assert'>,
     private readonly keyring: WorkspaceKeyring,
     private readonly tokens: WidgetTokens,
@@ -66,10 +66,11 @@ export class WidgetSessionService implements WidgetSessionVerifier {
    * Mints a session of the widget: upserts the tenant and subject, seals the
    * secrets, stores the session and signs its token.
    * @throws NotFoundError when the widget is not the workspace's
+   * @throws FailedPreconditionError when the widget's agent was deleted (the session could start no conversation)
    * @throws InvalidArgumentError naming `tenant.…`, `subject.…`, `secrets.<NAME>` or `ttlSeconds` (never a secret's value)
    */
   async create(principal: Principal, workspace: WorkspaceRef, widgetId: string, body: CreateWidgetSessionBody): Promise<WidgetSession> {
-    const widget = await this.widgets.find(workspace, widgetId);
+    const widget = await this.widgets.findWithAgent(workspace, widgetId);
     const ttlSeconds = checkTtl(body.ttlSeconds);
     const secrets = checkSecrets(body.secrets);
     const { tenant, subject } = await this.tenants.assert(workspace, { tenant: body.tenant, subject: body.subject }, { profileId: principal.profileId });

@@ -401,6 +401,52 @@ describe('widget host', function () {
       }
     });
 
+    it('keeps a widget whose agent was deleted: minting and new conversations are FAILED_PRECONDITION until spec.agentId names another agent', async () => {
+      const host = `orphan-${suffix}.widgets.test`;
+      const agentWithVariation = async (name: string) => {
+        const id = (await createAgent(api, ws.token, ws.workspaceId, { metadata: { name } })).metadata.id as string;
+        await createVariation(api, ws.token, ws.workspaceId, id, { spec: { prompt: 'You help.', modelConfig: { modelId: MODEL_ID } } });
+        return id;
+      };
+      const doomed = await agentWithVariation(`doomed-${suffix}`);
+      const orphan = await created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/widgets`, {
+        metadata: { name: `orphan-${suffix}` }, spec: { agentId: doomed, hostname: host, allowedOrigins: [ALLOWED] },
+      });
+      widgetIds.set(host, orphan.metadata.id);
+      const widgetPath = `/v1/workspaces/${ws.workspaceId}/widgets/${orphan.metadata.id}`;
+      const earlier = await widgets.mint(host);
+      const conversation = await runAs(earlier.token, 'SAY before', host);
+
+      assert.equal((await api.request('DELETE', `/v1/workspaces/${ws.workspaceId}/agents/${doomed}`, { token: ws.token })).status, 200, 'a widget never blocks deleting its agent');
+      const kept = await api.request('GET', widgetPath, { token: ws.token });
+      assert.equal(kept.status, 200, JSON.stringify(kept.body));
+      assert.equal(kept.body.spec.agentId, doomed);
+
+      const mint = await api.request('POST', `${widgetPath}/sessions`, { token: ws.token, body: {} });
+      assert.equal(mint.status, 400, JSON.stringify(mint.body));
+      assert.equal(mint.body.code, 9);
+      assert.equal(mint.body.message, `the widget's agent ${doomed} was deleted; point the widget's spec.agentId at another agent, or delete the widget`);
+      const started = await widget(host, earlier.token, 'POST', '/api/objectives', { body: { content: 'SAY after' } });
+      assert.equal(started.status, 400, started.text);
+      assert.equal(started.body.code, 9);
+      assert.equal(started.body.message, "the widget's agent was deleted; this chat cannot start a conversation");
+      // A conversation begun before goes on: the objective runs what it resolved when it started.
+      const followUp = await widget(host, earlier.token, 'POST', `/api/objectives/${conversation.id}/messages`, { body: { content: 'SAY still here' } });
+      assert.equal(followUp.status, 200, followUp.text);
+      await eventually(async () => (await widget(host, earlier.token, 'GET', `/api/objectives/${conversation.id}`)).body.lastMessage === 'still here', 'follow-up answered', 15_000);
+
+      const toDeleted = await api.request('PATCH', widgetPath, { token: ws.token, body: { spec: { agentId: doomed } } });
+      assert.equal(toDeleted.status, 404, JSON.stringify(toDeleted.body));
+      assert.equal(toDeleted.body.message, `spec.agentId: agent ${doomed} not found in the workspace`);
+      assert.equal(toDeleted.body.details[0].fieldViolations[0].field, 'spec.agentId');
+      const successor = await agentWithVariation(`successor-${suffix}`);
+      assert.equal((await api.request('PATCH', widgetPath, { token: ws.token, body: { spec: { agentId: successor } } })).status, 200);
+      await widgets.mint(host);
+      const mended = await runAs(earlier.token, 'SAY after', host);
+      assert.equal(mended.view.lastMessage, 'after');
+      assert.equal((await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${mended.id}`, { token: ws.token })).body.spec.agentId, successor);
+    });
+
     it('answers bad input with INVALID_ARGUMENT, never a 500', async () => {
       const { token } = await widgets.mint(HOST);
       for (const body of [{}, { content: '' }, { content: 5 }, { content: 'hi', extra: true }]) {
