@@ -17,6 +17,7 @@ import { newId } from '../../src/ids';
 import { startTestApi, type TestApi } from '../support/api';
 import { createAgent, created, createVariation, MODEL_ID, workspaceFixture } from '../support/agents-world';
 import { eventually } from '../support/cluster-harness';
+import { eventuallyValue } from '../support/eventually';
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
 import type { WorkspaceFixture } from '../support/workspace-keys';
 import { TERMINAL_OBJECTIVE_STATUSES } from '../support/objective-status';
@@ -378,27 +379,53 @@ describe('widget host', function () {
       }
     });
 
-    it('refuses the sessions of an archived workspace with PERMISSION_DENIED, as the API does', async () => {
+    /** A widget and a session of it in a new workspace, whose token answers until `retire` changes the workspace's status. */
+    const sessionOfOtherWorkspace = async (label: string) => {
       const other = await ws.otherWorkspace();
       const otherAgent = (await createAgent(api, other.token, other.workspaceId)).metadata.id;
-      const host = `archived-${suffix}.widgets.test`;
-      const created = await api.request('POST', `/v1/workspaces/${other.workspaceId}/widgets`, {
-        token: other.token, body: { metadata: { name: 'archived' }, spec: { agentId: otherAgent, hostname: host, allowedOrigins: [ALLOWED] } },
+      const host = `${label}-${suffix}.widgets.test`;
+      const made = await api.request('POST', `/v1/workspaces/${other.workspaceId}/widgets`, {
+        token: other.token, body: { metadata: { name: label }, spec: { agentId: otherAgent, hostname: host, allowedOrigins: [ALLOWED] } },
       });
-      assert.equal(created.status, 200, JSON.stringify(created.body));
-      const minted = await api.request('POST', `/v1/workspaces/${other.workspaceId}/widgets/${created.body.metadata.id}/sessions`, { token: other.token, body: {} });
+      assert.equal(made.status, 200, JSON.stringify(made.body));
+      const sessionsPath = `/v1/workspaces/${other.workspaceId}/widgets/${made.body.metadata.id}/sessions`;
+      const minted = await api.request('POST', sessionsPath, { token: other.token, body: {} });
       assert.equal(minted.status, 200, JSON.stringify(minted.body));
-      const { token } = minted.body;
       const missing = `/api/objectives/${newId('objective')}`;
-      assert.equal((await widget(host, token, 'GET', missing)).status, 404);
-      assert.equal((await api.request('DELETE', `/v1/account/workspaces/${other.workspaceId}`, { token: ws.account.globalApiKey.token })).status, 200);
-      for (const [method, path, body] of [['GET', missing], ['POST', '/api/objectives', { content: 'SAY hi' }]] as const) {
-        const response = await widget(host, token, method, path, body ? { body } : {});
+      assert.equal((await widget(host, minted.body.token, 'GET', missing)).status, 404);
+      return { workspaceId: other.workspaceId, keyToken: other.token, host, sessionsPath, token: minted.body.token as string, missing };
+    };
+    /** The page's /api requests (loading its conversation, starting one) are refused as `message` says. */
+    const refusedOnWidgetHost = async (session: Awaited<ReturnType<typeof sessionOfOtherWorkspace>>, message: string) => {
+      for (const [method, path, body] of [['GET', session.missing], ['POST', '/api/objectives', { content: 'SAY hi' }]] as const) {
+        const response = await widget(session.host, session.token, method, path, body ? { body } : {});
         assert.equal(response.status, 403, `${method} ${path}: ${response.text}`);
         assert.equal(response.body.code, 7);
-        assert.equal(response.body.message, `workspace ${other.workspaceId} is archived`);
-        assert.ok(!response.text.includes(token));
+        assert.equal(response.body.message, message);
+        assert.ok(!response.text.includes(session.token));
       }
+    };
+
+    it('refuses the sessions of an archived workspace with PERMISSION_DENIED, as the API does', async () => {
+      const session = await sessionOfOtherWorkspace('archived');
+      assert.equal((await api.request('DELETE', `/v1/account/workspaces/${session.workspaceId}`, { token: ws.account.globalApiKey.token })).status, 200);
+      await refusedOnWidgetHost(session, `workspace ${session.workspaceId} is archived`);
+    });
+
+    it('refuses the sessions of a disabled workspace, and minting, with PERMISSION_DENIED, as the API refuses its keys', async () => {
+      const session = await sessionOfOtherWorkspace('disabled');
+      // No API call disables a workspace: an operator does, in the database.
+      await api.dataSource.query("UPDATE workspaces SET status = 'STATUS_DISABLED' WHERE id = $1", [session.workspaceId]);
+      const message = `workspace ${session.workspaceId} is disabled`;
+      // Every widget request reads the workspace's status; an API key remembers it for up to a second (CREDENTIAL_TTL_MS).
+      await refusedOnWidgetHost(session, message);
+      const mint = await eventuallyValue(async () => {
+        const response = await api.request('POST', session.sessionsPath, { token: session.keyToken, body: {} });
+        return response.status !== 200 && response;
+      }, 'minting refused', 5_000);
+      assert.equal(mint.status, 403, JSON.stringify(mint.body));
+      assert.equal(mint.body.code, 7);
+      assert.equal(mint.body.message, message);
     });
 
     it('keeps a widget whose agent was deleted: minting and new conversations are FAILED_PRECONDITION until spec.agentId names another agent', async () => {
