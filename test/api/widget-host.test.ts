@@ -563,8 +563,8 @@ describe('widget host', function () {
 
   describe('visitor limits', () => {
     /** A stream held open (its response begun) until `close`. */
-    const holdStream = (token: string, id: string) => new Promise<{ status: number; headers: http.IncomingHttpHeaders; close: () => void }>((resolve, reject) => {
-      const { port } = new URL(api.url);
+    const holdStream = (token: string, id: string, node = api) => new Promise<{ status: number; headers: http.IncomingHttpHeaders; close: () => void }>((resolve, reject) => {
+      const { port } = new URL(node.url);
       const request = http.request({ host: '127.0.0.1', port, method: 'GET', path: `/api/objectives/${id}/events/stream`, headers: { host: `${HOST}:${port}`, authorization: `Bearer ${token}` } }, (response) => {
         response.on('error', () => undefined);
         response.resume();
@@ -617,6 +617,26 @@ describe('widget host', function () {
       } finally {
         first.close();
         second.close();
+      }
+    });
+
+    it('counts per node: the stream a session is refused on one node opens on another (N nodes allow N times the limits)', async () => {
+      // A second node of the same deployment: the same database, no actor runtime of its own (a stream only reads events).
+      const otherNode = await startTestApi({ env: { AGENTRT_PUBLIC_URL: `https://${API_HOST}` } });
+      const { token } = await widgets.mint(HOST);
+      const id = await waiting(token);
+      const held = [await holdStream(token, id), await holdStream(token, id)];
+      try {
+        assert.deepEqual(held.map((stream) => stream.status), [200, 200]);
+        const third = await holdStream(token, id);
+        held.push(third);
+        assert.equal(third.status, 429);
+        const elsewhere = await holdStream(token, id, otherNode);
+        held.push(elsewhere);
+        assert.equal(elsewhere.status, 200, 'the other node keeps its own count');
+      } finally {
+        for (const stream of held) stream.close();
+        await otherNode.close();
       }
     });
 
