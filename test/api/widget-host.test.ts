@@ -86,6 +86,7 @@ describe('widget host', function () {
   let tools: TestToolServer;
   let agentId: string;
   let crmToolId: string;
+  let lookupToolId: string;
   const widgetIds = new Map<string, string>();
 
   /** Mints a session of the widget served on `host`; `ttlSeconds: 1` and a wait past its expiry makes an expired token. */
@@ -128,6 +129,7 @@ describe('widget host', function () {
     const refund = await tool('refund', { description: 'Refunds an order', http: { url: `${tools.url}/echo`, method: 'POST' } });
     const lookup = await tool('lookup', { description: 'Looks a customer up', http: { url: `${tools.url}/echo?marker=${RESULT_MARKER}`, method: 'POST' } });
     crmToolId = crm.metadata.id;
+    lookupToolId = lookup.metadata.id;
     await assign({ toolId: crm.metadata.id });
     await assign({ toolId: lookup.metadata.id });
     await assign({ toolId: refund.metadata.id, requiresApproval: true });
@@ -472,6 +474,55 @@ describe('widget host', function () {
       const mended = await runAs(earlier.token, 'SAY after', host);
       assert.equal(mended.view.lastMessage, 'after');
       assert.equal((await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${mended.id}`, { token: ws.token })).body.spec.agentId, successor);
+    });
+
+    it('keeps a session\'s sub-objectives (sub-agents) from the visitor: NOT_FOUND on every route, nothing of them in the stream', async () => {
+      const host = `subagents-${suffix}.widgets.test`;
+      const agentWithVariation = async (name: string) => {
+        const id = (await createAgent(api, ws.token, ws.workspaceId, { metadata: { name } })).metadata.id as string;
+        const variation = await createVariation(api, ws.token, ws.workspaceId, id, { spec: { prompt: 'You help.', modelConfig: { modelId: MODEL_ID } } });
+        return { id, assignments: `/v1/workspaces/${ws.workspaceId}/agents/${id}/variations/${variation.metadata.id}/assignments` };
+      };
+      const helper = await agentWithVariation(`researcher-${suffix}`);
+      await created(api, ws.token, helper.assignments, { toolId: lookupToolId });
+      const delegator = await agentWithVariation(`front-desk-${suffix}`);
+      await created(api, ws.token, delegator.assignments, { agentId: helper.id });
+      const made = await created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/widgets`, {
+        metadata: { name: `subagents-${suffix}` }, spec: { agentId: delegator.id, hostname: host, allowedOrigins: [ALLOWED], allowVisitorApprovals: true },
+      });
+      widgetIds.set(host, made.metadata.id);
+      const { token } = await widgets.mint(host);
+      // The child answers with its tool's result, which holds RESULT_MARKER: nothing the visitor wrote.
+      const childScript = 'CALL lookup {"customer":"c-sub"}';
+      const parent = await runAs(token, `CALL researcher-${suffix} ${JSON.stringify({ prompt: childScript })}\nSAY parent done`, host);
+      assert.equal(parent.view.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(parent.view));
+      const children = (await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives?parentObjectiveId=${parent.id}`, { token: ws.token })).body.items as any[];
+      assert.equal(children.length, 1, JSON.stringify(children));
+      const childId = children[0].metadata.id as string;
+      const childEvents = await eventsOf(childId);
+      const childCall = childEvents.find((event) => event.data.type === 'OBJECTIVE_EVENT_TYPE_TOOL_CALLED')!;
+      assert.ok(childCall, 'the child called a tool');
+      assert.ok(JSON.stringify(childEvents).includes(RESULT_MARKER), 'the child\'s tool answered with the marker');
+
+      for (const [method, path, body] of [
+        ['GET', `/api/objectives/${childId}`], ['GET', `/api/objectives/${childId}/events/stream`],
+        ['POST', `/api/objectives/${childId}/messages`, { content: 'SAY hi' }],
+        ['PUT', `/api/objectives/${childId}/tool_calls/${childCall.data.toolCalled.toolCallId}/approve`, {}],
+        ['PUT', `/api/objectives/${childId}/tool_calls/${childCall.data.toolCalled.toolCallId}/deny`, {}],
+      ] as const) {
+        const response = await widget(host, token, method, path, body ? { body } : {});
+        assert.equal(response.status, 404, `${method} ${path}: ${response.text}`);
+        assert.equal(response.body.code, 5);
+      }
+      const stream = await widget(host, token, 'GET', `/api/objectives/${parent.id}/events/stream`);
+      assert.equal(stream.status, 200, stream.text);
+      const kinds = sseEvents(stream.text).map((event) => String(event.data.data.type).replace('OBJECTIVE_EVENT_TYPE_', ''));
+      assert.deepEqual(kinds.filter((kind) => kind.startsWith('SUB_')), [], kinds.join(', '));
+      assert.ok(!stream.text.includes(childId), `the visitor's stream names the sub-objective: ${stream.text}`);
+      assert.ok(!stream.text.includes(RESULT_MARKER), `the visitor's stream holds the sub-objective's answer: ${stream.text}`);
+      // The API's stream of the same objective has all three: they were there to leave out.
+      const own = await apiHost('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${parent.id}/events/stream`, { headers: { authorization: `Bearer ${ws.token}` } });
+      for (const part of ['OBJECTIVE_EVENT_TYPE_SUB_OBJECTIVE_CREATED', childId, RESULT_MARKER]) assert.ok(own.text.includes(part), `${part} in ${own.text}`);
     });
 
     it('answers bad input with INVALID_ARGUMENT, never a 500', async () => {
