@@ -3,8 +3,11 @@
 // widget's hostname (with its CSP), the API never does there and the widget
 // routes never on the API's host; CORS answers only the widget's origins; a
 // session creates objectives, streams their events to FINALIZED and resumes
-// with Last-Event-ID; a session sees only its own objectives; bad tokens are
-// UNAUTHENTICATED; approvals need allowVisitorApprovals; a session's secrets
+// with Last-Event-ID; a session sees only its own objectives (not their
+// sub-objectives); bad tokens are UNAUTHENTICATED, an archived or disabled
+// workspace's sessions PERMISSION_DENIED; a widget whose agent was deleted
+// starts nothing (FAILED_PRECONDITION) until repointed; approvals need
+// allowVisitorApprovals; visitor limits count per node; a session's secrets
 // reach its objectives' tools (over the workspace's) and nothing else.
 //
 // Widgets and sessions are the widgets area's own (POST …/widgets, POST
