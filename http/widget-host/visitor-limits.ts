@@ -1,7 +1,8 @@
 // The widget host's visitor limits (docs/operations.md "Widget hosts"): a
 // visitor is anonymous, so creating objectives (each one runs a model) has a
 // budget per session and a ceiling per widget, and a session holds at most a
-// few event streams open. In memory on each node, as the API's rate limiter.
+// few event streams open. In memory on each node, as the API's rate limiter:
+// N nodes behind a balancer allow N times the limits (documented there).
 import { RateLimiter } from '../../src/auth/rate-limiter';
 import type { WidgetVisitorLimits } from '../../src/config';
 import { ResourceExhaustedError } from '../../src/errors';

@@ -1,8 +1,9 @@
 // Which workspace a request acts on, and whether the principal may act there.
 // Rules (api-decisions.md): another account's workspace is NOT_FOUND; a
 // workspace key on another workspace, or a user who is not a member, is
-// PERMISSION_DENIED; an archived workspace is PERMISSION_DENIED on every
-// scoped request; flat paths use the key's workspace or X-Workspace-Id.
+// PERMISSION_DENIED; a workspace that is not ENABLED (archived, or disabled
+// by an operator) is PERMISSION_DENIED on every scoped request, the widget
+// host's included; flat paths use the key's workspace or X-Workspace-Id.
 import { InvalidArgumentError, NotFoundError, PermissionDeniedError } from '../errors';
 import type { Principal } from './principal';
 
@@ -53,8 +54,18 @@ export function authorizeWorkspace(principal: Principal, requestedId: string, wo
   if (principal.kind === 'USER' && !principal.admin && !principal.memberWorkspaceIds?.includes(workspace.id)) {
     throw new PermissionDeniedError(`you are not a member of workspace ${workspace.id}`);
   }
-  if (workspace.status === WorkspaceStatus.ARCHIVED) {
-    throw new PermissionDeniedError(`workspace ${workspace.id} is archived`);
-  }
+  checkWorkspaceActive(workspace);
   return workspace;
+}
+
+/**
+ * Refuses a workspace that is not ENABLED: ARCHIVED (DELETE of the
+ * workspace) and DISABLED (no API call sets it; an operator may, in the
+ * database) alike. The one rule for API requests and widget sessions.
+ * @throws PermissionDeniedError `workspace <id> is archived` or `… is disabled`
+ */
+export function checkWorkspaceActive(workspace: Pick<WorkspaceRef, 'id' | 'status'>): void {
+  if (workspace.status === WorkspaceStatus.ENABLED) return;
+  const state = workspace.status === WorkspaceStatus.DISABLED ? 'disabled' : 'archived';
+  throw new PermissionDeniedError(`workspace ${workspace.id} is ${state}`);
 }

@@ -39,6 +39,7 @@ import type { ObjectiveStart, ObjectiveTool } from './objective-state';
 import type { EpisodicMemoryPort } from '../memory/episodic-memory';
 import { compactionOf } from './objective-compaction';
 import type { WidgetSessionPrincipal } from '../ports/widget-sessions';
+import { widgetAgentDeleted } from '../widgets/widget.service';
 
 
 export interface ObjectiveServiceOptions {
@@ -173,13 +174,13 @@ export class ObjectiveService {
    * A widget session's objective (the widget host's POST /api/objectives): the
    * widget's agent, the session's tenant and subject (asserted when the session
    * was minted), the session named on the row and in every tool call.
-   * @throws as create (an unknown, ARCHIVED or unrunnable agent)
+   * @throws FailedPreconditionError when the widget's agent was deleted (widgetAgentDeleted), or as create (an ARCHIVED or unrunnable agent)
    */
   async createForSession(session: WidgetSessionPrincipal, initialMessage: string): Promise<Objective> {
     const workspace = { id: session.workspaceId, accountId: session.accountId };
     const resolved = await this.resolve(workspace, session.profileId, {
       agentId: session.agentId, initialMessage, tenantId: session.tenantId, subjectId: session.subjectId,
-    });
+    }, { agentMissing: () => widgetAgentDeleted() });
     return this.start({ ...resolved, widgetSessionId: session.sessionId }, { newObjective: true });
   }
 
@@ -214,9 +215,14 @@ export class ObjectiveService {
    * the variation (explicit or by the agent's mode), its model, prompt and limits,
    * its tools (direct, through tool sets) and sub-agents, its memory stack
    * (ObjectiveMemoryResolver: the variation's layers, then `memoryLayerIds`).
+   * `options.agentMissing`: the error for an agent that no longer exists, when
+   * the caller did not name it itself (a widget's); else NOT_FOUND.
    */
-  async resolve(workspace: Pick<WorkspaceRef, 'id' | 'accountId'>, profileId: string, request: ObjectiveRequest): Promise<ObjectiveStart> {
+  async resolve(
+    workspace: Pick<WorkspaceRef, 'id' | 'accountId'>, profileId: string, request: ObjectiveRequest, options: { agentMissing?: () => Error } = {},
+  ): Promise<ObjectiveStart> {
     const configuration = await this.agents.agents.runConfiguration(request.agentId);
+    if (!configuration && options.agentMissing) throw options.agentMissing();
     const agent = inWorkspace(configuration?.agent ?? null, workspace as WorkspaceRef, 'agent', request.agentId);
     if (agent.status === AgentStatus.ARCHIVED) throw new FailedPreconditionError(`agent ${agent.id} is ARCHIVED; objectives run on DRAFT and PUBLISHED agents`);
     if (agent.inputDataSchema && request.data !== undefined) {

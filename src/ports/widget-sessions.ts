@@ -13,7 +13,7 @@ export interface WidgetSessionPrincipal {
   widgetId: string;
   accountId: string;
   workspaceId: string;
-  /** The workspace's status when the token was verified (an archived workspace's tokens are refused). */
+  /** The workspace's status when the token was verified: always ENABLED (an archived or disabled workspace's tokens are refused). */
   workspaceStatus: WorkspaceStatus;
   /** The profile that minted the session (its objectives' `metadata.profileId`); '' when the row keeps none. */
   profileId: string;
@@ -33,7 +33,7 @@ export interface WidgetSessionVerifier {
    * hostname is `hostname` (the token's audience), is unexpired and not
    * revoked (its widget or session deleted).
    * @throws UnauthenticatedError otherwise (one message for every reason a token is refused)
-   * @throws PermissionDeniedError when the session's workspace is archived (as the API answers for it)
+   * @throws PermissionDeniedError when the session's workspace is archived or disabled (as the API answers for it)
    */
   verify(token: string, hostname: string): Promise<WidgetSessionPrincipal>;
   /**

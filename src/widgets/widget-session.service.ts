@@ -3,15 +3,16 @@
 // carrying per-visitor secrets; the visitor's short-lived token is a JWT for
 // the widget's hostname. This class is also the WidgetSessionVerifier the
 // widget host asks on every request: a token verifies only while its session
-// row exists and is unexpired, its widget exists and its workspace is not archived, so deleting the widget or
-// the session (or erasing its tenant or subject) revokes it at once.
+// row exists and is unexpired, its widget exists and its workspace is ENABLED
+// (not archived or disabled), so deleting the widget or the session (or
+// erasing its tenant or subject) revokes it at once.
 // Secret values are sealed at rest under the workspace's data key, never
 // returned, logged or put into an error message.
 import type { Principal } from '../auth/principal';
-import { WorkspaceStatus, type WorkspaceRef } from '../auth/workspace-access';
+import { checkWorkspaceActive, type WorkspaceRef } from '../auth/workspace-access';
 import type { FieldRef } from '../crypto/envelope';
 import type { WorkspaceKeyring } from '../crypto/workspace-keyring';
-import { InvalidArgumentError, NotFoundError, PermissionDeniedError, UnauthenticatedError } from '../errors';
+import { InvalidArgumentError, NotFoundError, UnauthenticatedError } from '../errors';
 import { newId } from '../ids';
 import type { WidgetSessionPrincipal, WidgetSessionVerifier } from '../ports/widget-sessions';
 import type { WidgetsStore } from '../ports/widgets-store';
@@ -49,7 +50,7 @@ export class WidgetSessionService implements WidgetSessionVerifier {
 
   constructor(
     private readonly store: WidgetsStore,
-    private readonly widgets: Pick<WidgetService, 'find'>,
+    private readonly widgets: Pick<WidgetService, 'find' | 'findWithAgent'>,
     private readonly tenants: Pick<TenantService, 'assert'>,
     private readonly keyring: WorkspaceKeyring,
     private readonly tokens: WidgetTokens,
@@ -66,10 +67,11 @@ export class WidgetSessionService implements WidgetSessionVerifier {
    * Mints a session of the widget: upserts the tenant and subject, seals the
    * secrets, stores the session and signs its token.
    * @throws NotFoundError when the widget is not the workspace's
+   * @throws FailedPreconditionError when the widget's agent was deleted (the session could start no conversation)
    * @throws InvalidArgumentError naming `tenant.…`, `subject.…`, `secrets.<NAME>` or `ttlSeconds` (never a secret's value)
    */
   async create(principal: Principal, workspace: WorkspaceRef, widgetId: string, body: CreateWidgetSessionBody): Promise<WidgetSession> {
-    const widget = await this.widgets.find(workspace, widgetId);
+    const widget = await this.widgets.findWithAgent(workspace, widgetId);
     const ttlSeconds = checkTtl(body.ttlSeconds);
     const secrets = checkSecrets(body.secrets);
     const { tenant, subject } = await this.tenants.assert(workspace, { tenant: body.tenant, subject: body.subject }, { profileId: principal.profileId });
@@ -127,8 +129,8 @@ export class WidgetSessionService implements WidgetSessionVerifier {
       throw new UnauthenticatedError(INVALID_WIDGET_TOKEN);
     }
     const { session, widget, workspaceStatus } = found;
-    // As the API answers every request on an archived workspace (authorizeWorkspace).
-    if (workspaceStatus === WorkspaceStatus.ARCHIVED) throw new PermissionDeniedError(`workspace ${session.workspaceId} is archived`);
+    // As the API answers every request on an archived or disabled workspace (authorizeWorkspace).
+    checkWorkspaceActive({ id: session.workspaceId, status: workspaceStatus });
     return {
       sessionId: session.id,
       widgetId: widget.id,

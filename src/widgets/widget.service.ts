@@ -4,7 +4,7 @@
 // unique index decides hostname races (ALREADY_EXISTS).
 import type { Principal } from '../auth/principal';
 import type { WorkspaceRef } from '../auth/workspace-access';
-import { BAD_REQUEST_TYPE, InvalidArgumentError, NotFoundError } from '../errors';
+import { BAD_REQUEST_TYPE, FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors';
 import { newId } from '../ids';
 import type { AgentsStore } from '../ports/agents-store';
 import type { WidgetListFilter, WidgetsStore } from '../ports/widgets-store';
@@ -20,6 +20,19 @@ const SPEC_PATHS = [
   'spec.agentId', 'spec.hostname', 'spec.allowedOrigins', 'spec.title', 'spec.greeting', 'spec.theme', 'spec.allowVisitorApprovals',
 ] as const;
 const UPDATE_PATHS = [...METADATA_UPDATE_PATHS, ...SPEC_PATHS];
+
+/**
+ * A widget whose agent was deleted keeps existing (deleting an agent is never
+ * blocked by a widget, as it is not by a schedule; PATCH spec.agentId mends
+ * it): minting a session of it, and a visitor's new conversation, fail with
+ * this. The customer is told the agent and the way out; the visitor only that
+ * the chat cannot start (the visitor sees nothing of the agent).
+ */
+export function widgetAgentDeleted(agentId?: string): FailedPreconditionError {
+  return new FailedPreconditionError(agentId === undefined
+    ? "the widget's agent was deleted; this chat cannot start a conversation"
+    : `the widget's agent ${agentId} was deleted; point the widget's spec.agentId at another agent, or delete the widget`);
+}
 
 type WidgetSpecFields = Pick<WidgetRecord, 'agentId' | 'hostname' | 'allowedOrigins' | 'title' | 'greeting' | 'theme' | 'allowVisitorApprovals'>;
 
@@ -93,6 +106,18 @@ export class WidgetService {
   async find(workspace: WorkspaceRef, id: string): Promise<WidgetRecord> {
     const record = await this.store.widgets.findById(id);
     if (!record || record.workspaceId !== workspace.id) throw NotFoundError.resource('widget', id);
+    return record;
+  }
+
+  /**
+   * The widget, when its agent still exists: the one a session is minted for.
+   * @throws NotFoundError when the widget is not the workspace's
+   * @throws FailedPreconditionError (widgetAgentDeleted) when its agent was deleted
+   */
+  async findWithAgent(workspace: WorkspaceRef, id: string): Promise<WidgetRecord> {
+    const record = await this.find(workspace, id);
+    const agent = await this.agents.agents.findById(record.agentId);
+    if (!agent || agent.workspaceId !== record.workspaceId) throw widgetAgentDeleted(record.agentId);
     return record;
   }
 

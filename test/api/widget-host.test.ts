@@ -3,8 +3,11 @@
 // widget's hostname (with its CSP), the API never does there and the widget
 // routes never on the API's host; CORS answers only the widget's origins; a
 // session creates objectives, streams their events to FINALIZED and resumes
-// with Last-Event-ID; a session sees only its own objectives; bad tokens are
-// UNAUTHENTICATED; approvals need allowVisitorApprovals; a session's secrets
+// with Last-Event-ID; a session sees only its own objectives (not their
+// sub-objectives); bad tokens are UNAUTHENTICATED, an archived or disabled
+// workspace's sessions PERMISSION_DENIED; a widget whose agent was deleted
+// starts nothing (FAILED_PRECONDITION) until repointed; approvals need
+// allowVisitorApprovals; visitor limits count per node; a session's secrets
 // reach its objectives' tools (over the workspace's) and nothing else.
 //
 // Widgets and sessions are the widgets area's own (POST …/widgets, POST
@@ -17,6 +20,7 @@ import { newId } from '../../src/ids';
 import { startTestApi, type TestApi } from '../support/api';
 import { createAgent, created, createVariation, MODEL_ID, workspaceFixture } from '../support/agents-world';
 import { eventually } from '../support/cluster-harness';
+import { eventuallyValue } from '../support/eventually';
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
 import type { WorkspaceFixture } from '../support/workspace-keys';
 import { TERMINAL_OBJECTIVE_STATUSES } from '../support/objective-status';
@@ -85,6 +89,7 @@ describe('widget host', function () {
   let tools: TestToolServer;
   let agentId: string;
   let crmToolId: string;
+  let lookupToolId: string;
   const widgetIds = new Map<string, string>();
 
   /** Mints a session of the widget served on `host`; `ttlSeconds: 1` and a wait past its expiry makes an expired token. */
@@ -127,6 +132,7 @@ describe('widget host', function () {
     const refund = await tool('refund', { description: 'Refunds an order', http: { url: `${tools.url}/echo`, method: 'POST' } });
     const lookup = await tool('lookup', { description: 'Looks a customer up', http: { url: `${tools.url}/echo?marker=${RESULT_MARKER}`, method: 'POST' } });
     crmToolId = crm.metadata.id;
+    lookupToolId = lookup.metadata.id;
     await assign({ toolId: crm.metadata.id });
     await assign({ toolId: lookup.metadata.id });
     await assign({ toolId: refund.metadata.id, requiresApproval: true });
@@ -378,27 +384,148 @@ describe('widget host', function () {
       }
     });
 
-    it('refuses the sessions of an archived workspace with PERMISSION_DENIED, as the API does', async () => {
+    /** A widget and a session of it in a new workspace, whose token answers until `retire` changes the workspace's status. */
+    const sessionOfOtherWorkspace = async (label: string) => {
       const other = await ws.otherWorkspace();
       const otherAgent = (await createAgent(api, other.token, other.workspaceId)).metadata.id;
-      const host = `archived-${suffix}.widgets.test`;
-      const created = await api.request('POST', `/v1/workspaces/${other.workspaceId}/widgets`, {
-        token: other.token, body: { metadata: { name: 'archived' }, spec: { agentId: otherAgent, hostname: host, allowedOrigins: [ALLOWED] } },
+      const host = `${label}-${suffix}.widgets.test`;
+      const made = await api.request('POST', `/v1/workspaces/${other.workspaceId}/widgets`, {
+        token: other.token, body: { metadata: { name: label }, spec: { agentId: otherAgent, hostname: host, allowedOrigins: [ALLOWED] } },
       });
-      assert.equal(created.status, 200, JSON.stringify(created.body));
-      const minted = await api.request('POST', `/v1/workspaces/${other.workspaceId}/widgets/${created.body.metadata.id}/sessions`, { token: other.token, body: {} });
+      assert.equal(made.status, 200, JSON.stringify(made.body));
+      const sessionsPath = `/v1/workspaces/${other.workspaceId}/widgets/${made.body.metadata.id}/sessions`;
+      const minted = await api.request('POST', sessionsPath, { token: other.token, body: {} });
       assert.equal(minted.status, 200, JSON.stringify(minted.body));
-      const { token } = minted.body;
       const missing = `/api/objectives/${newId('objective')}`;
-      assert.equal((await widget(host, token, 'GET', missing)).status, 404);
-      assert.equal((await api.request('DELETE', `/v1/account/workspaces/${other.workspaceId}`, { token: ws.account.globalApiKey.token })).status, 200);
-      for (const [method, path, body] of [['GET', missing], ['POST', '/api/objectives', { content: 'SAY hi' }]] as const) {
-        const response = await widget(host, token, method, path, body ? { body } : {});
+      assert.equal((await widget(host, minted.body.token, 'GET', missing)).status, 404);
+      return { workspaceId: other.workspaceId, keyToken: other.token, host, sessionsPath, token: minted.body.token as string, missing };
+    };
+    /** The page's /api requests (loading its conversation, starting one) are refused as `message` says. */
+    const refusedOnWidgetHost = async (session: Awaited<ReturnType<typeof sessionOfOtherWorkspace>>, message: string) => {
+      for (const [method, path, body] of [['GET', session.missing], ['POST', '/api/objectives', { content: 'SAY hi' }]] as const) {
+        const response = await widget(session.host, session.token, method, path, body ? { body } : {});
         assert.equal(response.status, 403, `${method} ${path}: ${response.text}`);
         assert.equal(response.body.code, 7);
-        assert.equal(response.body.message, `workspace ${other.workspaceId} is archived`);
-        assert.ok(!response.text.includes(token));
+        assert.equal(response.body.message, message);
+        assert.ok(!response.text.includes(session.token));
       }
+    };
+
+    it('refuses the sessions of an archived workspace with PERMISSION_DENIED, as the API does', async () => {
+      const session = await sessionOfOtherWorkspace('archived');
+      assert.equal((await api.request('DELETE', `/v1/account/workspaces/${session.workspaceId}`, { token: ws.account.globalApiKey.token })).status, 200);
+      await refusedOnWidgetHost(session, `workspace ${session.workspaceId} is archived`);
+    });
+
+    it('refuses the sessions of a disabled workspace, and minting, with PERMISSION_DENIED, as the API refuses its keys', async () => {
+      const session = await sessionOfOtherWorkspace('disabled');
+      // No API call disables a workspace: an operator does, in the database.
+      await api.dataSource.query("UPDATE workspaces SET status = 'STATUS_DISABLED' WHERE id = $1", [session.workspaceId]);
+      const message = `workspace ${session.workspaceId} is disabled`;
+      // Every widget request reads the workspace's status; an API key remembers it for up to a second (CREDENTIAL_TTL_MS).
+      await refusedOnWidgetHost(session, message);
+      const mint = await eventuallyValue(async () => {
+        const response = await api.request('POST', session.sessionsPath, { token: session.keyToken, body: {} });
+        return response.status !== 200 && response;
+      }, 'minting refused', 5_000);
+      assert.equal(mint.status, 403, JSON.stringify(mint.body));
+      assert.equal(mint.body.code, 7);
+      assert.equal(mint.body.message, message);
+    });
+
+    it('keeps a widget whose agent was deleted: minting and new conversations are FAILED_PRECONDITION until spec.agentId names another agent', async () => {
+      const host = `orphan-${suffix}.widgets.test`;
+      const agentWithVariation = async (name: string) => {
+        const id = (await createAgent(api, ws.token, ws.workspaceId, { metadata: { name } })).metadata.id as string;
+        await createVariation(api, ws.token, ws.workspaceId, id, { spec: { prompt: 'You help.', modelConfig: { modelId: MODEL_ID } } });
+        return id;
+      };
+      const doomed = await agentWithVariation(`doomed-${suffix}`);
+      const orphan = await created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/widgets`, {
+        metadata: { name: `orphan-${suffix}` }, spec: { agentId: doomed, hostname: host, allowedOrigins: [ALLOWED] },
+      });
+      widgetIds.set(host, orphan.metadata.id);
+      const widgetPath = `/v1/workspaces/${ws.workspaceId}/widgets/${orphan.metadata.id}`;
+      const earlier = await widgets.mint(host);
+      const conversation = await runAs(earlier.token, 'SAY before', host);
+
+      assert.equal((await api.request('DELETE', `/v1/workspaces/${ws.workspaceId}/agents/${doomed}`, { token: ws.token })).status, 200, 'a widget never blocks deleting its agent');
+      const kept = await api.request('GET', widgetPath, { token: ws.token });
+      assert.equal(kept.status, 200, JSON.stringify(kept.body));
+      assert.equal(kept.body.spec.agentId, doomed);
+
+      const mint = await api.request('POST', `${widgetPath}/sessions`, { token: ws.token, body: {} });
+      assert.equal(mint.status, 400, JSON.stringify(mint.body));
+      assert.equal(mint.body.code, 9);
+      assert.equal(mint.body.message, `the widget's agent ${doomed} was deleted; point the widget's spec.agentId at another agent, or delete the widget`);
+      const started = await widget(host, earlier.token, 'POST', '/api/objectives', { body: { content: 'SAY after' } });
+      assert.equal(started.status, 400, started.text);
+      assert.equal(started.body.code, 9);
+      assert.equal(started.body.message, "the widget's agent was deleted; this chat cannot start a conversation");
+      // A conversation begun before goes on: the objective runs what it resolved when it started.
+      const followUp = await widget(host, earlier.token, 'POST', `/api/objectives/${conversation.id}/messages`, { body: { content: 'SAY still here' } });
+      assert.equal(followUp.status, 200, followUp.text);
+      await eventually(async () => (await widget(host, earlier.token, 'GET', `/api/objectives/${conversation.id}`)).body.lastMessage === 'still here', 'follow-up answered', 15_000);
+
+      const toDeleted = await api.request('PATCH', widgetPath, { token: ws.token, body: { spec: { agentId: doomed } } });
+      assert.equal(toDeleted.status, 404, JSON.stringify(toDeleted.body));
+      assert.equal(toDeleted.body.message, `spec.agentId: agent ${doomed} not found in the workspace`);
+      assert.equal(toDeleted.body.details[0].fieldViolations[0].field, 'spec.agentId');
+      const successor = await agentWithVariation(`successor-${suffix}`);
+      assert.equal((await api.request('PATCH', widgetPath, { token: ws.token, body: { spec: { agentId: successor } } })).status, 200);
+      await widgets.mint(host);
+      const mended = await runAs(earlier.token, 'SAY after', host);
+      assert.equal(mended.view.lastMessage, 'after');
+      assert.equal((await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${mended.id}`, { token: ws.token })).body.spec.agentId, successor);
+    });
+
+    it('keeps a session\'s sub-objectives (sub-agents) from the visitor: NOT_FOUND on every route, nothing of them in the stream', async () => {
+      const host = `subagents-${suffix}.widgets.test`;
+      const agentWithVariation = async (name: string) => {
+        const id = (await createAgent(api, ws.token, ws.workspaceId, { metadata: { name } })).metadata.id as string;
+        const variation = await createVariation(api, ws.token, ws.workspaceId, id, { spec: { prompt: 'You help.', modelConfig: { modelId: MODEL_ID } } });
+        return { id, assignments: `/v1/workspaces/${ws.workspaceId}/agents/${id}/variations/${variation.metadata.id}/assignments` };
+      };
+      const helper = await agentWithVariation(`researcher-${suffix}`);
+      await created(api, ws.token, helper.assignments, { toolId: lookupToolId });
+      const delegator = await agentWithVariation(`front-desk-${suffix}`);
+      await created(api, ws.token, delegator.assignments, { agentId: helper.id });
+      const made = await created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/widgets`, {
+        metadata: { name: `subagents-${suffix}` }, spec: { agentId: delegator.id, hostname: host, allowedOrigins: [ALLOWED], allowVisitorApprovals: true },
+      });
+      widgetIds.set(host, made.metadata.id);
+      const { token } = await widgets.mint(host);
+      // The child answers with its tool's result, which holds RESULT_MARKER: nothing the visitor wrote.
+      const childScript = 'CALL lookup {"customer":"c-sub"}';
+      const parent = await runAs(token, `CALL researcher-${suffix} ${JSON.stringify({ prompt: childScript })}\nSAY parent done`, host);
+      assert.equal(parent.view.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(parent.view));
+      const children = (await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives?parentObjectiveId=${parent.id}`, { token: ws.token })).body.items as any[];
+      assert.equal(children.length, 1, JSON.stringify(children));
+      const childId = children[0].metadata.id as string;
+      const childEvents = await eventsOf(childId);
+      const childCall = childEvents.find((event) => event.data.type === 'OBJECTIVE_EVENT_TYPE_TOOL_CALLED')!;
+      assert.ok(childCall, 'the child called a tool');
+      assert.ok(JSON.stringify(childEvents).includes(RESULT_MARKER), 'the child\'s tool answered with the marker');
+
+      for (const [method, path, body] of [
+        ['GET', `/api/objectives/${childId}`], ['GET', `/api/objectives/${childId}/events/stream`],
+        ['POST', `/api/objectives/${childId}/messages`, { content: 'SAY hi' }],
+        ['PUT', `/api/objectives/${childId}/tool_calls/${childCall.data.toolCalled.toolCallId}/approve`, {}],
+        ['PUT', `/api/objectives/${childId}/tool_calls/${childCall.data.toolCalled.toolCallId}/deny`, {}],
+      ] as const) {
+        const response = await widget(host, token, method, path, body ? { body } : {});
+        assert.equal(response.status, 404, `${method} ${path}: ${response.text}`);
+        assert.equal(response.body.code, 5);
+      }
+      const stream = await widget(host, token, 'GET', `/api/objectives/${parent.id}/events/stream`);
+      assert.equal(stream.status, 200, stream.text);
+      const kinds = sseEvents(stream.text).map((event) => String(event.data.data.type).replace('OBJECTIVE_EVENT_TYPE_', ''));
+      assert.deepEqual(kinds.filter((kind) => kind.startsWith('SUB_')), [], kinds.join(', '));
+      assert.ok(!stream.text.includes(childId), `the visitor's stream names the sub-objective: ${stream.text}`);
+      assert.ok(!stream.text.includes(RESULT_MARKER), `the visitor's stream holds the sub-objective's answer: ${stream.text}`);
+      // The API's stream of the same objective has all three: they were there to leave out.
+      const own = await apiHost('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${parent.id}/events/stream`, { headers: { authorization: `Bearer ${ws.token}` } });
+      for (const part of ['OBJECTIVE_EVENT_TYPE_SUB_OBJECTIVE_CREATED', childId, RESULT_MARKER]) assert.ok(own.text.includes(part), `${part} in ${own.text}`);
     });
 
     it('answers bad input with INVALID_ARGUMENT, never a 500', async () => {
@@ -490,8 +617,8 @@ describe('widget host', function () {
 
   describe('visitor limits', () => {
     /** A stream held open (its response begun) until `close`. */
-    const holdStream = (token: string, id: string) => new Promise<{ status: number; headers: http.IncomingHttpHeaders; close: () => void }>((resolve, reject) => {
-      const { port } = new URL(api.url);
+    const holdStream = (token: string, id: string, node = api) => new Promise<{ status: number; headers: http.IncomingHttpHeaders; close: () => void }>((resolve, reject) => {
+      const { port } = new URL(node.url);
       const request = http.request({ host: '127.0.0.1', port, method: 'GET', path: `/api/objectives/${id}/events/stream`, headers: { host: `${HOST}:${port}`, authorization: `Bearer ${token}` } }, (response) => {
         response.on('error', () => undefined);
         response.resume();
@@ -544,6 +671,26 @@ describe('widget host', function () {
       } finally {
         first.close();
         second.close();
+      }
+    });
+
+    it('counts per node: the stream a session is refused on one node opens on another (N nodes allow N times the limits)', async () => {
+      // A second node of the same deployment: the same database, no actor runtime of its own (a stream only reads events).
+      const otherNode = await startTestApi({ env: { AGENTRT_PUBLIC_URL: `https://${API_HOST}` } });
+      const { token } = await widgets.mint(HOST);
+      const id = await waiting(token);
+      const held = [await holdStream(token, id), await holdStream(token, id)];
+      try {
+        assert.deepEqual(held.map((stream) => stream.status), [200, 200]);
+        const third = await holdStream(token, id);
+        held.push(third);
+        assert.equal(third.status, 429);
+        const elsewhere = await holdStream(token, id, otherNode);
+        held.push(elsewhere);
+        assert.equal(elsewhere.status, 200, 'the other node keeps its own count');
+      } finally {
+        for (const stream of held) stream.close();
+        await otherNode.close();
       }
     });
 

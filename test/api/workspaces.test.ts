@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { startTestApi, type TestApi } from '../support/api';
 import { assertStatus, Code, missingId, newAccount, newKey, newWorkspace, type TestAccount } from '../support/fixtures';
+import { eventuallyValue } from '../support/eventually';
 import { startTestIssuer, type TestIssuer } from '../support/oidc';
 
 describe('workspace administration', () => {
@@ -54,6 +55,26 @@ describe('workspace administration', () => {
       assertStatus(await api.request('GET', '/v1/api_keys', { token: key.token }), 403, Code.PERMISSION_DENIED, /archived/);
       assertStatus(await api.request('GET', `/v1/workspaces/${second}/api_keys`, { token: own.globalToken }), 403, Code.PERMISSION_DENIED, /archived/);
       assertStatus(await api.request('GET', '/v1/api_keys', { token: own.globalToken, headers: { 'x-workspace-id': second } }), 403, Code.PERMISSION_DENIED, /archived/);
+    });
+
+    it('refuses every request scoped to a workspace an operator disabled (STATUS_DISABLED), as an archived one', async () => {
+      const own = await newAccount(api);
+      const second = await newWorkspace(api, own, 'to-disable');
+      const key = await newKey(api, own, second, ['api_keys:read']);
+      assert.equal((await api.request('GET', '/v1/api_keys', { token: key.token })).status, 200);
+      // No API call disables a workspace: an operator does, in the database.
+      await api.dataSource.query("UPDATE workspaces SET status = 'STATUS_DISABLED' WHERE id = $1", [second]);
+      // Keys and their workspaces are remembered for up to a second (CREDENTIAL_TTL_MS).
+      const refused = await eventuallyValue(async () => {
+        const response = await api.request('GET', '/v1/api_keys', { token: key.token });
+        return response.status !== 200 && response;
+      }, 'the disabled workspace refused', 5_000);
+      for (const response of [refused, await api.request('GET', `/v1/workspaces/${second}/api_keys`, { token: own.globalToken })]) {
+        assertStatus(response, 403, Code.PERMISSION_DENIED);
+        assert.equal(response.body.message, `workspace ${second} is disabled`);
+      }
+      const shown = await api.request('GET', `/v1/account/workspaces/${second}`, { token: own.globalToken });
+      assert.equal(shown.body.status, 'STATUS_DISABLED', 'the account still sees it, with its status');
     });
 
     it('refuses to archive the last non-archived workspace', async () => {
