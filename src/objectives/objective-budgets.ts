@@ -25,7 +25,7 @@
 // next model call is offered none of the tools that limit stops, so the model
 // has to answer.
 import { roundCents } from '../models/model-usage';
-import { withinSubObjectiveLimit, withinToolCallLimit } from './objective-limits';
+import { limitReached, withinSubObjectiveLimit, withinToolCallLimit } from './objective-limits';
 import { objectiveToolsOf } from './objective-service-tools';
 import type { ObjectiveError, ObjectiveState, ObjectiveTool, ObjectiveUsage, TurnToolCall } from './objective-state';
 
@@ -80,7 +80,7 @@ function spendingLimitReached(constraint: SpendingConstraint, used: number, held
   const amount = constraint === 'maxTokens' ? `${used} tokens used` : `${used} cents spent`;
   const holding = held > 0 ? ` and ${held} held by running sub-objectives` : '';
   const source = limit.fromParent ? ", this sub-objective's share of its parent's budget" : '';
-  return { type: LIMIT_REACHED_ERROR_TYPE, message: `limit reached: ${constraint} (${amount}${holding}; the limit is ${limit.limit}${source})` };
+  return { type: LIMIT_REACHED_ERROR_TYPE, message: limitReached(constraint, `${amount}${holding}; the limit is ${limit.limit}${source}`) };
 }
 
 /** The budget the next model call would exceed, as the objective's error; null when all allow it. */
@@ -89,7 +89,7 @@ export function modelBudgetExceeded(state: ObjectiveState): ObjectiveError | nul
   const maxTurns = maxModelTurnsOf(state);
   const turns = state.runModelTurns ?? 0;
   if (maxTurns > 0 && turns >= maxTurns) {
-    return { type: LIMIT_REACHED_ERROR_TYPE, message: `limit reached: maxModelTurns (the model answered ${turns} times in this run; the limit is ${maxTurns})` };
+    return { type: LIMIT_REACHED_ERROR_TYPE, message: limitReached('maxModelTurns', `the model answered ${turns} times in this run; the limit is ${maxTurns}`) };
   }
   for (const constraint of SPENDING_CONSTRAINTS) {
     const limit = spendingLimitOf(state, constraint);
