@@ -109,9 +109,11 @@ function isSubAgentCall(state: ObjectiveState, call: TurnToolCall): boolean {
  * be empty. Free: the limit less the usage so far (reported children
  * included) and the shares of the turn's children still running; split
  * evenly among the turn's sub-agent calls that may still start a child (this
- * one, those being prepared, those awaiting or given approval), tokens
- * rounded down and cents to a billionth, so the shares never add up to more
- * than was free. Constraints without a limit give no share.
+ * one, those being prepared, those awaiting or given approval), so the
+ * shares never add up to more than was free: tokens rounded down, cents
+ * rounded to a billionth as every cost is (to the nearest, so that a single
+ * child's share is exactly what was free and its usage reaching its share
+ * takes the parent to its limit). Constraints without a limit give no share.
  */
 export function childShareOf(state: ObjectiveState, call: TurnToolCall): { share: SpendingBudget } | { refused: ObjectiveError } {
   const running = state.turnCalls.filter((candidate) => candidate.state === 'running' && candidate.child?.started);
