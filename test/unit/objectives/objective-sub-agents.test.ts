@@ -416,6 +416,26 @@ describe('objective sub-agents', () => {
       assert.equal(parent.starts.filter((effect) => effect.name === 'model.call').length, 1);
     });
 
+    it('cents: a child spending exactly its share takes the parent to its limit, float noise or not', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool()], limits: limits({ maxCostCents: 1 }) });
+      await parent.modelAnswers({ ...callResearcher('s1'), usage: usage(10, 0.7) });
+      await parent.succeed(parent.callId('s1'), childStartFor(prepareInput(parent, 's1')));
+      const command = startSent(parent);
+      assert.deepEqual(command.start.limits.parentShare, { maxCostCents: 0.3 }, '1 - 0.7 is 0.30000000000000004 in floats');
+      const child = new ObjectiveDriver(command.start.objectiveId);
+      await child.send(command);
+      for (const [index, cents] of [0.1, 0.2].entries()) {
+        assert.equal(statusOf(child), 'RUNNING');
+        await child.modelAnswers({ content: null, toolCalls: [{ id: `c${index}`, name: 'lookup', arguments: '{}' }], usage: usage(1, cents) });
+        await child.succeed(child.callId(`c${index}`), toolSuccess(child.callId(`c${index}`), 'x'));
+      }
+      assert.equal(child.state.error?.message, "limit reached: maxCostCents (0.3 cents spent; the limit is 0.3, this sub-objective's share of its parent's budget)");
+      await deliver(child, new Map([[parent.objectiveId, parent]]));
+      assert.equal(statusOf(parent), 'FAILED');
+      assert.equal(parent.state.error?.message, 'limit reached: maxCostCents (1 cents spent; the limit is 1)');
+    });
+
     it("a child's own lower limit applies, named as its own; a parent without budgets gives no share", async () => {
       const parent = new ObjectiveDriver();
       await parent.start({ tools: [researcherTool()], limits: limits({ maxTokens: 100 }) });
