@@ -13,6 +13,7 @@
 import { newId } from '../ids';
 import type { OperationMetadata } from '../schemas/common.schema';
 import type { ObjectiveCommand } from './objective.behavior';
+import { childShareOf } from './objective-budgets';
 import { maxDepthOf } from './objective-limits';
 import {
   isTerminal, OBJECTIVE_KIND, ObjectiveStatus, type ObjectiveError, type ObjectiveStart, type ObjectiveState, type ObjectiveTool, type ObjectiveUsage,
@@ -127,7 +128,9 @@ export function startChild(turn: ObjectiveTurn, call: TurnToolCall, tool: Object
 /**
  * The child's start from the prepare effect's value, with its lineage made
  * certain (depth, parent, tool call, the parent's widget session, the parent's
- * depth limit when it sets none); a problem text when the value is not the start of the expected child.
+ * depth limit when it sets none) and its share of this objective's budget
+ * (childShareOf); a problem text when the value is not the start of the
+ * expected child, or when the budget leaves it nothing (`limit reached: …`).
  */
 export function childStartOf(state: ObjectiveState, call: TurnToolCall, value: unknown): ObjectiveStart | { problem: string } {
   const start = value as ObjectiveStart | null;
@@ -137,7 +140,10 @@ export function childStartOf(state: ObjectiveState, call: TurnToolCall, value: u
   if (start.objectiveId !== call.child?.objectiveId) {
     return { problem: `the sub-agent could not be prepared: objective ${start.objectiveId} is not the child ${call.child?.objectiveId}` };
   }
+  const budget = childShareOf(state, call);
+  if ('refused' in budget) return { problem: budget.refused.message };
   const config = state.config!;
+  const { parentShare: _notItsOwn, ...ownLimits } = start.limits;
   return {
     ...start,
     depth: (config.depth ?? 0) + 1,
@@ -145,14 +151,15 @@ export function childStartOf(state: ObjectiveState, call: TurnToolCall, value: u
     // A sub-agent of a session's objective reads the session's secrets, never the workspace's in their place.
     ...(config.widgetSessionId ? { widgetSessionId: config.widgetSessionId } : {}),
     spec: { ...start.spec, parentObjectiveId: config.objectiveId },
-    limits: { ...start.limits, maxDepth: start.limits.maxDepth ?? maxDepthOf(state) },
+    limits: { ...ownLimits, maxDepth: start.limits.maxDepth ?? maxDepthOf(state), ...(Object.keys(budget.share).length ? { parentShare: budget.share } : {}) },
   };
 }
 
 /** Sends the child its start and records its creation (SUB_OBJECTIVE_CREATED, SUB_AGENT_SPAWNED) on the parent. */
 export function spawnChild(turn: ObjectiveTurn, call: TurnToolCall, start: ObjectiveStart): void {
   const metadata: OperationMetadata = start.metadata.objective;
-  turn.apply({ type: 'child_started', toolCallId: call.id, metadata });
+  const share = start.limits.parentShare;
+  turn.apply({ type: 'child_started', toolCallId: call.id, metadata, ...(share ? { share } : {}) });
   // The child's id was made up by its prepare: this is the first command it ever gets.
   turn.send(OBJECTIVE_KIND, start.objectiveId, { type: 'start', start } satisfies ObjectiveCommand, { first: true });
   turn.record('SUB_OBJECTIVE_CREATED', { metadata });

@@ -8,8 +8,16 @@
 // child deeper than `limits.maxDepth` gets the same treatment.
 import type { ObjectiveState } from './objective-state';
 
-export const TOOL_CALL_LIMIT_RESULT = 'limit reached: maxToolCalls';
-export const SUB_OBJECTIVE_LIMIT_RESULT = 'limit reached: maxSubObjectives';
+/**
+ * How every limit reports what it stopped (a refused call's result, a budget's error):
+ * `limit reached: <constraint>`, then what was counted in parentheses when there is more to say.
+ */
+export function limitReached(constraint: string, detail?: string): string {
+  return `limit reached: ${constraint}${detail ? ` (${detail})` : ''}`;
+}
+
+export const TOOL_CALL_LIMIT_RESULT = limitReached('maxToolCalls');
+export const SUB_OBJECTIVE_LIMIT_RESULT = limitReached('maxSubObjectives');
 /** How deep sub-objectives may nest when the start sets no `limits.maxDepth` (a top-level objective is depth 0). */
 export const DEFAULT_MAX_OBJECTIVE_DEPTH = 5;
 
@@ -35,5 +43,5 @@ export function withinDepthLimit(state: ObjectiveState): boolean {
 }
 
 export function depthLimitResult(maxDepth: number): string {
-  return `limit reached: sub-objective depth ${maxDepth}`;
+  return limitReached(`sub-objective depth ${maxDepth}`);
 }

@@ -109,13 +109,17 @@ export function chatRequestOf(state: ObjectiveState): ChatRequest {
 }
 
 /**
- * Starts the next model call: the open turn's results (placeholders for calls
+ * Starts the next model call, unless a budget is used up (then the objective
+ * fails): the open turn's results (placeholders for calls
  * left without one) and the waiting user messages go first, then the context
  * is compacted when it grew too large (always with `forceCompaction`: the
  * provider refused it); a summarization runs before the call.
  */
 export function startModelCall(turn: ObjectiveTurn, options: { forceCompaction?: boolean } = {}): void {
   const { state } = turn;
+  // No model call (nor a compaction's summary before it) starts once a budget is used up (objective-budgets.ts).
+  const exceeded = modelBudgetExceeded(state);
+  if (exceeded) return failObjective(turn, exceeded);
   const effectId = modelCallEffectId(state.modelTurn + 1);
   // The results join the conversation from the turn's calls (evolve): the journal holds each once, in its TOOL_RESULT.
   turn.apply({ type: 'model_call_started', effectId, userMessages: state.pendingUserMessages.length });
@@ -232,8 +236,6 @@ export function advance(turn: ObjectiveTurn): void {
   if (state.outputEmitted && state.pendingUserMessages.length === 0) return finish(turn, ObjectiveStatus.COMPLETED);
   if (state.turnCalls.length > 0 || state.pendingUserMessages.length > 0) {
     setStatus(turn, ObjectiveStatus.RUNNING);
-    const exceeded = modelBudgetExceeded(turn.state);
-    if (exceeded) return failObjective(turn, exceeded);
     return startModelCall(turn);
   }
   finish(turn, ObjectiveStatus.COMPLETED);

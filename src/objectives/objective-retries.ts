@@ -15,7 +15,6 @@
 import { createHash } from 'node:crypto';
 import { ModelCallErrorType, modelCallFailureOf } from '../models/model-call-error';
 import type { EffectError, FiredReminder } from '../ports/actor-behavior';
-import { modelBudgetExceeded } from './objective-budgets';
 import { failObjective, startModelCall } from './objective-loop';
 import { isTerminal, ObjectiveStatus, type ModelCallRetries, type ObjectiveState } from './objective-state';
 import type { ObjectiveTurn } from './objective-turn';
@@ -127,9 +126,7 @@ export function retryModelCall(turn: ObjectiveTurn, reminder: FiredReminder): vo
   const { state } = turn;
   const failures = (reminder.payload as { failures?: unknown } | null)?.failures;
   if (!awaitsModelRetry(state) || state.status !== ObjectiveStatus.RUNNING || state.modelCallEffectId || failures !== state.modelRetries!.failures) return;
-  // The failed calls' usage may have used up a budget meanwhile.
-  const exceeded = modelBudgetExceeded(state);
-  if (exceeded) return failObjective(turn, exceeded);
+  // startModelCall checks the budgets: the failed calls' usage may have used one up meanwhile.
   startModelCall(turn);
 }
 

@@ -9,6 +9,7 @@ import { tokensForCharacters } from '../models/model-usage';
 import type { ObjectiveDiscovery, ObjectiveMemory } from '../ports/service-tools';
 import type { ExecutableTool } from '../tools/tool-call-outcome';
 import type { ChatMessage, ChatToolCall, ChatUsage } from './chat-model-types';
+import type { SpendingBudget } from './objective-budgets';
 
 /** The actor kind of objectives (one actor per objective, id = the objective id). */
 export const OBJECTIVE_KIND = 'objective';
@@ -102,6 +103,11 @@ export interface ObjectiveStart {
     maxTokens?: number;
     /** Cents over the objective and its sub-objectives; 0 or absent: no limit. */
     maxCostCents?: number;
+    /**
+     * A sub-objective's share of its parent's free budget, given when the parent started it
+     * (objective-budgets.ts childShareOf): its limit is the lower of this and its own.
+     */
+    parentShare?: SpendingBudget;
     /** How long consecutive retryable model call failures are retried (objective-retries.ts). @default DEFAULT_MODEL_RETRY_BUDGET_MS */
     modelRetryBudgetMs?: number;
     /**
@@ -226,6 +232,8 @@ export interface ChildObjectiveRef {
   /** False while the `objective.prepare_child` effect resolves it; true once its `start` was sent. */
   started: boolean;
   metadata: OperationMetadata | null;
+  /** The share of this objective's budget the child started with: held until it reports. */
+  share?: SpendingBudget;
 }
 
 export interface TurnToolCall {
@@ -378,8 +386,11 @@ export type ObjectiveEvent =
   | { type: 'error_set'; error: ObjectiveError }
   /** A sub-agent call runs: its child's id, drawn once here so a replay or a re-run of the prepare effect keeps it. */
   | { type: 'child_assigned'; toolCallId: string; childObjectiveId: string }
-  /** The child's `start` was sent (in the same turn): it counts against maxSubObjectives. */
-  | { type: 'child_started'; toolCallId: string; metadata: OperationMetadata }
+  /**
+   * The child's `start` was sent (in the same turn): it counts against maxSubObjectives. `share`: the part of
+   * this objective's budget it was given (absent when none, and in journals written before shares existed).
+   */
+  | { type: 'child_started'; toolCallId: string; metadata: OperationMetadata; share?: SpendingBudget }
   /**
    * The child reported its end: its usage joins this objective's (the TOOL_RESULT/TOOL_ERROR that follows settles the call).
    * `childObjectiveId` marks the child reported, so a late second report adds nothing (absent in older journals).
@@ -592,7 +603,7 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
       const call = state.turnCalls.find((candidate) => candidate.id === event.toolCallId);
       if (!call?.child) return state;
       return {
-        ...updateCall(state, event.toolCallId, { child: { ...call.child, started: true, metadata: event.metadata } }),
+        ...updateCall(state, event.toolCallId, { child: { ...call.child, started: true, metadata: event.metadata, ...(event.share ? { share: event.share } : {}) } }),
         subObjectiveCount: state.subObjectiveCount + 1,
         childObjectiveIds: [...state.childObjectiveIds, call.child.objectiveId],
       };

@@ -3,7 +3,10 @@
 // failure waits on a durable reminder (Retry-After, else backoff with
 // jitter) while the objective stays RUNNING, a budget of consecutive
 // failures ends it FAILED with the provider's last error, and the model
-// turn, token and tool budgets end or narrow a loop.
+// turn, token, cost and tool budgets end or narrow a loop: no model call
+// starts once a spending budget is used up, so it is passed by at most the
+// call that crossed it (issue 27 item 3; sub-objectives' shares in
+// objective-sub-agents.test.ts).
 import assert from 'node:assert/strict';
 import { ModelCallError } from '../../../src/models/model-call-error';
 import { DEFAULT_MAX_MODEL_TURNS } from '../../../src/objectives/objective-budgets';
@@ -199,5 +202,83 @@ describe('objective budgets', () => {
     await driver.modelAnswers({ content: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }] });
     await driver.succeed(driver.callId('c1'), toolSuccess(driver.callId('c1'), 'x'));
     assert.deepEqual(driver.modelRequest().tools, [], 'the model has to answer');
+  });
+});
+
+describe('objective spending budgets', () => {
+  const lookupTurn = async (driver: ObjectiveDriver, id: string, usage: { promptTokens: number; completionTokens: number; costCents: number }) => {
+    await driver.modelAnswers({ content: null, toolCalls: [{ id, name: 'lookup', arguments: '{}' }], usage });
+    await driver.succeed(driver.callId(id), toolSuccess(driver.callId(id), 'x'));
+  };
+  const modelCalls = (driver: ObjectiveDriver) => driver.starts.filter((effect) => effect.name === 'model.call').length;
+
+  it('maxCostCents: no model call starts once the cost reached it; FAILED with ERROR and FINALIZED naming it, passed by at most the last call', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start({ limits: { maxToolCalls: 0, maxSubObjectives: 0, maxCostCents: 1 } });
+    const usage = { promptTokens: 10, completionTokens: 5, costCents: 0.4 };
+    await lookupTurn(driver, 'c1', usage);
+    await lookupTurn(driver, 'c2', usage);
+    assert.equal(statusOf(driver), 'RUNNING', '0.8 cents: under the budget, the third call starts');
+    await lookupTurn(driver, 'c3', usage);
+    assert.equal(statusOf(driver), 'FAILED');
+    assert.equal(modelCalls(driver), 3, 'no fourth call');
+    assert.equal(driver.running.size, 0);
+    // 0.4 + 0.4 + 0.4 is 1.2000000000000002 in floats: cents are compared and shown rounded to a billionth.
+    const error = { type: 'LIMIT_REACHED', message: 'limit reached: maxCostCents (1.2 cents spent; the limit is 1)' };
+    assert.deepEqual(driver.state.error, error);
+    assert.deepEqual(driver.kinds().slice(-2), ['error', 'finalized']);
+    assert.deepEqual(lastError(driver), error);
+    const finalized = (driver.published.at(-1)!.data as { finalized: { status: string; usage: { costCents: number } } }).finalized;
+    assert.equal(finalized.status, 'OBJECTIVE_STATUS_FAILED');
+    assert.ok(finalized.usage.costCents < 1 + usage.costCents, 'passed by less than one call');
+  });
+
+  it('a budget reached exactly stops the next call; one call under it lets the call start', async () => {
+    const exact = new ObjectiveDriver();
+    await exact.start({ limits: { maxToolCalls: 0, maxSubObjectives: 0, maxTokens: 60 } });
+    await lookupTurn(exact, 'c1', { promptTokens: 20, completionTokens: 10, costCents: 0 });
+    await lookupTurn(exact, 'c2', { promptTokens: 20, completionTokens: 10, costCents: 0 });
+    assert.equal(statusOf(exact), 'FAILED');
+    assert.equal(exact.state.error!.message, 'limit reached: maxTokens (60 tokens used; the limit is 60)');
+
+    const under = new ObjectiveDriver();
+    await under.start({ limits: { maxToolCalls: 0, maxSubObjectives: 0, maxTokens: 61 } });
+    await lookupTurn(under, 'c1', { promptTokens: 20, completionTokens: 10, costCents: 0 });
+    await lookupTurn(under, 'c2', { promptTokens: 20, completionTokens: 10, costCents: 0 });
+    assert.equal(statusOf(under), 'RUNNING');
+    assert.equal(modelCalls(under), 3);
+  });
+
+  it('maxCostCents 0 is no limit; the token cap and the cost cap each end it, whichever is reached first', async () => {
+    const unlimited = new ObjectiveDriver();
+    await unlimited.start({ limits: { maxToolCalls: 0, maxSubObjectives: 0, maxCostCents: 0 } });
+    await lookupTurn(unlimited, 'c1', { promptTokens: 10, completionTokens: 5, costCents: 500 });
+    assert.equal(statusOf(unlimited), 'RUNNING');
+
+    const both = new ObjectiveDriver();
+    await both.start({ limits: { maxToolCalls: 0, maxSubObjectives: 0, maxTokens: 1000, maxCostCents: 2 } });
+    await lookupTurn(both, 'c1', { promptTokens: 10, completionTokens: 5, costCents: 2.5 });
+    assert.equal(both.state.error!.message, 'limit reached: maxCostCents (2.5 cents spent; the limit is 2)');
+  });
+
+  it('a follow-up to a COMPLETED objective whose usage reached its budget ends it FAILED without a model call', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start({ limits: { maxToolCalls: 0, maxSubObjectives: 0, maxCostCents: 3 } });
+    await driver.modelAnswers({ content: 'done', usage: { promptTokens: 10, completionTokens: 5, costCents: 3.5 } });
+    assert.equal(statusOf(driver), 'COMPLETED', 'the answer that crossed the budget is taken');
+    await driver.send({ type: 'message', content: 'one more' });
+    assert.equal(statusOf(driver), 'FAILED');
+    assert.equal(driver.state.error!.message, 'limit reached: maxCostCents (3.5 cents spent; the limit is 3)');
+    assert.equal(modelCalls(driver), 1);
+  });
+
+  it('a context-length refusal whose usage used up the budget fails instead of compacting: no summarization starts', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start({ compaction: { maxInputTokens: 1000, triggerThreshold: 0.5, preserveRecentResults: 2 }, limits: { maxToolCalls: 0, maxSubObjectives: 0, maxTokens: 100 } });
+    const usage = { promptTokens: 120, completionTokens: 0, costCents: 0 };
+    await driver.fail('model_call_1', effectErrorOf(new ModelCallError('CONTEXT_TOO_LONG', 'the conversation is too long (HTTP 400)', { usage })));
+    assert.equal(statusOf(driver), 'FAILED');
+    assert.deepEqual(driver.state.error, { type: 'LIMIT_REACHED', message: 'limit reached: maxTokens (120 tokens used; the limit is 100)' });
+    assert.deepEqual(driver.starts.map((effect) => effect.name), ['model.call'], 'neither a summary nor a second call');
   });
 });

@@ -377,6 +377,144 @@ describe('objective sub-agents', () => {
     assert.deepEqual(parent.kinds().slice(-2), ['tool_approved', 'tool_called']);
   });
 
+  describe('budgets', () => {
+    const limits = (extra: Partial<ObjectiveStart['limits']>): ObjectiveStart['limits'] => ({ maxToolCalls: 0, maxSubObjectives: 0, ...extra });
+    const usage = (tokens: number, costCents = 0) => ({ promptTokens: tokens, completionTokens: 0, costCents });
+    const startSent = (driver: ObjectiveDriver) => {
+      const [send] = driver.takeSent();
+      return send.command as Extract<ObjectiveCommand, { type: 'start' }>;
+    };
+    const finished = (driver: ObjectiveDriver, providerId: string, childObjectiveId: string, used: number): ChildFinishedCommand => ({
+      type: 'child_finished', childObjectiveId, toolCallId: driver.callId(providerId), status: 'OBJECTIVE_STATUS_COMPLETED', content: 'done', usage: usage(used), error: null,
+    });
+    const callResearcher = (...ids: string[]) => ({ content: null, toolCalls: ids.map((id) => ({ id, name: 'researcher', arguments: '{"prompt":"a"}' })) });
+
+    it('a child starts with what its parent has free as its share; past it the child fails, and the parent stops at its next model call', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool()], limits: limits({ maxTokens: 100, maxCostCents: 10 }) });
+      await parent.modelAnswers({ ...callResearcher('s1'), usage: usage(12, 1) });
+      const input = prepareInput(parent, 's1');
+      await parent.succeed(parent.callId('s1'), childStartFor(input, { limits: limits({ maxTokens: 1000 }) }));
+      const command = startSent(parent);
+      const share = { maxTokens: 88, maxCostCents: 9 };
+      assert.deepEqual(command.start.limits, { ...limits({ maxTokens: 1000 }), maxDepth: DEFAULT_MAX_OBJECTIVE_DEPTH, parentShare: share }, 'its own maxTokens stays; the share is the lower');
+      assert.deepEqual(parent.journal.find((event) => event.type === 'child_started'), { type: 'child_started', toolCallId: parent.callId('s1'), metadata: command.start.metadata.objective, share });
+
+      const child = new ObjectiveDriver(input.childObjectiveId);
+      await child.send(command);
+      await child.modelAnswers({ content: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }], usage: usage(90, 2) });
+      await child.succeed(child.callId('c1'), toolSuccess(child.callId('c1'), 'x'));
+      assert.equal(statusOf(child), 'FAILED');
+      assert.deepEqual(child.state.error, { type: 'LIMIT_REACHED', message: "limit reached: maxTokens (90 tokens used; the limit is 88, this sub-objective's share of its parent's budget)" });
+
+      const actors = new Map([[parent.objectiveId, parent], [child.objectiveId, child]]);
+      await deliver(child, actors);
+      assert.equal(statusOf(parent), 'FAILED', 'no model call after the child pushed it over');
+      assert.deepEqual(parent.state.error, { type: 'LIMIT_REACHED', message: 'limit reached: maxTokens (102 tokens used; the limit is 100)' });
+      assert.deepEqual(parent.kinds().slice(-4), ['sub_agent_updated', 'tool_error', 'error', 'finalized']);
+      assert.ok(parent.state.usage.promptTokens < 100 + 90, 'passed by less than the one call that crossed it (the child\'s)');
+      assert.equal(parent.starts.filter((effect) => effect.name === 'model.call').length, 1);
+    });
+
+    it('cents: a child spending exactly its share takes the parent to its limit, float noise or not', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool()], limits: limits({ maxCostCents: 1 }) });
+      await parent.modelAnswers({ ...callResearcher('s1'), usage: usage(10, 0.7) });
+      await parent.succeed(parent.callId('s1'), childStartFor(prepareInput(parent, 's1')));
+      const command = startSent(parent);
+      assert.deepEqual(command.start.limits.parentShare, { maxCostCents: 0.3 }, '1 - 0.7 is 0.30000000000000004 in floats');
+      const child = new ObjectiveDriver(command.start.objectiveId);
+      await child.send(command);
+      for (const [index, cents] of [0.1, 0.2].entries()) {
+        assert.equal(statusOf(child), 'RUNNING');
+        await child.modelAnswers({ content: null, toolCalls: [{ id: `c${index}`, name: 'lookup', arguments: '{}' }], usage: usage(1, cents) });
+        await child.succeed(child.callId(`c${index}`), toolSuccess(child.callId(`c${index}`), 'x'));
+      }
+      assert.equal(child.state.error?.message, "limit reached: maxCostCents (0.3 cents spent; the limit is 0.3, this sub-objective's share of its parent's budget)");
+      await deliver(child, new Map([[parent.objectiveId, parent]]));
+      assert.equal(statusOf(parent), 'FAILED');
+      assert.equal(parent.state.error?.message, 'limit reached: maxCostCents (1 cents spent; the limit is 1)');
+    });
+
+    it("a child's own lower limit applies, named as its own; a parent without budgets gives no share", async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool()], limits: limits({ maxTokens: 100 }) });
+      await parent.modelAnswers({ ...callResearcher('s1'), usage: usage(12) });
+      await parent.succeed(parent.callId('s1'), childStartFor(prepareInput(parent, 's1'), { limits: limits({ maxTokens: 50 }) }));
+      const command = startSent(parent);
+      assert.deepEqual(command.start.limits.parentShare, { maxTokens: 88 });
+      const child = new ObjectiveDriver(command.start.objectiveId);
+      await child.send(command);
+      await child.modelAnswers({ content: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }], usage: usage(60) });
+      await child.succeed(child.callId('c1'), toolSuccess(child.callId('c1'), 'x'));
+      assert.deepEqual(child.state.error, { type: 'LIMIT_REACHED', message: 'limit reached: maxTokens (60 tokens used; the limit is 50)' });
+
+      const free = new ObjectiveDriver();
+      await free.start({ tools: [researcherTool()], limits: limits({ maxTokens: 0 }) });
+      await free.modelAnswers({ ...callResearcher('s1'), usage: usage(12) });
+      await free.succeed(free.callId('s1'), childStartFor(prepareInput(free, 's1')));
+      assert.equal('parentShare' in startSent(free).start.limits, false);
+    });
+
+    it('children of one turn split what is free; a share is held until its child reports', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool(), researcherTool({ name: 'auditor', requiresApproval: true })], limits: limits({ maxTokens: 100 }) });
+      await parent.modelAnswers({
+        content: null, usage: usage(12),
+        toolCalls: [{ id: 's1', name: 'researcher', arguments: '{"prompt":"a"}' }, { id: 's2', name: 'researcher', arguments: '{"prompt":"b"}' }, { id: 'a1', name: 'auditor', arguments: '{"prompt":"c"}' }],
+      });
+      // 88 free among three calls that may start a child (one awaiting approval): 29 each.
+      await parent.succeed(parent.callId('s1'), childStartFor(prepareInput(parent, 's1')));
+      const first = startSent(parent).start;
+      assert.deepEqual(first.limits.parentShare, { maxTokens: 29 });
+      await parent.succeed(parent.callId('s2'), childStartFor(prepareInput(parent, 's2')));
+      assert.deepEqual(startSent(parent).start.limits.parentShare, { maxTokens: 29 }, '88 less the 29 held, split between two');
+
+      // The first child used 80 (its last call crossed its share): 92 used and 29 held leave nothing for the third.
+      await parent.send(finished(parent, 's1', first.objectiveId, 80));
+      await parent.send({ type: 'approve', toolCallId: parent.callId('a1') });
+      await parent.succeed(parent.callId('a1'), childStartFor(prepareInput(parent, 'a1')));
+      assert.deepEqual(parent.takeSent(), [], 'no child started');
+      const refusal = 'limit reached: maxTokens (92 tokens used and 29 held by running sub-objectives; the limit is 100)';
+      assert.deepEqual(parent.published.at(-1)?.data, { toolError: { message: refusal, toolCallId: parent.callId('a1') } });
+      assert.equal(parent.state.subObjectiveCount, 2);
+      assert.equal(statusOf(parent), 'RUNNING', 'the second child still works');
+    });
+
+    it('a sibling that reported frees its share: the next child gets what is left', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool()], limits: limits({ maxTokens: 100 }) });
+      await parent.modelAnswers({ ...callResearcher('s1', 's2'), usage: usage(12) });
+      await parent.succeed(parent.callId('s1'), childStartFor(prepareInput(parent, 's1')));
+      const first = startSent(parent).start;
+      assert.deepEqual(first.limits.parentShare, { maxTokens: 44 });
+      await parent.send(finished(parent, 's1', first.objectiveId, 30));
+      await parent.succeed(parent.callId('s2'), childStartFor(prepareInput(parent, 's2')));
+      assert.deepEqual(startSent(parent).start.limits.parentShare, { maxTokens: 58 }, '100 less 42 used, nothing held');
+    });
+
+    it('a parent whose own model call used up its budget starts no child, and then fails before its next model call', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool()], limits: limits({ maxCostCents: 5 }) });
+      await parent.modelAnswers({ ...callResearcher('s1'), usage: usage(10, 5) });
+      await parent.succeed(parent.callId('s1'), childStartFor(prepareInput(parent, 's1')));
+      assert.deepEqual(parent.sent, [], 'no child started');
+      assert.equal(statusOf(parent), 'FAILED');
+      const message = 'limit reached: maxCostCents (5 cents spent; the limit is 5)';
+      assert.deepEqual(parent.kinds().slice(-4), ['tool_called', 'tool_error', 'error', 'finalized']);
+      assert.deepEqual(parent.published.at(-3)?.data, { toolError: { message, toolCallId: parent.callId('s1') } });
+      assert.deepEqual(parent.state.error, { type: 'LIMIT_REACHED', message });
+    });
+
+    it("a child passes a share of its own limit on to its children: the parent's share less what it used", async () => {
+      const child = new ObjectiveDriver('obj_child');
+      await child.start({ objectiveId: 'obj_child', tools: [researcherTool()], depth: 1, limits: limits({ maxTokens: 1000, parentShare: { maxTokens: 88 } }) });
+      await child.modelAnswers({ ...callResearcher('s1'), usage: usage(8) });
+      await child.succeed(child.callId('s1'), childStartFor(prepareInput(child, 's1')));
+      assert.deepEqual(startSent(child).start.limits.parentShare, { maxTokens: 80 });
+    });
+  });
+
   describe('cancel cascade', () => {
     it('cancelling a parent cancels its waiting children; their late reports add only their usage', async () => {
       const { parent, child, childId, actors } = await family();
