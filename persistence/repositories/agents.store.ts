@@ -45,6 +45,15 @@ function storeFor(manager: EntityManager, dataSource: DataSource): AgentsStore {
   const toolSets = manager.getRepository(ToolSetEntity);
   const toolSetTools = manager.getRepository(ToolSetToolEntity);
   const memoryLayers = manager.getRepository(MemoryLayerEntity);
+  /** Positive and negative counts of each variation with feedback among the rows `condition` picks. */
+  async function talliesWhere(condition: string, parameters: Record<string, unknown>): Promise<Map<string, FeedbackTally>> {
+    const rows = await feedback.createQueryBuilder('f').select('f.variation_id', 'variationId')
+      .addSelect(`count(*) FILTER (WHERE f.rating = 'FEEDBACK_RATING_POSITIVE')::int`, 'positive')
+      .addSelect(`count(*) FILTER (WHERE f.rating = 'FEEDBACK_RATING_NEGATIVE')::int`, 'negative')
+      .where(condition, parameters).groupBy('f.variation_id')
+      .getRawMany<{ variationId: string; positive: number; negative: number }>();
+    return new Map(rows.map((row) => [row.variationId, { positive: row.positive, negative: row.negative }]));
+  }
   const findAgentWithInfo = findWithCreatorQuery<AgentRecord, { variationCount: number }>(manager, AgentEntity, {
     variationCount: '(SELECT count(*)::int FROM agent_variations v WHERE v.agent_id = t.id)',
   });
@@ -110,16 +119,11 @@ function storeFor(manager: EntityManager, dataSource: DataSource): AgentsStore {
         return fetchPage(query, 'f', page, { prefix: filter.prefix }, 'id');
       },
       async tallies(variationIds) {
-        const tallies = new Map<string, FeedbackTally>();
-        if (!variationIds.length) return tallies;
-        const rows = await feedback.createQueryBuilder('f').select('f.variation_id', 'variationId')
-          .addSelect(`count(*) FILTER (WHERE f.rating = 'FEEDBACK_RATING_POSITIVE')::int`, 'positive')
-          .addSelect(`count(*) FILTER (WHERE f.rating = 'FEEDBACK_RATING_NEGATIVE')::int`, 'negative')
-          .where('f.variation_id IN (:...variationIds)', { variationIds }).groupBy('f.variation_id')
-          .getRawMany<{ variationId: string; positive: number; negative: number }>();
-        for (const row of rows) tallies.set(row.variationId, { positive: row.positive, negative: row.negative });
-        return tallies;
+        if (!variationIds.length) return new Map<string, FeedbackTally>();
+        return talliesWhere('f.variation_id IN (:...variationIds)', { variationIds });
       },
+      // By the agent's variation ids, so each variation's counts come from ix_feedback_variation alone.
+      talliesOfAgent: (agentId) => talliesWhere('f.variation_id IN (SELECT v.id FROM agent_variations v WHERE v.agent_id = :agentId)', { agentId }),
     },
     tools: {
       ...recordTable(manager, ToolEntity),

@@ -13,7 +13,8 @@ import { toPage, type Page, type PageRequest } from '../resource/pagination';
 import { getPath, touches } from '../resource/update-mask';
 import type { AgentVariation, CreateVariationBody, UpdateVariationBody } from '../schemas/agents.schema';
 import { toVariation, type NameIndex } from './mappers';
-import { selectVariation, type RandomSource } from './variation-selection';
+import type { FeedbackTallySource } from './feedback-tallies';
+import { needsFeedbackTallies, selectVariation, type RandomSource } from './variation-selection';
 import { DEFAULT_PRESERVE_RECENT_RESULTS, DEFAULT_TRIGGER_THRESHOLD, type AgentRecord, type VariationRecord, type WorkspaceResourceRecord } from './records';
 import { bundleKeyChange, inWorkspace, updatePaths, type WriteOptions } from './write-options';
 
@@ -99,6 +100,8 @@ export class VariationService {
     private readonly store: AgentsStore,
     private readonly foundation: FoundationStore,
     private readonly models: ModelLookup,
+    /** Feedback counts for THOMPSON_SAMPLING (FeedbackService). */
+    private readonly tallies: FeedbackTallySource,
   ) {}
 
   async create(principal: Principal, workspace: WorkspaceRef, agentId: string, body: CreateVariationBody, options: WriteOptions = {}): Promise<AgentVariation> {
@@ -161,7 +164,9 @@ export class VariationService {
    */
   async select(workspace: WorkspaceRef, agentId: string, explicitId?: string, random: RandomSource = Math.random, store: AgentsStore = this.store): Promise<VariationRecord> {
     const agent = await this.findAgent(workspace, agentId, store);
-    return selectVariation(await store.variations.listByAgent(agent.id), { mode: agent.variationSelectionMode, explicitId, random });
+    const selection = { mode: agent.variationSelectionMode, explicitId, random };
+    const tallies = needsFeedbackTallies(selection) ? await this.tallies.talliesOf(agent.id) : undefined;
+    return selectVariation(await store.variations.listByAgent(agent.id), { ...selection, tallies });
   }
 
   /**
