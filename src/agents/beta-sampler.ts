@@ -6,23 +6,36 @@
 // below 1. Normals come from the Marsaglia polar method.
 import type { RandomSource } from './variation-selection';
 
+/**
+ * Rejection rounds before a draw gives up. Each round is accepted with
+ * probability > pi/4, so only a degenerate source (a constant) runs out, which
+ * then fails loudly instead of looping forever.
+ */
+const MAX_ROUNDS = 1000;
+
+function degenerate(): never {
+  throw new Error(`the random source gave no acceptable draw in ${MAX_ROUNDS} rounds; it is not uniform on [0, 1)`);
+}
+
 function assertShape(name: string, value: number): void {
   if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a finite number > 0, got ${value}`);
 }
 
 /** A standard normal draw (Marsaglia polar method; the second value of the pair is dropped to keep the draw stateless). */
 export function sampleStandardNormal(random: RandomSource): number {
-  for (;;) {
+  for (let round = 0; round < MAX_ROUNDS; round++) {
     const u = 2 * random() - 1;
     const v = 2 * random() - 1;
     const s = u * u + v * v;
     if (s > 0 && s < 1) return u * Math.sqrt((-2 * Math.log(s)) / s);
   }
+  return degenerate();
 }
 
 /**
  * A draw from Gamma(shape, 1).
  * @throws RangeError unless shape is a finite number > 0
+ * @throws Error when `random` is degenerate (see MAX_ROUNDS)
  */
 export function sampleGamma(shape: number, random: RandomSource): number {
   assertShape('shape', shape);
@@ -32,7 +45,7 @@ export function sampleGamma(shape: number, random: RandomSource): number {
   }
   const d = shape - 1 / 3;
   const c = 1 / Math.sqrt(9 * d);
-  for (;;) {
+  for (let round = 0; round < MAX_ROUNDS; round++) {
     const x = sampleStandardNormal(random);
     const base = 1 + c * x;
     if (base <= 0) continue;
@@ -43,6 +56,7 @@ export function sampleGamma(shape: number, random: RandomSource): number {
     if (u < 1 - 0.0331 * x2 * x2) return d * v;
     if (Math.log(u) < 0.5 * x2 + d * (1 - v + Math.log(v))) return d * v;
   }
+  return degenerate();
 }
 
 /**
