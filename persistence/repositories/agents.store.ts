@@ -27,6 +27,15 @@ registerUniqueMessage('uq_variation_memory_layers_layer', 'the memory layer is a
 registerUniqueMessage('uq_variation_memory_layers_position', 'another memory layer of this variation has that position');
 registerUniqueMessage('uq_tools_source_mcp_tool', 'the tool set already mirrors an MCP tool of that name');
 
+/**
+ * Each variation of an agent with its feedback counts: counted per variation
+ * (LATERAL), so every count is an index scan of ix_feedback_variation whatever
+ * the planner guesses of an agent's variations.
+ */
+const AGENT_TALLIES = readStatement(`SELECT v.id AS "variationId", t.positive, t.negative FROM agent_variations v
+  CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE f.rating = 'FEEDBACK_RATING_POSITIVE')::int AS positive,
+    count(*) FILTER (WHERE f.rating = 'FEEDBACK_RATING_NEGATIVE')::int AS negative FROM feedback f WHERE f.variation_id = v.id) t
+  WHERE v.agent_id = $1`);
 const VARIATION_COUNTS = readStatement('SELECT agent_id AS "agentId", count(*)::int AS count FROM agent_variations WHERE agent_id = ANY($1::text[]) GROUP BY agent_id');
 
 function groupBy<T, K>(items: T[], key: (item: T) => K): Map<K, T[]> {
@@ -45,15 +54,6 @@ function storeFor(manager: EntityManager, dataSource: DataSource): AgentsStore {
   const toolSets = manager.getRepository(ToolSetEntity);
   const toolSetTools = manager.getRepository(ToolSetToolEntity);
   const memoryLayers = manager.getRepository(MemoryLayerEntity);
-  /** Positive and negative counts of each variation with feedback among the rows `condition` picks. */
-  async function talliesWhere(condition: string, parameters: Record<string, unknown>): Promise<Map<string, FeedbackTally>> {
-    const rows = await feedback.createQueryBuilder('f').select('f.variation_id', 'variationId')
-      .addSelect(`count(*) FILTER (WHERE f.rating = 'FEEDBACK_RATING_POSITIVE')::int`, 'positive')
-      .addSelect(`count(*) FILTER (WHERE f.rating = 'FEEDBACK_RATING_NEGATIVE')::int`, 'negative')
-      .where(condition, parameters).groupBy('f.variation_id')
-      .getRawMany<{ variationId: string; positive: number; negative: number }>();
-    return new Map(rows.map((row) => [row.variationId, { positive: row.positive, negative: row.negative }]));
-  }
   const findAgentWithInfo = findWithCreatorQuery<AgentRecord, { variationCount: number }>(manager, AgentEntity, {
     variationCount: '(SELECT count(*)::int FROM agent_variations v WHERE v.agent_id = t.id)',
   });
@@ -119,11 +119,20 @@ function storeFor(manager: EntityManager, dataSource: DataSource): AgentsStore {
         return fetchPage(query, 'f', page, { prefix: filter.prefix }, 'id');
       },
       async tallies(variationIds) {
-        if (!variationIds.length) return new Map<string, FeedbackTally>();
-        return talliesWhere('f.variation_id IN (:...variationIds)', { variationIds });
+        const tallies = new Map<string, FeedbackTally>();
+        if (!variationIds.length) return tallies;
+        const rows = await feedback.createQueryBuilder('f').select('f.variation_id', 'variationId')
+          .addSelect(`count(*) FILTER (WHERE f.rating = 'FEEDBACK_RATING_POSITIVE')::int`, 'positive')
+          .addSelect(`count(*) FILTER (WHERE f.rating = 'FEEDBACK_RATING_NEGATIVE')::int`, 'negative')
+          .where('f.variation_id IN (:...variationIds)', { variationIds }).groupBy('f.variation_id')
+          .getRawMany<{ variationId: string; positive: number; negative: number }>();
+        for (const row of rows) tallies.set(row.variationId, { positive: row.positive, negative: row.negative });
+        return tallies;
       },
-      // By the agent's variation ids, so each variation's counts come from ix_feedback_variation alone.
-      talliesOfAgent: (agentId) => talliesWhere('f.variation_id IN (SELECT v.id FROM agent_variations v WHERE v.agent_id = :agentId)', { agentId }),
+      async talliesOfAgent(agentId) {
+        const rows = await readRows(manager, AGENT_TALLIES, [agentId]);
+        return new Map(rows.map((row) => [row.variationId as string, { positive: row.positive as number, negative: row.negative as number }]));
+      },
     },
     tools: {
       ...recordTable(manager, ToolEntity),

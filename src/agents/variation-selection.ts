@@ -7,6 +7,7 @@
 // are injected.
 import { FailedPreconditionError, NotFoundError } from '../errors';
 import { sampleBeta } from './beta-sampler';
+import type { FeedbackTallySource } from './feedback-tallies';
 import { VariationSelectionMode, type FeedbackTally } from './records';
 
 const ALL_ZERO = 'every variation of the agent has weight 0, which is never selected automatically; choose one by variationId';
@@ -69,6 +70,18 @@ function thompson<T extends SelectableVariation>(selectable: readonly T[], rando
     }
   }
   return best;
+}
+
+/**
+ * selectVariation for an agent's objective, reading the agent's feedback
+ * counts from `feedback` (memory, not a query) only when the mode needs them.
+ * @throws as selectVariation
+ */
+export async function selectAgentVariation<T extends SelectableVariation>(
+  agentId: string, variations: readonly T[], request: Omit<SelectionRequest, 'tallies'>, feedback: FeedbackTallySource,
+): Promise<T> {
+  const tallies = needsFeedbackTallies(request) ? await feedback.talliesOf(agentId) : undefined;
+  return selectVariation(variations, { ...request, tallies });
 }
 
 function weighted<T extends SelectableVariation>(variations: readonly T[], random: RandomSource): T {

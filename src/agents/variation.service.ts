@@ -14,7 +14,7 @@ import { getPath, touches } from '../resource/update-mask';
 import type { AgentVariation, CreateVariationBody, UpdateVariationBody } from '../schemas/agents.schema';
 import { toVariation, type NameIndex } from './mappers';
 import type { FeedbackTallySource } from './feedback-tallies';
-import { needsFeedbackTallies, selectVariation, type RandomSource } from './variation-selection';
+import { selectAgentVariation, type RandomSource } from './variation-selection';
 import { DEFAULT_PRESERVE_RECENT_RESULTS, DEFAULT_TRIGGER_THRESHOLD, type AgentRecord, type VariationRecord, type WorkspaceResourceRecord } from './records';
 import { bundleKeyChange, inWorkspace, updatePaths, type WriteOptions } from './write-options';
 
@@ -158,15 +158,14 @@ export class VariationService {
 
   /**
    * The variation an objective of the agent runs: `explicitId` when given
-   * (weight 0 included), else the agent's selection mode (selectVariation).
+   * (weight 0 included), else the agent's selection mode (selectVariation;
+   * THOMPSON_SAMPLING with the feedback counts in memory).
    * @throws NotFoundError for an unknown agent, or an explicit id that is not the agent's
    * @throws FailedPreconditionError when there is nothing to select
    */
   async select(workspace: WorkspaceRef, agentId: string, explicitId?: string, random: RandomSource = Math.random, store: AgentsStore = this.store): Promise<VariationRecord> {
     const agent = await this.findAgent(workspace, agentId, store);
-    const selection = { mode: agent.variationSelectionMode, explicitId, random };
-    const tallies = needsFeedbackTallies(selection) ? await this.tallies.talliesOf(agent.id) : undefined;
-    return selectVariation(await store.variations.listByAgent(agent.id), { ...selection, tallies });
+    return selectAgentVariation(agent.id, await store.variations.listByAgent(agent.id), { mode: agent.variationSelectionMode, explicitId, random }, this.tallies);
   }
 
   /**

@@ -12,7 +12,8 @@ import { startTestApi, type TestApi } from '../support/api';
 import { assertError, createAgent, createVariation, MODEL_ID, workspaceFixture } from '../support/agents-world';
 import { Code } from '../support/fixtures';
 import { seeded } from '../support/seeded-random';
-import { countStatements } from '../support/statement-plans';
+import { captureStatements, countStatements, explainOnLargeTables } from '../support/statement-plans';
+import { sharedTestDatabase } from '../support/global-setup';
 import type { WorkspaceFixture } from '../support/workspace-keys';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -109,7 +110,7 @@ describe('THOMPSON_SAMPLING variation selection', function () {
   });
 
   it("counts this node's feedback at once and another node's once that node's loaded counts expire", async () => {
-    const { agentId, good, poor } = await banditAgent('bandit-nodes');
+    const { agentId, good, poor, dark } = await banditAgent('bandit-nodes');
     const ttlMs = 1000;
     // Another node: its own services over the same database, with a short TTL.
     const store = createAgentsStore(api.dataSource);
@@ -117,8 +118,9 @@ describe('THOMPSON_SAMPLING variation selection', function () {
     const here = api.services.feedback;
     await here.recordFeedback(workspaceRef(), { agentId, variationId: good, rating: 'FEEDBACK_RATING_POSITIVE' });
     const loaded = Date.now();
-    assert.deepEqual([...(await other.talliesOf(agentId))], [[good, { positive: 1, negative: 0 }]]);
-    assert.deepEqual([...(await here.talliesOf(agentId))], [[good, { positive: 1, negative: 0 }]]);
+    const none = { positive: 0, negative: 0 };
+    assert.deepEqual(await other.talliesOf(agentId), new Map([[good, { positive: 1, negative: 0 }], [poor, none], [dark, none]]));
+    assert.deepEqual(await here.talliesOf(agentId), new Map([[good, { positive: 1, negative: 0 }], [poor, none], [dark, none]]));
 
     await here.recordFeedback(workspaceRef(), { agentId, variationId: poor, rating: 'FEEDBACK_RATING_NEGATIVE' });
     await here.recordFeedback(workspaceRef(), { agentId, variationId: good, rating: 'FEEDBACK_RATING_NEGATIVE' });
@@ -133,9 +135,29 @@ describe('THOMPSON_SAMPLING variation selection', function () {
 
     // The other node selects with what it loaded until its TTL has passed, then with the table's counts.
     assert.ok(Date.now() - loaded < ttlMs, 'the steps above took longer than the TTL');
-    assert.equal((await other.talliesOf(agentId)).get(poor), undefined);
+    assert.deepEqual((await other.talliesOf(agentId)).get(poor), none);
     await sleep(ttlMs - (Date.now() - loaded) + 10);
     const after = await other.talliesOf(agentId);
     assert.deepEqual([after.get(good), after.get(poor)], [{ positive: 1, negative: 1 }, { positive: 0, negative: 1 }]);
+  });
+
+  it("loads an agent's counts through the feedback index by variation, not a scan of the feedback table once it is large", async () => {
+    const { agentId, good } = await banditAgent('bandit-plans');
+    await api.services.feedback.recordFeedback(workspaceRef(), { agentId, variationId: good, rating: 'FEEDBACK_RATING_POSITIVE' });
+    const capture = captureStatements();
+    let statements;
+    try {
+      await createAgentsStore(api.dataSource).feedback.talliesOfAgent(agentId);
+    } finally {
+      statements = capture.stop().filter((statement) => FEEDBACK_READ.test(statement.text));
+    }
+    assert.equal(statements.length, 1);
+    // Feedback grows without bound; an agent's variations stay few (the fill's copies would give one agent thousands).
+    const plans = await explainOnLargeTables((await sharedTestDatabase()).url, statements, ['feedback']);
+    assert.deepEqual(plans.unprepared, []);
+    const feedbackScans = plans.scans.filter((scan) => scan.table === 'feedback');
+    assert.ok(feedbackScans.length > 0, JSON.stringify(plans.scans));
+    // Each variation's own rows, through its index: the cost follows the agent's feedback, not the table's.
+    for (const scan of feedbackScans) assert.ok(scan.node !== 'Seq Scan' && scan.keyed && scan.index === 'ix_feedback_variation', JSON.stringify(scan));
   });
 });
