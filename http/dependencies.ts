@@ -248,9 +248,9 @@ export function createServices(
   const schedulesStore = createSchedulesStore(dataSource);
   const schedules = new ScheduleService(agentsStore, schedulesStore, scheduleCommands ?? noScheduleRuntime);
   const agents = new AgentService(agentsStore, store, schedules);
-  const variations = new VariationService(agentsStore, store, models);
-  const assignments = new AssignmentService(agentsStore, variations);
   const feedback = new FeedbackService(agentsStore);
+  const variations = new VariationService(agentsStore, store, models, feedback);
+  const assignments = new AssignmentService(agentsStore, variations);
   const tools = new ToolService(agentsStore, store, urlPolicy);
   const mcpClient = new SdkMcpClient(urlPolicy);
   const toolSets = new ToolSetService(agentsStore, store, tools, mcpClient, urlPolicy);

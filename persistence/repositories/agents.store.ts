@@ -27,6 +27,15 @@ registerUniqueMessage('uq_variation_memory_layers_layer', 'the memory layer is a
 registerUniqueMessage('uq_variation_memory_layers_position', 'another memory layer of this variation has that position');
 registerUniqueMessage('uq_tools_source_mcp_tool', 'the tool set already mirrors an MCP tool of that name');
 
+/**
+ * Each variation of an agent with its feedback counts: counted per variation
+ * (LATERAL), so every count is an index scan of ix_feedback_variation whatever
+ * the planner guesses of an agent's variations.
+ */
+const AGENT_TALLIES = readStatement(`SELECT v.id AS "variationId", t.positive, t.negative FROM agent_variations v
+  CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE f.rating = 'FEEDBACK_RATING_POSITIVE')::int AS positive,
+    count(*) FILTER (WHERE f.rating = 'FEEDBACK_RATING_NEGATIVE')::int AS negative FROM feedback f WHERE f.variation_id = v.id) t
+  WHERE v.agent_id = $1`);
 const VARIATION_COUNTS = readStatement('SELECT agent_id AS "agentId", count(*)::int AS count FROM agent_variations WHERE agent_id = ANY($1::text[]) GROUP BY agent_id');
 
 function groupBy<T, K>(items: T[], key: (item: T) => K): Map<K, T[]> {
@@ -119,6 +128,10 @@ function storeFor(manager: EntityManager, dataSource: DataSource): AgentsStore {
           .getRawMany<{ variationId: string; positive: number; negative: number }>();
         for (const row of rows) tallies.set(row.variationId, { positive: row.positive, negative: row.negative });
         return tallies;
+      },
+      async talliesOfAgent(agentId) {
+        const rows = await readRows(manager, AGENT_TALLIES, [agentId]);
+        return new Map(rows.map((row) => [row.variationId as string, { positive: row.positive as number, negative: row.negative as number }]));
       },
     },
     tools: {

@@ -1,14 +1,16 @@
 // Feedback on variations (api-decisions.md "Objectives"): rows recorded against
 // a variation (the objective feedback endpoint calls recordFeedback), listed per
-// agent; the counts feed each variation's Beta posterior score.
+// agent; the counts feed each variation's Beta posterior score, and, from
+// memory (FeedbackTallyCache), THOMPSON_SAMPLING selection.
 import type { WorkspaceRef } from '../auth/workspace-access';
 import { NotFoundError } from '../errors';
 import { newId } from '../ids';
 import type { AgentsStore } from '../ports/agents-store';
 import { toPage, type Page, type PageRequest } from '../resource/pagination';
 import type { Feedback } from '../schemas/agents.schema';
+import { FeedbackTallyCache, type FeedbackTallySource, type VariationTallies } from './feedback-tallies';
 import { toFeedback } from './mappers';
-import type { FeedbackRating } from './records';
+import type { FeedbackRating, FeedbackRecord } from './records';
 import { inWorkspace, type WriteOptions } from './write-options';
 
 export interface FeedbackInput {
@@ -32,8 +34,16 @@ export interface RecordFeedbackOptions extends Pick<WriteOptions, 'store'> {
   profileId?: string;
 }
 
-export class FeedbackService {
-  constructor(private readonly store: AgentsStore) {}
+export class FeedbackService implements FeedbackTallySource {
+  constructor(
+    private readonly store: AgentsStore,
+    private readonly tallies: FeedbackTallyCache = new FeedbackTallyCache((agentId) => store.feedback.talliesOfAgent(agentId)),
+  ) {}
+
+  /** The agent's feedback counts by variation, from memory (see FeedbackTallyCache for how fresh). */
+  talliesOf(agentId: string): Promise<VariationTallies> {
+    return this.tallies.talliesOf(agentId);
+  }
 
   /**
    * Stores one rating of a variation.
@@ -44,7 +54,7 @@ export class FeedbackService {
     const agent = inWorkspace(await store.agents.findById(input.agentId), workspace, 'agent', input.agentId);
     const variation = inWorkspace(await store.variations.findById(input.variationId), workspace, 'agent variation', input.variationId);
     if (variation.agentId !== agent.id) throw NotFoundError.resource('agent variation', input.variationId);
-    const record = await store.feedback.insert({
+    const row: FeedbackRecord = {
       id: newId('feedback'),
       accountId: workspace.accountId,
       workspaceId: workspace.id,
@@ -55,7 +65,11 @@ export class FeedbackService {
       comment: input.comment ?? null,
       profileId: options.profileId ?? null,
       createdAt: new Date(),
-    });
+    };
+    // In the caller's transaction the row commits later: other selections see it within the cache's TTL.
+    const record = options.store
+      ? await store.feedback.insert(row)
+      : await this.tallies.record(agent.id, variation.id, input.rating, () => store.feedback.insert(row));
     return toFeedback(record);
   }
 

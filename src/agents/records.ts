@@ -22,6 +22,8 @@ export const VariationSelectionMode = {
   UNSPECIFIED: 'VARIATION_SELECTION_MODE_UNSPECIFIED',
   RANDOM: 'VARIATION_SELECTION_MODE_RANDOM',
   WEIGHTED: 'VARIATION_SELECTION_MODE_WEIGHTED',
+  /** Extension (issue 27): Thompson sampling over each variation's feedback. */
+  THOMPSON_SAMPLING: 'VARIATION_SELECTION_MODE_THOMPSON_SAMPLING',
 } as const;
 export type VariationSelectionMode = (typeof VariationSelectionMode)[keyof typeof VariationSelectionMode];
 

@@ -13,7 +13,8 @@ import { toPage, type Page, type PageRequest } from '../resource/pagination';
 import { getPath, touches } from '../resource/update-mask';
 import type { AgentVariation, CreateVariationBody, UpdateVariationBody } from '../schemas/agents.schema';
 import { toVariation, type NameIndex } from './mappers';
-import { selectVariation, type RandomSource } from './variation-selection';
+import type { FeedbackTallySource } from './feedback-tallies';
+import { selectAgentVariation, type RandomSource } from './variation-selection';
 import { DEFAULT_PRESERVE_RECENT_RESULTS, DEFAULT_TRIGGER_THRESHOLD, type AgentRecord, type VariationRecord, type WorkspaceResourceRecord } from './records';
 import { bundleKeyChange, inWorkspace, updatePaths, type WriteOptions } from './write-options';
 
@@ -99,6 +100,8 @@ export class VariationService {
     private readonly store: AgentsStore,
     private readonly foundation: FoundationStore,
     private readonly models: ModelLookup,
+    /** Feedback counts for THOMPSON_SAMPLING (FeedbackService). */
+    private readonly tallies: FeedbackTallySource,
   ) {}
 
   async create(principal: Principal, workspace: WorkspaceRef, agentId: string, body: CreateVariationBody, options: WriteOptions = {}): Promise<AgentVariation> {
@@ -155,13 +158,14 @@ export class VariationService {
 
   /**
    * The variation an objective of the agent runs: `explicitId` when given
-   * (weight 0 included), else the agent's selection mode (selectVariation).
+   * (weight 0 included), else the agent's selection mode (selectVariation;
+   * THOMPSON_SAMPLING with the feedback counts in memory).
    * @throws NotFoundError for an unknown agent, or an explicit id that is not the agent's
    * @throws FailedPreconditionError when there is nothing to select
    */
   async select(workspace: WorkspaceRef, agentId: string, explicitId?: string, random: RandomSource = Math.random, store: AgentsStore = this.store): Promise<VariationRecord> {
     const agent = await this.findAgent(workspace, agentId, store);
-    return selectVariation(await store.variations.listByAgent(agent.id), { mode: agent.variationSelectionMode, explicitId, random });
+    return selectAgentVariation(agent.id, await store.variations.listByAgent(agent.id), { mode: agent.variationSelectionMode, explicitId, random }, this.tallies);
   }
 
   /**

@@ -9,7 +9,7 @@ import type { Principal } from '../auth/principal';
 import type { WorkspaceRef } from '../auth/workspace-access';
 import type { FeedbackService } from '../agents/feedback.service';
 import { AgentStatus, type AgentRecord, type AssignmentRecord, type VariationRecord } from '../agents/records';
-import { selectVariation, type RandomSource } from '../agents/variation-selection';
+import { selectAgentVariation, type RandomSource } from '../agents/variation-selection';
 import { inWorkspace } from '../agents/write-options';
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors';
 import { newId } from '../ids';
@@ -235,7 +235,7 @@ export class ObjectiveService {
     if (request.data === undefined && request.initialMessage === undefined) {
       throw InvalidArgumentError.forField('initialMessage', 'is required when no data is given (the first user message is initialMessage, else data rendered as JSON)');
     }
-    const variation = selectVariation(configuration!.variations, { mode: agent.variationSelectionMode, explicitId: request.variationId, random: this.random });
+    const variation = await selectAgentVariation(agent.id, configuration!.variations, { mode: agent.variationSelectionMode, explicitId: request.variationId, random: this.random }, this.feedback);
     const modelId = checkModel(variation, configuration!.models);
     const tools = toolsOf(variation, configuration!);
     const memory = await this.memory.resolve({

@@ -99,6 +99,8 @@ export interface AgentsStore {
     /** `prefix` matches the start of the id. */
     list(agentId: string, page: PageRequest, filter: { variationId?: string; rating?: string; prefix?: string }): Promise<FeedbackRecord[]>;
     tallies(variationIds: string[]): Promise<Map<string, FeedbackTally>>;
+    /** The counts of every variation of the agent (zeros without feedback), in one read. */
+    talliesOfAgent(agentId: string): Promise<Map<string, FeedbackTally>>;
   };
   tools: RecordTable<ToolRecord> & {
     list(workspaceId: string, page: PageRequest, filter: ListFilter): Promise<ToolRecord[]>;

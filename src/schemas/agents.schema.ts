@@ -28,6 +28,7 @@ export const VariationSelectionModeSchema = Type.Union([
   Type.Literal('VARIATION_SELECTION_MODE_UNSPECIFIED'),
   Type.Literal('VARIATION_SELECTION_MODE_RANDOM'),
   Type.Literal('VARIATION_SELECTION_MODE_WEIGHTED'),
+  Type.Literal('VARIATION_SELECTION_MODE_THOMPSON_SAMPLING'),
 ]);
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
 

@@ -6,6 +6,7 @@
 // generic plan (the plan a named statement settles on, with parameters
 // unknown). A scan that reads a large table whole turns a statement whose
 // cost should follow its input into one that follows the table's size.
+// countStatements counts what a code path sends, for tests that bound it.
 import pg from 'pg';
 
 /** A statement as a pg client sent it. */
@@ -16,22 +17,50 @@ export interface CapturedStatement {
   applicationName: string;
 }
 
-/** Records the statements every pg client of the process sends until `stop`. */
-export function captureStatements(): { stop(): CapturedStatement[] } {
+/**
+ * Calls `observe` with each statement every pg client of the process sends
+ * until the returned function is called.
+ */
+export function observeStatements(observe: (statement: CapturedStatement) => void): () => void {
   const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const original = prototype.query;
-  const captured = new Map<string, CapturedStatement>();
   prototype.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
     const text = typeof config === 'string' ? config : (config as { text?: string } | undefined)?.text;
     const values = (typeof config === 'object' && config && (config as { values?: unknown[] }).values) || (Array.isArray(rest[0]) ? rest[0] : []);
     const applicationName = (this as { connectionParameters?: { application_name?: string } }).connectionParameters?.application_name ?? '';
-    if (text && !captured.has(text)) captured.set(text, { text, values: values as unknown[], applicationName });
+    if (text) observe({ text, values: values as unknown[], applicationName });
     return original.call(this, config, ...rest);
   };
+  return () => {
+    prototype.query = original;
+  };
+}
+
+/** Records the statements every pg client of the process sends until `stop`, each text once. */
+export function captureStatements(): { stop(): CapturedStatement[] } {
+  const captured = new Map<string, CapturedStatement>();
+  const stop = observeStatements((statement) => {
+    if (!captured.has(statement.text)) captured.set(statement.text, statement);
+  });
   return {
     stop() {
-      prototype.query = original;
+      stop();
       return [...captured.values()];
+    },
+  };
+}
+
+/** Counts the statements matching `pattern` that every pg client of the process sends until `stop`. */
+export function countStatements(pattern: RegExp): { count(): number; stop(): number } {
+  let count = 0;
+  const stop = observeStatements((statement) => {
+    if (pattern.test(statement.text)) count += 1;
+  });
+  return {
+    count: () => count,
+    stop() {
+      stop();
+      return count;
     },
   };
 }

@@ -1,26 +1,15 @@
 import assert from 'node:assert/strict';
-import { selectVariation, type RandomSource } from '../../src/agents/variation-selection';
-import { VariationSelectionMode } from '../../src/agents/records';
-
-/** mulberry32: a small seeded generator, so the statistics below are reproducible. */
-function seeded(seed: number): RandomSource {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { needsFeedbackTallies, selectVariation } from '../../src/agents/variation-selection';
+import { VariationSelectionMode, type FeedbackTally } from '../../src/agents/records';
+import { seeded } from '../support/seeded-random';
 
 const DRAWS = 10_000;
 
-function counts(variations: Array<{ id: string; weight: number }>, mode: VariationSelectionMode, seed: number): Map<string, number> {
+function counts(variations: Array<{ id: string; weight: number }>, mode: VariationSelectionMode, seed: number, tallies?: Map<string, FeedbackTally>): Map<string, number> {
   const random = seeded(seed);
   const tally = new Map(variations.map((variation) => [variation.id, 0]));
   for (let draw = 0; draw < DRAWS; draw++) {
-    const chosen = selectVariation(variations, { mode, random });
+    const chosen = selectVariation(variations, { mode, random, tallies });
     tally.set(chosen.id, tally.get(chosen.id)! + 1);
   }
   return tally;
@@ -32,6 +21,22 @@ function chiSquare(observed: number[], probabilities: number[]): number {
     const expected = DRAWS * probabilities[index];
     return sum + (count - expected) ** 2 / expected;
   }, 0);
+}
+
+/** ln Γ(n) for a positive integer n. */
+function logGammaInteger(n: number): number {
+  let sum = 0;
+  for (let k = 2; k < n; k++) sum += Math.log(k);
+  return sum;
+}
+
+const logBeta = (a: number, b: number) => logGammaInteger(a) + logGammaInteger(b) - logGammaInteger(a + b);
+
+/** P(X > Y) for X ~ Beta(x[0], x[1]), Y ~ Beta(y[0], y[1]), integer shapes (closed form, E. Miller, "Formulas for Bayesian A/B testing"). */
+function probabilityBetaExceeds(x: [number, number], y: [number, number]): number {
+  let total = 0;
+  for (let i = 0; i < x[0]; i++) total += Math.exp(logBeta(y[0] + i, y[1] + x[1]) - Math.log(x[1] + i) - logBeta(1 + i, x[1]) - logBeta(y[0], y[1]));
+  return total;
 }
 
 // Upper critical values of chi-square at p = 0.001, by degrees of freedom.
@@ -101,6 +106,50 @@ describe('selectVariation', () => {
       });
     });
   }
+
+  describe('THOMPSON_SAMPLING', () => {
+    const mode = VariationSelectionMode.THOMPSON_SAMPLING;
+    // Beta(4, 2) against Beta(2, 3).
+    const tallies = new Map([['a', { positive: 3, negative: 1 }], ['b', { positive: 1, negative: 2 }]]);
+    const pair = [{ id: 'a', weight: 1 }, { id: 'b', weight: 5 }, { id: 'zero', weight: 0 }];
+
+    it('selects each variation with the probability that its posterior draw is the highest (chi-square within bounds over 10,000 draws)', () => {
+      const bWins = probabilityBetaExceeds([2, 3], [4, 2]);
+      assert.ok(bWins > 0.1 && bWins < 0.3, `P(b > a) = ${bWins}`);
+      const tally = counts(pair, mode, 5, tallies);
+      assert.equal(tally.get('zero'), 0, 'weight 0 is never auto-selected, whatever its feedback');
+      const statistic = chiSquare([tally.get('a')!, tally.get('b')!], [1 - bWins, bWins]);
+      assert.ok(statistic < CRITICAL_0_001[1], `chi-square ${statistic} exceeds ${CRITICAL_0_001[1]}`);
+    });
+
+    it('would fail the same test against the posterior means\' odds (the test can fail)', () => {
+      const tally = counts(pair, mode, 5, tallies);
+      const meanA = 4 / 6;
+      const meanB = 2 / 5;
+      const statistic = chiSquare([tally.get('a')!, tally.get('b')!], [meanA / (meanA + meanB), meanB / (meanA + meanB)]);
+      assert.ok(statistic > CRITICAL_0_001[1]);
+    });
+
+    it('gives variations without feedback (or without an entry) Beta(1, 1) each: uniform, the weight size ignored', () => {
+      const tally = counts([...variations], mode, 13, new Map([['a', { positive: 0, negative: 0 }]]));
+      assert.equal(tally.get('zero'), 0);
+      const statistic = chiSquare(['a', 'b', 'c'].map((id) => tally.get(id)!), [1 / 3, 1 / 3, 1 / 3]);
+      assert.ok(statistic < CRITICAL_0_001[2], `chi-square ${statistic} exceeds ${CRITICAL_0_001[2]}`);
+    });
+
+    it('reads tallies only without an explicit id, which wins (weight 0 included)', () => {
+      assert.equal(needsFeedbackTallies({ mode }), true);
+      assert.equal(needsFeedbackTallies({ mode, explicitId: 'zero' }), false);
+      assert.equal(needsFeedbackTallies({ mode: VariationSelectionMode.WEIGHTED }), false);
+      assert.equal(selectVariation(pair, { mode, explicitId: 'zero', random: () => 0.5 }).id, 'zero');
+    });
+
+    it('throws FailedPreconditionError when every weight is 0', () => {
+      assert.throws(() => selectVariation([{ id: 'zero', weight: 0 }], { mode, random: Math.random, tallies }), {
+        name: 'FailedPreconditionError', message: 'every variation of the agent has weight 0, which is never selected automatically; choose one by variationId',
+      });
+    });
+  });
 
   it('throws FailedPreconditionError for an agent without variations', () => {
     assert.throws(() => selectVariation([], { mode: VariationSelectionMode.RANDOM, random: Math.random }), {

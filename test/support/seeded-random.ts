@@ -1,0 +1,14 @@
+// A small seeded uniform generator (mulberry32) for tests whose statistics
+// must be reproducible: the same seed gives the same draws.
+import type { RandomSource } from '../../src/agents/variation-selection';
+
+export function seeded(seed: number): RandomSource {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
