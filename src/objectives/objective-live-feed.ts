@@ -110,15 +110,15 @@ export class BusObjectiveLiveFeed implements ObjectiveLiveFeed {
     };
   }
 
-  /** What the feed holds now: followed objectives, their listeners and bus subscriptions (0, 0, 0 once every stream closed). */
-  holdings(): { objectives: number; listeners: number; subscriptions: number } {
+  /** What the feed holds now: followed objectives, their listeners, bus subscriptions, and whether it listens to the runtime's commits (none once every stream closed). */
+  holdings(): { objectives: number; listeners: number; subscriptions: number; commitHook: boolean } {
     let listeners = 0;
     let subscriptions = 0;
     for (const followed of this.followed.values()) {
       listeners += followed.listeners.size;
       subscriptions += followed.subscriptions.length;
     }
-    return { objectives: this.followed.size, listeners, subscriptions };
+    return { objectives: this.followed.size, listeners, subscriptions, commitHook: this.stopCommitHook !== undefined };
   }
 
   /** Embedded mode, while any objective is followed: the runtime tells of each turn it commits. */
