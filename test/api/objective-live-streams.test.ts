@@ -139,6 +139,7 @@ function assertStreamedAnswer(frames: Frame[]): void {
   for (const delta of deltas) {
     assert.equal(delta.id, undefined, 'a delta frame has no id: (Last-Event-ID counts stored events only)');
     assert.deepEqual(Object.keys(delta.data).sort(), ['modelTurn', 'offset', 'text']);
+    assert.equal(delta.data.modelTurn, 1, 'the objective\'s first model call');
   }
   let offset = 0;
   for (const { data } of deltas) {
