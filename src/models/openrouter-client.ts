@@ -1,6 +1,7 @@
 // The OpenRouter chat-completions client (docs/api.md "Model calls"): one
 // undici keep-alive pool per provider origin, every connection under the
-// outbound URL policy; plain or streamed answers; Retry-After honoured on
+// outbound URL policy; plain or streamed answers (a streamed answer's text
+// handed to the caller's onDelta as it arrives); Retry-After honoured on
 // 429 and 503 within a bounded retry budget and never past the deadline; every
 // failure a ModelCallError. The provider key lives only in the request's
 // Authorization header: it is never logged and redacted from every message.
@@ -108,6 +109,17 @@ async function readCapped(body: Body, cap: number): Promise<{ text: string; over
   return { text: Buffer.concat(chunks).toString('utf8'), over: false };
 }
 
+type DeltaListener = NonNullable<ChatCallOptions['onDelta']>;
+
+/** Hands a piece of streamed text to the caller's listener: whatever it throws stays there, the call goes on. */
+function tellDelta(onDelta: DeltaListener, offset: number, text: string): void {
+  try {
+    onDelta({ offset, text });
+  } catch {
+    // The listener's trouble (a live feed that is down) must not fail the model call.
+  }
+}
+
 const isEmptyAnswer = (response: ChatResponse) => !response.content && response.toolCalls.length === 0 && response.finishReason !== 'length';
 
 export class OpenRouterClient {
@@ -137,7 +149,7 @@ export class OpenRouterClient {
       if (watch.timedOut()) throw new ModelCallError(ModelCallErrorType.TIMED_OUT, `no time was left to call model ${request.model} before its deadline`);
       const target = this.pools.completionTarget(credentials.baseUrl);
       const body = JSON.stringify(toWireRequest(request, this.streaming));
-      return await this.attempts(target, credentials.apiKey, body, context, watch);
+      return await this.attempts(target, credentials.apiKey, body, context, watch, options.onDelta);
     } finally {
       watch.dispose();
     }
@@ -148,7 +160,7 @@ export class OpenRouterClient {
     await this.pools.close();
   }
 
-  private async attempts(target: CompletionTarget, apiKey: string, body: string, context: WireContext, watch: CallWatch): Promise<ChatResponse> {
+  private async attempts(target: CompletionTarget, apiKey: string, body: string, context: WireContext, watch: CallWatch, onDelta: DeltaListener | undefined): Promise<ChatResponse> {
     let waitedMs = 0;
     let empty: ChatResponse | undefined;
     // What failed attempts reported using: billed, so it joins the answer's usage (or the final error's).
@@ -156,7 +168,7 @@ export class OpenRouterClient {
     for (let attempt = 1; ; attempt++) {
       let failure: ModelCallError;
       try {
-        const response = await this.send(target, apiKey, body, context, watch);
+        const response = await this.send(target, apiKey, body, context, watch, onDelta);
         // A success with nothing in it happens on a provider's cold start: worth one more try.
         if (empty || !isEmptyAnswer(response)) return withFailedAttemptsUsage(response, failedUsage);
         empty = response;
@@ -190,7 +202,7 @@ export class OpenRouterClient {
     return waitMs;
   }
 
-  private async send(target: CompletionTarget, apiKey: string, body: string, context: WireContext, watch: CallWatch): Promise<ChatResponse> {
+  private async send(target: CompletionTarget, apiKey: string, body: string, context: WireContext, watch: CallWatch, onDelta: DeltaListener | undefined): Promise<ChatResponse> {
     const response = await target.pool.request({ path: target.path, method: 'POST', headers: this.headers(apiKey), body, signal: watch.signal });
     const headers = response.headers as Record<string, string | string[] | undefined>;
     const responseId = typeof headers['x-generation-id'] === 'string' ? headers['x-generation-id'] : undefined;
@@ -202,7 +214,7 @@ export class OpenRouterClient {
     }
     const contentType = String(headers['content-type'] ?? '');
     // A server may answer plain JSON although a stream was asked for (and the other way round): the content type decides.
-    if (contentType.includes('text/event-stream')) return this.readStream(response.body as unknown as Body, context, responseId);
+    if (contentType.includes('text/event-stream')) return this.readStream(response.body as unknown as Body, context, responseId, onDelta);
     const { text, over } = await readCapped(response.body as unknown as Body, MAX_ANSWER_BYTES);
     if (over) throw new ModelCallError(ModelCallErrorType.PROVIDER_ERROR, `model ${context.model} answered more than ${MAX_ANSWER_BYTES} bytes`);
     let parsed: unknown;
@@ -214,12 +226,14 @@ export class OpenRouterClient {
     return fromWireCompletion(parsed, context, responseId);
   }
 
-  private async readStream(body: Body, context: WireContext, responseId: string | undefined): Promise<ChatResponse> {
+  /** Reads one attempt's stream; each piece of answer text goes to `onDelta` as it arrives, offsets counted from 0 in this attempt. */
+  private async readStream(body: Body, context: WireContext, responseId: string | undefined, onDelta: DeltaListener | undefined): Promise<ChatResponse> {
     const decoder = new TextDecoder();
     const reader = new SseDataReader();
     const assembler = new ChatStreamAssembler(context);
     let size = 0;
     let done = false;
+    let streamed = 0;
     const take = (events: string[]) => {
       for (const data of events) {
         if (done) return;
@@ -233,7 +247,11 @@ export class OpenRouterClient {
         } catch {
           throw new ModelCallError(ModelCallErrorType.PROVIDER_ERROR, `the provider of model ${context.model} streamed a chunk that is not JSON`);
         }
-        assembler.push(chunk);
+        const text = assembler.push(chunk);
+        if (text && onDelta) {
+          tellDelta(onDelta, streamed, text);
+          streamed += text.length;
+        }
       }
     };
     // Read to the end even after [DONE], so the connection goes back to the pool.

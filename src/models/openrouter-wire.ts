@@ -214,8 +214,12 @@ export class ChatStreamAssembler {
     return this.finishReason !== undefined && this.finishReason !== null;
   }
 
-  /** @throws ModelCallError for a chunk reporting an error (mid-stream errors arrive after a 200) */
-  push(raw: unknown): void {
+  /**
+   * Takes one chunk; returns the answer text it added ('' for none: tool call
+   * fragments, usage, the finish), which a caller may show as it streams.
+   * @throws ModelCallError for a chunk reporting an error (mid-stream errors arrive after a 200)
+   */
+  push(raw: unknown): string {
     const chunk = asObject(raw);
     if (!chunk) throw malformed(this.context, 'a stream chunk that is not a JSON object');
     // Usage first: a chunk that reports an error may report what the call used too, and that is billed.
@@ -224,7 +228,7 @@ export class ChatStreamAssembler {
     if (typeof chunk.id === 'string') this.id ??= chunk.id;
     if (typeof chunk.model === 'string') this.model ??= chunk.model;
     const choice = asObject(Array.isArray(chunk.choices) ? chunk.choices[0] : undefined);
-    if (!choice) return;
+    if (!choice) return '';
     if (choice.finish_reason === 'error') {
       throw errorIn(choice.error ?? 'the provider ended the stream with an error', this.context).withUsage(usageOf(this.usage, this.context));
     }
@@ -237,6 +241,7 @@ export class ChatStreamAssembler {
     }
     if (Array.isArray(delta.tool_calls)) delta.tool_calls.forEach((part, position) => this.addToolCallDelta(asObject(part) ?? {}, position));
     if (choice.finish_reason !== undefined && choice.finish_reason !== null) this.finishReason = choice.finish_reason;
+    return text ?? '';
   }
 
   /** The answer the chunks so far make. */

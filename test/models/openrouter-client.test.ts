@@ -350,6 +350,50 @@ describe('OpenRouterClient', () => {
       assert.equal(server.requests.length, 4);
     });
 
+    it('hands each piece of answer text to onDelta as it arrives, with its offset, and never a tool call\'s arguments', async () => {
+      server.answer(fakeAnswers.completion({
+        content: 'Hello there, world', toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{"q":"secret-args"}' }],
+      }, { chunkChars: 5, chunkDelayMs: 30 }));
+      const deltas: Array<{ offset: number; text: string; at: number }> = [];
+      const response = await client.complete(credentials(), chatRequest(), { deadline: inSeconds(10), onDelta: (delta) => deltas.push({ ...delta, at: Date.now() }) });
+      assert.deepEqual(deltas.map(({ offset, text }) => ({ offset, text })), [
+        { offset: 0, text: 'Hello' }, { offset: 5, text: ' ther' }, { offset: 10, text: 'e, wo' }, { offset: 15, text: 'rld' },
+      ]);
+      assert.equal(deltas.map((delta) => delta.text).join(''), response.content);
+      assert.equal(response.toolCalls[0].arguments, '{"q":"secret-args"}');
+      // As they arrive, not all at the end: the fake waits 30 ms between chunks.
+      assert.ok(deltas[3].at - deltas[0].at >= 60, `deltas came ${deltas.map((delta) => delta.at - deltas[0].at).join(', ')} ms after the first`);
+      const [request] = server.requests;
+      assert.ok(request.firstContentAt! <= deltas[0].at, 'the fake records when it wrote the first content chunk');
+    });
+
+    it('starts onDelta\'s offsets at 0 again when an attempt is retried', async () => {
+      const midStreamError = `data: ${JSON.stringify({ id: 'gen-raw', error: { code: 502, message: 'Provider returned error' }, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }] })}`;
+      server.answer(fakeAnswers.rawStream([chunk({ content: 'part' }), chunk({ content: 'ial' }), midStreamError]), fakeAnswers.completion({ content: 'second try' }));
+      const deltas: Array<{ offset: number; text: string }> = [];
+      const response = await client.complete(credentials(), chatRequest(), { deadline: inSeconds(10), onDelta: (delta) => deltas.push(delta) });
+      assert.equal(response.content, 'second try');
+      assert.deepEqual(deltas, [
+        { offset: 0, text: 'part' }, { offset: 4, text: 'ial' },
+        { offset: 0, text: 'sec' }, { offset: 3, text: 'ond' }, { offset: 6, text: ' tr' }, { offset: 9, text: 'y' },
+      ]);
+    });
+
+    it('answers whatever onDelta throws', async () => {
+      server.answer(fakeAnswers.completion({ content: 'still answered' }));
+      let calls = 0;
+      const response = await client.complete(credentials(), chatRequest(), {
+        deadline: inSeconds(10),
+        onDelta: () => {
+          calls += 1;
+          throw new Error('the live feed is down');
+        },
+      });
+      assert.equal(response.content, 'still answered');
+      assert.equal(calls, 5, 'every delta was offered, though each threw');
+      assert.equal(server.requests.length, 1, 'a throwing listener is no reason to retry');
+    });
+
     it('reads a plain JSON answer from a server that does not stream', async () => {
       const plainServer = new OpenRouterClient({ urlPolicy: { allowPrivateNetwork: true }, streaming: false });
       try {
