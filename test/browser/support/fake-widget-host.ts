@@ -8,13 +8,21 @@
 // (approval; waits for the visitor) | WAIT (until release()) | FAIL <message> |
 // DELTA {"offset":0,"text":"Hel"} (a delta frame of the next answer's model turn, sent to open streams only).
 import http from 'node:http';
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { visitorEvent } from '../../../http/widget-host/visitor-events';
 import type { ObjectiveEventView } from '../../../src/schemas/objectives.schema';
 
 export const ASSETS_DIR = path.join(__dirname, '..', '..', '..', 'http', 'widget-host', 'assets');
+
+/** The page's files (chat.html, its CSS and script, widget.js): each one's gzip-compressed size (level 9), by name. */
+export function assetWeights(): Record<string, number> {
+  const files = readdirSync(ASSETS_DIR).filter((name) => /\.(html|css|js)$/.test(name));
+  return Object.fromEntries(files.map((name) => [name, gzipSync(readFileSync(path.join(ASSETS_DIR, name)), { level: 9 }).length]));
+}
 const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
 
 export interface WidgetSettings {
