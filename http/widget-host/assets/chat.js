@@ -138,6 +138,8 @@
     // Offset 0 is the start of the call (or of its retry): the text so far is replaced, not appended to.
     // Elsewhere the text overwrites what is at its place, so a repeated delta never doubles text.
     const next = offset === 0 ? text : shown.slice(0, offset) + text + shown.slice(offset + text.length);
+    // Follow the growing answer only from the end of the log: a visitor who scrolled up to read stays put.
+    const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 32;
     if (!bubble) {
       if (!next) return;
       const line = message('assistant', '');
@@ -148,7 +150,7 @@
       state.pending.set(turn, bubble);
     }
     bubble.text.data = next;
-    scrollToEnd();
+    if (atEnd) scrollToEnd();
   }
 
   /** Shows a final answer: in place of the oldest pending bubble if any (removed when the answer has no text: tool calls only). */
