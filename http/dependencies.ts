@@ -26,13 +26,14 @@ import { TenantService } from '../src/tenants/tenant.service';
 import type { ErasureRuntimePort } from '../src/ports/erasure-runtime';
 import type { ObjectiveCommandPort } from '../src/ports/objective-commands';
 import { ObjectiveService } from '../src/objectives/objective.service';
+import { BusObjectiveLiveFeed } from '../src/objectives/objective-live-feed';
 import { createObjectivesStore } from '../persistence/repositories/objectives.store';
 import type { ObjectivesStore } from '../src/ports/objectives-store';
 import { ModelRouter } from '../src/models/model-router';
 import { OpenRouterClient } from '../src/models/openrouter-client';
 import { ToolExecutor } from '../src/tools/tool-executor';
 import { WorkspaceSecretResolver } from '../src/secrets/workspace-secret-resolver';
-import { objectiveRoutes } from './routes/objectives.routes';
+import { objectiveRoutes, type StreamTimings } from './routes/objectives.routes';
 import type { WebhookEndpointCommandPort } from '../src/ports/webhook-endpoint-commands';
 import type { WebhookDeliveriesStore } from '../src/ports/webhook-deliveries-store';
 import { WebhookDeliveryService } from '../src/webhooks/webhook-delivery.service';
@@ -128,6 +129,8 @@ export interface Services {
   bundles: BundleService;
   objectives: ObjectiveService;
   objectivesStore: ObjectivesStore;
+  /** Answer deltas and commit nudges for open event streams; carries nothing until the node's runtime binds it (startNodeConsumers). */
+  objectiveLive: BusObjectiveLiveFeed;
   webhookDeliveries: WebhookDeliveryService;
   /** What the webhook endpoint kind's projector writes. */
   webhookDeliveriesStore: WebhookDeliveriesStore;
@@ -191,6 +194,8 @@ export interface CreateDependenciesOptions {
   health?: DependencyHealthPort;
   /** Replaces the node's widget sessions (tests). @default the widgets area's */
   widgetSessions?: WidgetSessionVerifier;
+  /** Event stream timings of the API and the widget host (tests). @default SSE_POLL_MS, SSE_HEARTBEAT_MS, SSE_BATCH */
+  stream?: StreamTimings;
 }
 
 /** How long /readyz waits for the database's answer before calling it unreachable. */
@@ -304,7 +309,7 @@ export function createServices(
   const webhookDeliveries = new WebhookDeliveryService(agentsStore, webhookDeliveriesStore, webhookEndpointCommands ?? noWebhookRuntime);
   return {
     store, credentialChanges, tokens, accounts, workspaces, apiKeys, tenants, search, memoryLayers, memoryEntries, uploads, secrets, providerKeys, models,
-    agents, variations, assignments, feedback, tools, toolSets, bundles, objectives, objectivesStore, objectiveEffects,
+    agents, variations, assignments, feedback, tools, toolSets, bundles, objectives, objectivesStore, objectiveEffects, objectiveLive: new BusObjectiveLiveFeed(),
     webhookDeliveries, webhookDeliveriesStore, webhookEffects, schedules, schedulesStore, widgets, widgetSessions,
     clusterStatus: clusterStatus ?? noRuntime,
     erasureRuntime: erasures,
@@ -319,7 +324,7 @@ export function createServices(
 }
 
 /** Every API route, in the order of the spec's sections. */
-export function allRoutes(services: Services, options: { isDraining?: () => boolean } = {}): RouteDefinition[] {
+export function allRoutes(services: Services, options: { isDraining?: () => boolean; stream?: StreamTimings } = {}): RouteDefinition[] {
   return [
     ...accountRoutes({ accounts: services.accounts, apiKeys: services.apiKeys, store: services.store }),
     ...workspaceRoutes({ workspaces: services.workspaces }),
@@ -337,7 +342,7 @@ export function allRoutes(services: Services, options: { isDraining?: () => bool
     ...toolRoutes({ tools: services.tools }),
     ...toolSetRoutes({ toolSets: services.toolSets }),
     ...bundleRoutes({ bundles: services.bundles }),
-    ...objectiveRoutes({ objectives: services.objectives, isDraining: options.isDraining }),
+    ...objectiveRoutes({ objectives: services.objectives, isDraining: options.isDraining, stream: options.stream, live: services.objectiveLive }),
     ...webhookDeliveryRoutes({ webhookDeliveries: services.webhookDeliveries, agents: services.agents }),
     ...widgetRoutes({ widgets: services.widgets, widgetSessions: services.widgetSessions }),
     ...clusterRoutes({ clusterStatus: services.clusterStatus }),
@@ -376,7 +381,7 @@ export function createAppDependencies(options: CreateDependenciesOptions): Appli
     services,
     app: {
       logger,
-      routes: allRoutes(services, { isDraining: options.isDraining }),
+      routes: allRoutes(services, { isDraining: options.isDraining, stream: options.stream }),
       widgetHost: widgetHostOptions(services, config, options),
       version: '1.0',
       health: options.health,
@@ -403,7 +408,7 @@ function apiHostnameOf(config: Pick<Config, 'publicUrl'>): string | undefined {
 }
 
 /** What the widget host needs of the node (http/widget-host). */
-function widgetHostOptions(services: Services, config: Config, options: Pick<CreateDependenciesOptions, 'isDraining'>): WidgetHostOptions {
+function widgetHostOptions(services: Services, config: Config, options: Pick<CreateDependenciesOptions, 'isDraining' | 'stream'>): WidgetHostOptions {
   return {
     widgets: services.widgetVerifier,
     apiHostname: apiHostnameOf(config),
@@ -412,5 +417,7 @@ function widgetHostOptions(services: Services, config: Config, options: Pick<Cre
     bodyLimitBytes: config.bodyLimitBytes,
     visitorLimits: config.widgetVisitors,
     isDraining: options.isDraining,
+    stream: options.stream,
+    live: services.objectiveLive,
   };
 }

@@ -1,15 +1,17 @@
 // The `objective` actor kind as the runtime registers it: the pure behaviour
 // of src/objectives with its side effects bound to the real libraries
-// (`model.call` and compaction's `model.summarize` to the model router, `tool.call` to the tool executor,
+// (`model.call` and compaction's `model.summarize` to the model router, the
+// answer's text streamed to the live feed as it comes, `tool.call` to the tool executor,
 // `service_tool.call` to the memory and discovery tools, `objective.prepare_child` to the objective service's resolution) and its
 // projector writing the objectives read model in the actor's own turn (which
 // keeps the events' envelopes, so their outbox rows need not).
 import type { ActorKind, EffectContext } from '../../src/ports/actor-behavior';
 import { InternalError } from '../../src/errors';
-import type { ChatRequest, ModelProvider } from '../../src/ports/model-provider';
+import type { ChatCallOptions, ChatRequest, ModelProvider } from '../../src/ports/model-provider';
+import type { ObjectiveLiveFeed } from '../../src/ports/objective-live';
 import type { ObjectivesStore } from '../../src/ports/objectives-store';
 import type { ObjectiveChange } from '../../src/objectives/objective-events';
-import { MODEL_CALL_EFFECT, TOOL_CALL_EFFECT, type ModelCallEffectInput, type ToolCallEffectInput } from '../../src/objectives/objective-loop';
+import { MODEL_CALL_EFFECT, modelTurnOfEffectId, TOOL_CALL_EFFECT, type ModelCallEffectInput, type ToolCallEffectInput } from '../../src/objectives/objective-loop';
 import { objectiveKindDeclaration } from '../../src/objectives/objective.behavior';
 import { MODEL_SUMMARIZE_EFFECT, type SummarizeEffectInput } from '../../src/objectives/objective-compaction';
 import { PREPARE_CHILD_EFFECT, type PrepareChildInput } from '../../src/objectives/objective-children';
@@ -30,10 +32,21 @@ export interface ObjectiveKindDependencies {
   eventRetentionMs?: number;
   /** A widget session's secrets, opened (WidgetSessionVerifier.sessionSecrets); read per call, never journaled. @default none */
   sessionSecrets?: (sessionId: string) => Promise<Record<string, string> | null>;
+  /** Where a model call's answer text goes as the provider streams it (the objective's open event streams). @default nowhere */
+  live?: Pick<ObjectiveLiveFeed, 'publish'>;
+}
+
+/** The onDelta of a model call: each piece of the answer published as a delta of the objective's model turn. */
+function answerDeltas(live: Pick<ObjectiveLiveFeed, 'publish'> | undefined, context: EffectContext): ChatCallOptions['onDelta'] {
+  // The turn is in the effect id (model_call_<turn>), in journals of every age.
+  const modelTurn = modelTurnOfEffectId(context.effectId);
+  if (!live || modelTurn === undefined) return undefined;
+  const objectiveId = context.actorId;
+  return ({ offset, text }) => live.publish({ type: 'delta', objectiveId, modelTurn, offset, text });
 }
 
 export function createObjectiveKind(dependencies: ObjectiveKindDependencies): ActorKind {
-  const { models, tools, serviceTools, store, prepareChild, eventRetentionMs, sessionSecrets } = dependencies;
+  const { models, tools, serviceTools, store, prepareChild, eventRetentionMs, sessionSecrets, live } = dependencies;
   return {
     ...objectiveKindDeclaration,
     ...(eventRetentionMs === undefined ? {} : { streams: objectiveKindDeclaration.streams.map((stream) => ({ ...stream, maxAgeMs: eventRetentionMs })) }),
@@ -42,7 +55,8 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
         // The request is the run's transient input (journals written before it carry it in the input).
         const request = (context.transientInput as ChatRequest | undefined) ?? input.request;
         if (!request) throw new InternalError(`model call ${context.effectId} of ${context.actorId} was started without its request`);
-        return models.complete(input.workspaceId, request, { signal: context.signal, deadline: context.deadline });
+        const onDelta = answerDeltas(live, context);
+        return models.complete(input.workspaceId, request, { signal: context.signal, deadline: context.deadline, ...(onDelta ? { onDelta } : {}) });
       },
       // Compaction's summary, through the same provider (objective-compaction.ts); the request is transient too.
       [MODEL_SUMMARIZE_EFFECT]: async (input: SummarizeEffectInput, context: EffectContext) => {

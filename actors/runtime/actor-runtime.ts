@@ -5,7 +5,7 @@
 import { ConfigError } from '../../src/config';
 import { FailedPreconditionError } from '../../src/errors';
 import { newUlid } from '../../src/ids';
-import { actorAddress, persistenceKey } from '../../src/sharding/addressing';
+import { actorAddress, kindOfPersistenceKey, persistenceKey } from '../../src/sharding/addressing';
 import type { ActorKind } from '../../src/ports/actor-behavior';
 import type { Bus } from '../../src/ports/bus';
 import type { ConsumedEvent, ConsumerHandle, DurableConsumerSpec, EventConsumers } from '../../src/ports/event-consumer';
@@ -59,6 +59,12 @@ export interface ActorRuntimeDeps {
   logger?: RuntimeLogger;
   /** True while the calling flow holds a request transaction (actor calls are refused there). */
   insideTransaction?: () => boolean;
+  /**
+   * True when what `publisher` publishes also reaches the bus's subscribers
+   * of its subjects (JetStream on the bus's NATS connection: cluster mode).
+   * @default false
+   */
+  eventsOnBus?: boolean;
   /** Runs last in `stop()` (closes the NATS connection in cluster mode). */
   onStopped?: () => Promise<void>;
   /**
@@ -91,6 +97,8 @@ export class ActorRuntime {
   private stopping: Promise<void> | undefined;
   private stopFollowingHealth: (() => void) | undefined;
   private readonly consumerHandles = new Set<ConsumerHandle>();
+  /** Told of each turn of this node that committed events (onEventsCommitted). */
+  private readonly commitListeners = new Set<(kind: string, actorId: string) => void>();
   /** The options in force: the configured ones, with the bus names scoped to the cluster in cluster mode. */
   private readonly options: RuntimeOptions;
 
@@ -130,7 +138,10 @@ export class ActorRuntime {
       writer: new TurnWriter(database, { idleTimeoutMs, projectors, projections }),
       options,
       logger,
-      onPublished: (rows) => this.relay.offer(rows),
+      onPublished: (rows) => {
+        this.relay.offer(rows);
+        if (this.commitListeners.size > 0) this.tellCommitted(rows[0]?.actorKey);
+      },
       onShardOpened: () => this.relay.readBacklog(),
       onSent: (sends) => {
         // One notification per receiver: it applies all its stored commands, in order.
@@ -230,6 +241,30 @@ export class ActorRuntime {
   /** AGENTRT_SUBJECT_PREFIX as configured: the durable consumers of earlier versions were named from it alone. */
   get configuredSubjectPrefix(): string {
     return this.deps.options.subjectPrefix;
+  }
+
+  /**
+   * The node's bus (in process, or core NATS in cluster mode), for news
+   * between nodes that is neither a command nor a stored event (the
+   * objectives' live feed). Closed by `stop()`.
+   */
+  get bus(): Bus {
+    return this.deps.bus;
+  }
+
+  /** Whether the events this runtime publishes reach the bus's subscribers of their subjects too (ActorRuntimeDeps.eventsOnBus). */
+  get eventsOnBus(): boolean {
+    return this.deps.eventsOnBus === true;
+  }
+
+  /**
+   * Calls `listener` with the actor's kind and id after each turn of this
+   * node that committed events (its read model holds them then), on the
+   * turn's path: it must be quick and must not throw. Returns the way to stop.
+   */
+  onEventsCommitted(listener: (kind: string, actorId: string) => void): () => void {
+    this.commitListeners.add(listener);
+    return () => void this.commitListeners.delete(listener);
   }
 
   /** See ActorClient.ask. */
@@ -348,6 +383,20 @@ export class ActorRuntime {
   stop(endsAt = Date.now() + this.options.drainTimeoutMs): Promise<void> {
     this.stopping ??= this.shutdown(endsAt);
     return this.stopping;
+  }
+
+  /** Tells the commit listeners of one turn's rows (all of one actor: `actorKey`). */
+  private tellCommitted(actorKey: string | null | undefined): void {
+    if (!actorKey) return;
+    const kind = kindOfPersistenceKey(actorKey);
+    const actorId = actorKey.slice(kind.length + 1);
+    for (const listener of this.commitListeners) {
+      try {
+        listener(kind, actorId);
+      } catch (error) {
+        this.logger.warn({ err: error }, 'a listener of committed events failed');
+      }
+    }
   }
 
   /** Postgres back: take shards again now (and publish what waited), not at the next round's tick. */

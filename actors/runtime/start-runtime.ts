@@ -38,7 +38,7 @@ export interface StartActorRuntimeOptions {
   health?: DependencyHealth;
 }
 
-type Ports = Pick<ActorRuntimeDeps, 'bus' | 'leases' | 'publisher' | 'consumers' | 'onStopped'>;
+type Ports = Pick<ActorRuntimeDeps, 'bus' | 'leases' | 'publisher' | 'consumers' | 'onStopped' | 'eventsOnBus'>;
 
 /** The URL the data source connects to (every data source of ours is created from one). */
 function dataSourceUrl(dataSource: DataSource): string {
@@ -59,6 +59,8 @@ async function clusterPorts(natsUrl: string, databaseUrl: string, options: Runti
     consumers: new JetStreamConsumers(connection, { logger, topology }),
     leases: new PgLeaseProvider({ url: databaseUrl, leaseTimeoutMs: options.leaseTimeoutMs, applicationName: `agentrt-lease-${options.nodeId}` }),
     onStopped: () => closeNatsConnection(connection),
+    // JetStream publishes on the bus's connection: core subscribers of an event's subject get it too.
+    eventsOnBus: true,
   };
 }
 

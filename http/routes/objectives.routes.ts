@@ -3,18 +3,22 @@
 // and the events as Server-Sent Events.
 //
 // The SSE stream reads the read model (the objective_events rows every
-// objective actor projects in its own turn), not the actor or the bus, so any
-// node answers it, whichever node runs the objective. It polls
-// ObjectiveService.eventsAfter every SSE_POLL_MS in batches of SSE_BATCH:
-// one indexed read per open stream and poll.
+// objective actor projects in its own turn), not the actor, so any node
+// answers it, whichever node runs the objective. It reads
+// ObjectiveService.eventsAfter in batches of SSE_BATCH as soon as the
+// objective's live feed says events were committed, and every SSE_POLL_MS in
+// any case (a nudge may be lost): one indexed read per open stream and
+// nudge or poll. It also sends, when asked (always on the widget host), the
+// answer's text as the model streams it (`event: delta`, no `id:`, never
+// stored: http/stream-live-inbox.ts says which deltas a stream sends).
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Type } from '@sinclair/typebox';
 import type Koa from 'koa';
 import type { WorkspaceRef } from '../../src/auth/workspace-access';
 import { InvalidArgumentError } from '../../src/errors';
 import type { ObjectiveService } from '../../src/objectives/objective.service';
+import type { ObjectiveLiveFeed } from '../../src/ports/objective-live';
 import { parseLabelSelector } from '../../src/resource/labels';
 import { pageRequest } from '../../src/resource/pagination';
 import { Feedback } from '../../src/schemas/agents.schema';
@@ -26,8 +30,9 @@ import {
 import { idempotencyKeyOf } from '../mount';
 import { objectiveAccess } from '../parent-access';
 import { defineRoute, type RouteDefinition } from '../route';
+import { StreamLiveInbox, type StreamDelta } from '../stream-live-inbox';
 
-/** How often an open stream looks for new events. */
+/** How often an open stream looks for new events when no nudge of the live feed made it look sooner. */
 export const SSE_POLL_MS = 150;
 /** Most events one read of a stream fetches (a backlog is sent in batches of this size). */
 export const SSE_BATCH = 100;
@@ -38,14 +43,20 @@ export const SSE_RETRY_MS = 1000;
 
 const TERMINAL = new Set(['OBJECTIVE_STATUS_COMPLETED', 'OBJECTIVE_STATUS_FAILED', 'OBJECTIVE_STATUS_CANCELLED']);
 const FINALIZED = 'OBJECTIVE_EVENT_TYPE_FINALIZED';
+const ASSISTANT_MESSAGE = 'OBJECTIVE_EVENT_TYPE_ASSISTANT_MESSAGE';
 
 export interface ObjectiveRoutesOptions {
   objectives: ObjectiveService;
   /** True once the node shuts down: open streams end, so clients resume on another node with Last-Event-ID. */
   isDraining?: () => boolean;
   /** Stream timings (tests shorten them). */
-  stream?: Partial<{ pollMs: number; heartbeatMs: number; batch: number }>;
+  stream?: StreamTimings;
+  /** Answer deltas and commit nudges for the streams. @default none: streams poll and send no delta */
+  live?: ObjectiveLiveFeed;
 }
+
+/** What tests may change of a stream's timings. */
+export type StreamTimings = Partial<{ pollMs: number; heartbeatMs: number; batch: number }>;
 
 const WorkspacePath = PathIds({ workspaceId: 'workspace' });
 const ObjectivePath = PathIds({ workspaceId: 'workspace', id: 'objective' });
@@ -58,6 +69,9 @@ const ListQuery = Strict({ ...listParamProperties, ...ObjectiveListFilters });
 const EventsQuery = Strict({ cursor: listParamProperties.cursor, limit: listParamProperties.limit });
 const StreamQuery = Strict({
   lastEventId: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX, description: 'Resume after this sequence; the Last-Event-ID header wins when both are sent' })),
+  deltas: Type.Optional(Type.Boolean({
+    description: 'Also send the answer\'s text as the model streams it: `event: delta` frames, `data: {"modelTurn","offset","text"}`, without `id:`; never stored or resumed (an extension)',
+  })),
 });
 
 /** The sequence a stream resumes after: Last-Event-ID, else `lastEventId`, else 0 (from the start). */
@@ -74,6 +88,11 @@ function formatEvent(sequence: number, body: unknown): string {
   return `id: ${sequence}\ndata: ${JSON.stringify(body)}\n\n`;
 }
 
+/** A delta frame: no `id:`, so the client's Last-Event-ID stays the last stored event's. */
+function formatDelta({ modelTurn, offset, text }: StreamDelta): string {
+  return `event: delta\ndata: ${JSON.stringify({ modelTurn, offset, text })}\n\n`;
+}
+
 /**
  * What a stream sends of one event (the widget host's visitor view, say);
  * undefined sends nothing, though the event still counts as read (the next
@@ -86,24 +105,50 @@ export interface StreamSettings {
   heartbeatMs: number;
   batch: number;
   isDraining: () => boolean;
+  /** Where the streams follow their objective (nudges, deltas); without it they poll. */
+  live?: ObjectiveLiveFeed;
+}
+
+export interface EventStreamOptions {
+  /** What each event is sent as. @default the event as is */
+  view?: EventView;
+  /** When set, the stream ends then (a widget session's token expiry); the client reconnects with a fresh token. */
+  endAt?: Date;
+  /** Send the answer's deltas as the model streams them. @default false */
+  deltas?: boolean;
 }
 
 /**
  * Streams the objective's events after `after` on `ctx`. The first read
  * happens before anything is written, so an unknown objective is a plain
  * NOT_FOUND; a resume with nothing left of a finalized objective is 204 (which
- * tells EventSource to stop reconnecting). `view` (default: the event as is)
- * is what each event is sent as.
- * @param endAt when set, the stream ends then (a widget session's token expiry); the client reconnects with a fresh token
+ * tells EventSource to stop reconnecting). The stream follows the
+ * objective's live feed from before that read (no nudge is missed) until it
+ * ends, however it ends.
  */
 export async function openEventStream(
   objectives: ObjectiveService, settings: StreamSettings, ctx: Koa.Context, workspace: WorkspaceRef, id: string, after: number,
-  view: EventView = (event) => event, endAt?: Date,
+  options: EventStreamOptions = {},
 ): Promise<void> {
+  const inbox = new StreamLiveInbox(options.deltas === true);
+  const unfollow = settings.live?.follow(id, inbox.listener) ?? (() => undefined);
+  let streaming = false;
+  try {
+    streaming = await startEventStream(objectives, settings, ctx, { workspace, id, after, view: options.view ?? ((event) => event), inbox, endAt: options.endAt }, unfollow);
+  } finally {
+    if (!streaming) unfollow();
+  }
+}
+
+/** Reads the first batch and starts the pump; false when no stream was opened (204). */
+async function startEventStream(
+  objectives: ObjectiveService, settings: StreamSettings, ctx: Koa.Context,
+  { workspace, id, after, view, inbox, endAt }: Omit<StreamStart, 'first'> & { endAt?: Date }, unfollow: () => void,
+): Promise<boolean> {
   const first = await objectives.eventsAfter(workspace, id, after, settings.batch);
   if (first.events.length === 0 && TERMINAL.has((await objectives.get(workspace, id)).info.status)) {
     ctx.status = 204;
-    return;
+    return false;
   }
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
@@ -120,10 +165,12 @@ export async function openEventStream(
   ctx.res.once('close', stop);
   stream.once('close', stop);
   const signal = endAt ? AbortSignal.any([stopped.signal, AbortSignal.timeout(Math.max(0, endAt.getTime() - Date.now()))]) : stopped.signal;
-  void pump(objectives, settings, stream, signal, { workspace, id, after, first, view }).finally(() => {
+  void pump(objectives, settings, stream, signal, { workspace, id, after, first, view, inbox }).finally(() => {
+    unfollow();
     ctx.res.off('close', stop);
     if (!stream.destroyed && !stream.writableEnded) stream.end();
   });
+  return true;
 }
 
 interface StreamStart {
@@ -134,10 +181,12 @@ interface StreamStart {
   /** The first read, made before the answer began. */
   first: Awaited<ReturnType<ObjectiveService['eventsAfter']>>;
   view: EventView;
+  /** The live news the stream got (nudges, deltas to send). */
+  inbox: StreamLiveInbox;
 }
 
 async function pump(objectives: ObjectiveService, settings: StreamSettings, stream: PassThrough, signal: AbortSignal, start: StreamStart): Promise<void> {
-  const { workspace, id } = start;
+  const { workspace, id, inbox } = start;
   /** Writes respecting backpressure; false once the stream is gone. */
   const write = async (chunk: string): Promise<boolean> => {
     if (signal.aborted || stream.destroyed) return false;
@@ -155,6 +204,7 @@ async function pump(objectives: ObjectiveService, settings: StreamSettings, stre
     for (;;) {
       for (const event of batch.events) {
         const body = start.view(event);
+        if (event.data.type === ASSISTANT_MESSAGE) inbox.answerSent();
         if (body !== undefined) {
           if (!(await write(formatEvent(event.sequence, body)))) return;
           lastWrite = Date.now();
@@ -168,11 +218,21 @@ async function pump(objectives: ObjectiveService, settings: StreamSettings, stre
       if (!full && lastType === FINALIZED) return;
       if (settings.isDraining()) return;
       if (!full) {
-        await sleep(settings.pollMs, undefined, { signal }).catch(() => undefined);
-        if (signal.aborted) return;
-        if (Date.now() - lastWrite >= settings.heartbeatMs) {
-          if (!(await write(': heartbeat\n\n'))) return;
-          lastWrite = Date.now();
+        // Until the next read (a nudge, or the poll interval): deltas as they come, heartbeats when quiet.
+        const readAt = Date.now() + settings.pollMs;
+        for (;;) {
+          await inbox.wait(Math.max(0, Math.min(readAt, lastWrite + settings.heartbeatMs) - Date.now()), signal);
+          if (signal.aborted) return;
+          for (const delta of inbox.takeDeltas()) {
+            if (!(await write(formatDelta(delta)))) return;
+            lastWrite = Date.now();
+          }
+          if (Date.now() - lastWrite >= settings.heartbeatMs) {
+            if (!(await write(': heartbeat\n\n'))) return;
+            lastWrite = Date.now();
+          }
+          if (inbox.takeNudge() || Date.now() >= readAt) break;
+          if (settings.isDraining()) return;
         }
       }
       batch = await objectives.eventsAfter(workspace, id, lastSequence, settings.batch);
@@ -185,20 +245,21 @@ async function pump(objectives: ObjectiveService, settings: StreamSettings, stre
 }
 
 /** The stream's timings with their defaults (the widget host's stream uses them too). */
-export function streamSettings({ isDraining, stream }: Pick<ObjectiveRoutesOptions, 'isDraining' | 'stream'>): StreamSettings {
+export function streamSettings({ isDraining, stream, live }: Pick<ObjectiveRoutesOptions, 'isDraining' | 'stream' | 'live'>): StreamSettings {
   return {
     pollMs: stream?.pollMs ?? SSE_POLL_MS,
     heartbeatMs: stream?.heartbeatMs ?? SSE_HEARTBEAT_MS,
     batch: stream?.batch ?? SSE_BATCH,
     isDraining: isDraining ?? (() => false),
+    ...(live ? { live } : {}),
   };
 }
 
-export function objectiveRoutes({ objectives, isDraining, stream }: ObjectiveRoutesOptions): RouteDefinition[] {
+export function objectiveRoutes({ objectives, isDraining, stream, live }: ObjectiveRoutesOptions): RouteDefinition[] {
   const base = '/v1/workspaces/{workspaceId}/objectives';
   const read = { scope: 'objectives:read', workspace: 'path' } as const;
   const manage = { scope: 'objectives:manage', workspace: 'path' } as const;
-  const settings = streamSettings({ isDraining, stream });
+  const settings = streamSettings({ isDraining, stream, live });
   return [
     defineRoute({
       method: 'POST', path: base, operationId: 'createObjective', summary: 'Create and start an objective', ...manage,
@@ -261,11 +322,11 @@ export function objectiveRoutes({ objectives, isDraining, stream }: ObjectiveRou
     }),
     defineRoute({
       method: 'GET', path: `${base}/{id}/events/stream`, operationId: 'streamObjectiveEvents',
-      summary: 'Server-Sent Events of an objective: `id:` the sequence, `data:` the event; resumes after Last-Event-ID; ends after FINALIZED (204 when a resume finds nothing left)',
+      summary: 'Server-Sent Events of an objective: `id:` the sequence, `data:` the event; resumes after Last-Event-ID; ends after FINALIZED (204 when a resume finds nothing left); with `deltas=true` also the answer\'s text as it streams (`event: delta`)',
       ...read, produces: 'text/event-stream',
       params: ObjectivePath, query: StreamQuery, response: ObjectiveEventView,
       handler: async ({ workspace, params, query, headers, koa }) => {
-        await openEventStream(objectives, settings, koa, workspace, params.id, resumeAfter(headers['last-event-id'], query.lastEventId));
+        await openEventStream(objectives, settings, koa, workspace, params.id, resumeAfter(headers['last-event-id'], query.lastEventId), { deltas: query.deltas === true });
         // The answer is the stream set on koa.body (or the 204): nothing for mount to write.
         return undefined as never;
       },

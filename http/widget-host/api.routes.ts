@@ -104,8 +104,11 @@ export function widgetApiRoutes(options: WidgetApiOptions): Router {
     const { session } = state(ctx);
     const release = options.visitorLimits.openStream(session.sessionId);
     try {
-      // The stream ends when the session's token expires: the page reconnects with a fresh token.
-      await openEventStream(objectives, stream, ctx, sessionWorkspace(session), record.id, resumeAfter(ctx.headers['last-event-id'], undefined), visitorEvent, session.expiresAt);
+      // The stream ends when the session's token expires: the page reconnects with a fresh token. The
+      // answer's deltas always: the page shows the text as it streams (a delta holds only modelTurn, offset and text).
+      await openEventStream(objectives, stream, ctx, sessionWorkspace(session), record.id, resumeAfter(ctx.headers['last-event-id'], undefined), {
+        view: visitorEvent, endAt: session.expiresAt, deltas: true,
+      });
     } catch (error) {
       release();
       throw error;

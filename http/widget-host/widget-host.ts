@@ -8,6 +8,7 @@ import { NotFoundError } from '../../src/errors';
 import type { ObjectiveService } from '../../src/objectives/objective.service';
 import type { WidgetVisitorLimits } from '../../src/config';
 import type { WidgetSessionVerifier } from '../../src/ports/widget-sessions';
+import type { ObjectiveLiveFeed } from '../../src/ports/objective-live';
 import { streamSettings, type ObjectiveRoutesOptions } from '../routes/objectives.routes';
 import { widgetApiRoutes } from './api.routes';
 import { VisitorLimits } from './visitor-limits';
@@ -26,6 +27,8 @@ export interface WidgetHostOptions {
   isDraining?: () => boolean;
   /** SSE timings (tests shorten them). */
   stream?: ObjectiveRoutesOptions['stream'];
+  /** Answer deltas and commit nudges for the visitors' streams. @default none: streams poll */
+  live?: ObjectiveLiveFeed;
   pages?: WidgetPagesOptions;
 }
 

@@ -41,6 +41,11 @@ export function objectiveEventsFilter(address: ObjectiveEventsAddress): string {
   return `objective_events.${address.accountId}.${address.workspaceId}.${address.agentId}.${address.objectiveId}.>`;
 }
 
+/** The subject pattern taking every event of one objective whatever its account, workspace and agent (the live feed's commit nudges). */
+export function objectiveEventsOfIdPattern(objectiveId: string): string {
+  return `objective_events.*.*.*.${objectiveId}.*`;
+}
+
 /** The `objectiveEvent` of an envelope: OperationMetadata, data `{type, <key>}`, `contextWindowId` (6.4), info, and the top-level `sequence`. */
 export function objectiveEventBody(objective: OperationMetadata, record: ObjectiveEventRecord): Record<string, unknown> {
   return {

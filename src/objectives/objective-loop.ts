@@ -88,6 +88,12 @@ export function modelCallEffectId(modelTurn: number): string {
   return `model_call_${modelTurn}`;
 }
 
+/** The model turn a `model.call` effect id names (modelCallEffectId's inverse), or undefined for another id. */
+export function modelTurnOfEffectId(effectId: string): number | undefined {
+  const match = /^model_call_(\d+)$/.exec(effectId);
+  return match ? Number(match[1]) : undefined;
+}
+
 /** What every request of the objective sends besides the conversation. */
 export function systemPromptAndTools(state: ObjectiveState): { systemPrompt: string | null; tools: ChatToolDefinition[] } {
   const config = state.config!;

@@ -23,6 +23,7 @@ import { createLogger } from '../../src/logger';
 import { sharedTestDatabase } from './global-setup';
 import type { BootstrapResult } from '../../src/accounts/account.service';
 import type { WidgetSessionVerifier } from '../../src/ports/widget-sessions';
+import type { StreamTimings } from '../../http/routes/objectives.routes';
 
 /** One master key for the whole run: the APIs of a run share one database and its wrapped keys. */
 const RUN_MASTER_KEY = randomBytes(32);
@@ -83,6 +84,8 @@ export interface TestApiOptions {
   database?: { url: string };
   /** Widget sessions in place of the node's (the widget host's suite, before or beside the widgets area). */
   widgetSessions?: WidgetSessionVerifier;
+  /** Event stream timings of the API and the widget host (a long pollMs shows that nudges, not polls, bring events). */
+  stream?: StreamTimings;
 }
 
 /** Starts the API on an ephemeral port over the shared test database. */
@@ -103,6 +106,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     clusterStatus: () => readClusterStatus(dataSource, { shardCount: 256, leaseTimeoutMs: 15_000 }),
     isDraining: options.isDraining,
     health: options.health,
+    stream: options.stream,
     ...(options.widgetSessions ? { widgetSessions: options.widgetSessions } : {}),
     ...(options.runtime ? { objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime } : {}),
     ...(options.scheduleCommands ? { scheduleCommands: options.scheduleCommands } : {}),

@@ -98,7 +98,7 @@ describe('the visitor stream (openEventStream with visitorEvent)', () => {
     const socket = { setTimeout() {}, setNoDelay() {}, setKeepAlive() {} };
     const ctx = { req: { socket }, res: new PassThrough(), set() {}, status: 0, type: '', body: undefined as unknown } as unknown as Koa.Context;
     const settings = { pollMs: 1, heartbeatMs: 60_000, batch: 100, isDraining: () => false };
-    await openEventStream(objectives, settings, ctx, { id: 'ws_1', accountId: 'acct_1' } as never, 'obj_1', after, visitorEvent);
+    await openEventStream(objectives, settings, ctx, { id: 'ws_1', accountId: 'acct_1' } as never, 'obj_1', after, { view: visitorEvent });
     let text = '';
     for await (const chunk of ctx.body as PassThrough) text += String(chunk);
     const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
