@@ -151,6 +151,83 @@ describe('widget page in Chromium (fake widget host)', function () {
     assert.deepEqual(await chat.$$eval('#chat-log .note', (nodes) => nodes.map((n) => n.textContent)), ['cancel order: Done', 'refund order: not allowed']);
   });
 
+  it('moves focus to a new approval question only when the visitor is not writing, and never on a replay', async () => {
+    await startHost({ allowVisitorApprovals: true });
+    // The chat page on its own (as the window with the focus, so a replay on load could take it).
+    const page = await context.newPage();
+    await page.goto(`${widgetOrigin}/#session=${host.mint()}`);
+    const chat = page.mainFrame();
+    await chat.fill('#chat-input', 'WAIT\nASK cancel_order\nSAY Cancelled.');
+    await chat.press('#chat-input', 'Enter');
+    await chat.waitForSelector('.msg-user');
+    await chat.fill('#chat-input', 'And my other order');
+    host.release();
+    await chat.waitForSelector('button:text("Approve")');
+    assert.equal(await chat.evaluate(() => document.activeElement?.id), 'chat-input', 'the visitor writing keeps the focus');
+    assert.equal(await chat.inputValue('#chat-input'), 'And my other order');
+    assert.equal(await chat.textContent('#chat-status'), 'The assistant asks to use cancel order: Approve or Deny is in the conversation.');
+
+    await page.reload();
+    const again = page.mainFrame();
+    await again.waitForSelector('button:text("Approve")');
+    assert.ok(await again.evaluate(() => document.hasFocus()), 'the reloaded page has the focus');
+    assert.notEqual(await again.evaluate(() => document.activeElement?.textContent), 'Approve', 'the question replayed on load does not take the focus');
+    assert.equal(await again.textContent('#chat-status'), 'The assistant asks to use cancel order: Approve or Deny is in the conversation.');
+    await again.click('button:text("Approve")');
+    await again.waitForSelector('.msg-assistant:text("Cancelled.")');
+    assert.deepEqual(host.decisions.map((d) => d.verdict), ['approve']);
+  });
+
+  it('shows an answer as it streams, in a pending bubble the final answer replaces, once', async () => {
+    const { chat } = await embed(host.mint());
+    // Every text a pending bubble shows, as the test's observer sees it (an answer growing, then gone).
+    await chat.evaluate(() => {
+      const seen: string[] = [];
+      (globalThis as unknown as { pendingTexts: string[] }).pendingTexts = seen;
+      new (globalThis as unknown as { MutationObserver: new (callback: (records: Array<{ target: { parentElement?: { classList: { contains(name: string): boolean } }; data?: string } }>) => void) => { observe(node: unknown, options: unknown): void } }).MutationObserver((records) => {
+        for (const record of records) if (record.target.parentElement?.classList.contains('msg-pending')) seen.push(record.target.data ?? '');
+      }).observe(document.getElementById('chat-log'), { subtree: true, characterData: true });
+    });
+    const delta = (offset: number, text: string) => `DELTA ${JSON.stringify({ offset, text })}`;
+    const pending = () => chat.$$eval('#chat-log .msg-pending', (nodes) => nodes.map((n) => ({ text: n.lastChild.data, hidden: n.getAttribute('aria-hidden') })));
+    const answers = () => chat.$$eval('#chat-log .msg-assistant', (nodes) => nodes.map((n) => n.textContent));
+    await chat.fill('#chat-input', [
+      'WAIT', delta(0, 'Your or'), delta(7, 'der'), delta(7, 'der'),
+      'WAIT', delta(0, 'Your order'), delta(10, ' ships'), delta(30, 'after a gap'),
+      'WAIT', 'SAY Your order ships today.',
+      'WAIT', delta(0, 'Let me check'), 'CALL order_status', 'SAY Done.',
+    ].join('\n'));
+    await chat.press('#chat-input', 'Enter');
+    await chat.waitForSelector('.msg-user');
+    host.release();
+    await chat.waitForSelector('.msg-pending:text("Your order")');
+    assert.deepEqual(await pending(), [{ text: 'Your order', hidden: 'true' }], 'a repeated delta does not double its text; screen readers wait for the final answer');
+
+    // A dropped stream resumes after the last stored event: deltas are not counted.
+    host.cutStreams();
+    await chat.waitForFunction(() => /Reconnecting/.test(document.getElementById('chat-status').textContent));
+    await chat.waitForFunction(() => !/Reconnecting/.test(document.getElementById('chat-status').textContent));
+    assert.deepEqual(host.streamRequests.map((r) => r.lastEventId), [null, '1']);
+    host.release();
+    await chat.waitForSelector('.msg-pending:text("Your order ships")');
+    assert.deepEqual(await pending(), [{ text: 'Your order ships', hidden: 'true' }], 'a restarted call replaces the text; text after a gap waits');
+
+    host.release();
+    await chat.waitForSelector('.msg-assistant:not(.msg-pending):text("Your order ships today.")');
+    assert.deepEqual(await pending(), []);
+    assert.deepEqual(await answers(), ['Assistant: Your order ships today.']);
+    assert.equal(await chat.getAttribute('.msg-assistant', 'aria-hidden'), null, 'the final answer is read out');
+
+    host.release();
+    await chat.waitForSelector('.msg-assistant:text("Done.")');
+    assert.deepEqual(await pending(), []);
+    assert.deepEqual(await answers(), ['Assistant: Your order ships today.', 'Assistant: Done.'], 'the bubble of a turn with only tool calls is gone');
+    assert.deepEqual(await chat.$$eval('#chat-log .note', (nodes) => nodes.map((n) => n.textContent)), ['order status: Done']);
+    const seen = await chat.evaluate(() => (globalThis as unknown as { pendingTexts: string[] }).pendingTexts);
+    for (const text of ['Your order', 'Your order ships', 'Let me check']) assert.ok(seen.includes(text), `a pending bubble showed "${text}": ${JSON.stringify(seen)}`);
+    assert.deepEqual(seen.filter((text) => !['Your or', 'Your order', 'Your order ships', 'Let me check'].includes(text)), [], 'nothing else, never doubled text');
+  });
+
   it('resumes a dropped stream with Last-Event-ID, losing and repeating nothing', async () => {
     host.repeatOnResume = true; // the server even sends the last event again: the page drops it by sequence
     const { chat } = await embed(host.mint());

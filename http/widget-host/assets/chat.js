@@ -3,7 +3,10 @@
 // address bar at once and lives in sessionStorage (a reload keeps it). Answers
 // stream over SSE read with fetch, since EventSource cannot send a bearer; a
 // dropped stream reconnects with Last-Event-ID and events are deduplicated by
-// their sequence, so no message is lost or shown twice.
+// their sequence, so no message is lost or shown twice. Between stored events
+// the stream sends `delta` frames (no id, never replayed): the answer's text as
+// the model writes it, shown in a pending bubble until the ASSISTANT_MESSAGE
+// event, which carries the whole answer and replaces it.
 'use strict';
 (() => {
   const KEY = 'agentrt.widget';
@@ -25,6 +28,12 @@
     stopped: false,
     toolNames: [],
     tools: new Map(),
+    /** Pending answers by model turn: { line, text (its Text node) }, until their ASSISTANT_MESSAGE. */
+    pending: new Map(),
+    /** The newest model turn whose answer is final: a late delta of it is dropped. */
+    answeredTurn: 0,
+    /** A message was sent from this page (events after it are news to the visitor, not a replay on load). */
+    sentHere: false,
   };
 
   // ---- session ------------------------------------------------------------
@@ -85,7 +94,7 @@
 
   function scrollToEnd() { log.scrollTop = log.scrollHeight; }
 
-  function addMessage(role, text) {
+  function message(role, text) {
     const p = document.createElement('p');
     p.className = `msg msg-${role}`;
     const who = document.createElement('span');
@@ -93,9 +102,79 @@
     who.textContent = role === 'user' ? 'You: ' : 'Assistant: ';
     p.append(who, document.createTextNode(text));
     p.dataset.role = role;
+    return p;
+  }
+
+  function addMessage(role, text) {
+    const p = message(role, text);
     log.append(p);
     scrollToEnd();
     return p;
+  }
+
+  // ---- streamed answers -------------------------------------------------------
+  //
+  // The log is role=log (aria-live polite, additions): every text node added
+  // to it is read out. A bubble growing delta by delta would be read in
+  // fragments, or over and over. aria-busy on the bubble is meant to defer
+  // that, but screen readers honour it unevenly inside a live region. So the
+  // pending bubble is aria-hidden (outside the accessibility tree, and so
+  // outside the live region: its changes are never announced) and the final
+  // answer is a new element put in its place, which the log announces once,
+  // whole, as it always did. Meanwhile the status line says the assistant is
+  // answering.
+
+  /** Places a delta's text at its offset in its turn's pending bubble (made on the turn's first text). */
+  function grow(delta) {
+    const turn = Number(delta.modelTurn);
+    const offset = Number(delta.offset);
+    const text = typeof delta.text === 'string' ? delta.text : '';
+    if (!Number.isInteger(turn) || !Number.isInteger(offset) || offset < 0 || turn <= state.answeredTurn) return;
+    let bubble = state.pending.get(turn);
+    const shown = bubble ? bubble.text.data : '';
+    // Text after a gap (deltas missed over a reconnect or before a reload) waits for the final message,
+    // rather than showing an answer with words missing.
+    if (offset > shown.length) return;
+    // Offset 0 is the start of the call (or of its retry): the text so far is replaced, not appended to.
+    // Elsewhere the text overwrites what is at its place, so a repeated delta never doubles text.
+    const next = offset === 0 ? text : shown.slice(0, offset) + text + shown.slice(offset + text.length);
+    // Follow the growing answer only from the end of the log: a visitor who scrolled up to read stays put.
+    const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 32;
+    if (!bubble) {
+      if (!next) return;
+      const line = message('assistant', '');
+      line.classList.add('msg-pending');
+      line.setAttribute('aria-hidden', 'true');
+      log.append(line);
+      bubble = { line, text: line.lastChild };
+      state.pending.set(turn, bubble);
+    }
+    bubble.text.data = next;
+    if (atEnd) scrollToEnd();
+  }
+
+  /** Shows a final answer: in place of the oldest pending bubble if any (removed when the answer has no text: tool calls only). */
+  function answer(content) {
+    const turns = [...state.pending.keys()];
+    const turn = turns.length ? Math.min(...turns) : 0;
+    const bubble = state.pending.get(turn);
+    if (bubble) {
+      state.pending.delete(turn);
+      state.answeredTurn = Math.max(state.answeredTurn, turn);
+    }
+    if (!content) {
+      if (bubble) bubble.line.remove();
+      return;
+    }
+    if (!bubble) return void addMessage('assistant', content);
+    bubble.line.replaceWith(message('assistant', content));
+    scrollToEnd();
+  }
+
+  /** Removes the text of calls that will never have a final message (a failed call, the objective's end). */
+  function dropPending() {
+    for (const bubble of state.pending.values()) bubble.line.remove();
+    state.pending.clear();
   }
 
   function addNote(text, isError) {
@@ -119,6 +198,17 @@
       state.tools.set(toolCallId, entry);
     }
     return entry;
+  }
+
+  /**
+   * Whether a new approval question may take the focus: only when it is news
+   * (it follows a message sent from this page, so not a replay on load), the
+   * visitor is in the chat (never pull focus out of the embedding page) and
+   * not writing (text in the message box, where Enter would then approve).
+   */
+  function mayTakeFocus() {
+    if (!state.sentHere || !document.hasFocus()) return false;
+    return !(document.activeElement === input && input.value.trim() !== '');
   }
 
   function askApproval(toolCallId) {
@@ -157,7 +247,9 @@
     approve.addEventListener('click', () => decide('approve'));
     deny.addEventListener('click', () => decide('deny'));
     entry.line.append(question, approve, deny);
-    approve.focus();
+    // Otherwise it is announced: the log reads the question as it is added, and the status says where to answer.
+    if (mayTakeFocus()) approve.focus();
+    else status.textContent = `The assistant asks to use ${entry.name}: Approve or Deny is in the conversation.`;
   }
 
   function settleApproval(toolCallId, text) {
@@ -180,7 +272,7 @@
         break;
       case 'ASSISTANT_MESSAGE': {
         const msg = data.assistantMessage || {};
-        if (msg.content) addMessage('assistant', msg.content);
+        answer(msg.content || '');
         for (const call of msg.toolCalls || []) state.toolNames.push(call.functionName);
         break;
       }
@@ -196,13 +288,15 @@
       case 'TOOL_APPROVED': settleApproval(data.toolApproved.toolCallId, `${tool(data.toolApproved.toolCallId).name}: allowed`); break;
       case 'TOOL_DENIED': settleApproval(data.toolDenied.toolCallId, `${tool(data.toolDenied.toolCallId).name}: not allowed`); break;
       case 'ERROR': {
+        dropPending();
         const err = data.error || {};
         if (err.retryAt) addNote('The assistant is having trouble answering and will try again shortly.', false);
         else addNote(err.message || 'Sorry, something went wrong.', true);
         break;
       }
-      case 'CANCELLED': addNote('The conversation was stopped.', false); break;
+      case 'CANCELLED': dropPending(); addNote('The conversation was stopped.', false); break;
       case 'FINALIZED': {
+        dropPending();
         state.finished = true;
         const end = (data.finalized && data.finalized.status) || '';
         if (/FAILED/.test(end)) addNote('The assistant could not finish this answer. You can try again.', true);
@@ -236,6 +330,7 @@
     const decoder = new TextDecoder();
     let buffer = '';
     let data = [];
+    let type = '';
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
@@ -244,18 +339,30 @@
       buffer = lines.pop();
       for (const line of lines) {
         if (line === '') {
-          if (data.length) dispatch(data.join('\n'));
+          if (data.length) dispatch(type || 'message', data.join('\n'));
           data = [];
-        } else if (line.startsWith('data:')) {
-          data.push(line.slice(line[5] === ' ' ? 6 : 5));
+          type = '';
+          continue;
         }
+        // "field: value" (one space after the colon is not part of the value); a line starting with ":" is a comment.
+        const colon = line.indexOf(':');
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const value = colon < 0 ? '' : line.slice(line[colon + 1] === ' ' ? colon + 2 : colon + 1);
+        if (field === 'data') data.push(value);
+        else if (field === 'event') type = value;
       }
     }
   }
 
-  function dispatch(text) {
+  /** One SSE frame: a stored event (`message`) or a delta of the answer being written (never counted in lastSequence). */
+  function dispatch(type, text) {
     let event;
     try { event = JSON.parse(text); } catch { return; }
+    if (type === 'delta') {
+      try { grow(event || {}); } catch { /* a delta of an unexpected shape is skipped */ }
+      return;
+    }
+    if (type !== 'message' || !event) return; // a kind of frame this page does not know
     const sequence = Number(event.sequence);
     if (!Number.isFinite(sequence) || sequence <= state.lastSequence) return; // seen already
     state.lastSequence = sequence;
@@ -319,6 +426,8 @@
   function forgetObjective() {
     state.objectiveId = null;
     state.lastSequence = 0;
+    dropPending();
+    state.answeredTurn = 0;
     save();
     setBusy(false);
   }
@@ -344,6 +453,7 @@
         save();
       }
       state.pendingMessages += 1;
+      state.sentHere = true;
       input.value = '';
       setBusy(true);
       stream();

@@ -5,15 +5,24 @@
 // (streaming, resume, dedupe, approvals, errors) is tested in a browser on its own.
 //
 // Script lines: SAY <text> | CALL <tool> | CALLFAIL <tool> <error type> <message> | ASK <tool>
-// (approval; waits for the visitor) | WAIT (until release()) | FAIL <message>.
+// (approval; waits for the visitor) | WAIT (until release()) | FAIL <message> |
+// DELTA {"offset":0,"text":"Hel"} (a delta frame of the next answer's model turn, sent to open streams only).
 import http from 'node:http';
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { visitorEvent } from '../../../http/widget-host/visitor-events';
 import type { ObjectiveEventView } from '../../../src/schemas/objectives.schema';
 
 export const ASSETS_DIR = path.join(__dirname, '..', '..', '..', 'http', 'widget-host', 'assets');
+
+/** The page's files (chat.html, its CSS and script, widget.js): each one's gzip-compressed size (level 9), by name. */
+export function assetWeights(): Record<string, number> {
+  const files = readdirSync(ASSETS_DIR).filter((name) => /\.(html|css|js)$/.test(name));
+  return Object.fromEntries(files.map((name) => [name, gzipSync(readFileSync(path.join(ASSETS_DIR, name)), { level: 9 }).length]));
+}
 const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
 
 export interface WidgetSettings {
@@ -30,12 +39,17 @@ export interface FakeWidgetHostOptions {
 
 interface FakeEvent { sequence: number; data: Record<string, unknown> }
 
+/** What the real stream sends as `event: delta`: never stored, never replayed. */
+interface FakeDelta { delta: { modelTurn: number; offset: number; text: string } }
+
 interface FakeObjective {
   id: string;
   token: string;
   events: FakeEvent[];
-  listeners: Set<(event: FakeEvent) => void>;
+  listeners: Set<(event: FakeEvent | FakeDelta) => void>;
   decisions: Map<string, (verdict: 'approve' | 'deny') => void>;
+  /** Assistant messages so far (the model turns answered). */
+  modelTurns: number;
 }
 
 export interface StreamRequest { objectiveId: string; lastEventId: string | null }
@@ -150,7 +164,7 @@ export class FakeWidgetHost {
     const body = req.method === 'GET' ? {} : await readJson(req);
     const parts = url.pathname.split('/').filter(Boolean).slice(1); // after "api"
     if (req.method === 'POST' && parts.join('/') === 'objectives') {
-      const objective: FakeObjective = { id: `obj_${this.nextId++}`, token, events: [], listeners: new Set(), decisions: new Map() };
+      const objective: FakeObjective = { id: `obj_${this.nextId++}`, token, events: [], listeners: new Set(), decisions: new Map(), modelTurns: 0 };
       this.objectives.set(objective.id, objective);
       this.run(objective, String(body.content ?? ''));
       return this.json(res, 201, { id: objective.id, status: 'OBJECTIVE_STATUS_RUNNING' });
@@ -184,7 +198,8 @@ export class FakeWidgetHost {
     if (isEnd(newest) && newest!.sequence <= Number(lastEventId ?? 0)) return void res.writeHead(204).end();
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     res.write('retry: 1000\n\n');
-    const send = (event: FakeEvent) => {
+    const send = (event: FakeEvent | FakeDelta) => {
+      if ('delta' in event) return void res.write(`event: delta\ndata: ${JSON.stringify(event.delta)}\n\n`);
       // What the real host sends: the visitor's view of the event.
       const view = visitorEvent({ ...event, metadata: { createdAt: new Date().toISOString() } } as unknown as ObjectiveEventView);
       if (view) res.write(`id: ${event.sequence}\ndata: ${JSON.stringify(view)}\n\n`);
@@ -214,7 +229,10 @@ export class FakeWidgetHost {
   }
 
   private async run(objective: FakeObjective, content: string): Promise<void> {
-    const ev = (kind: string, key: string, value: unknown) => this.emit(objective, { type: `OBJECTIVE_EVENT_TYPE_${kind}`, [key]: value });
+    const ev = (kind: string, key: string, value: unknown) => {
+      if (kind === 'ASSISTANT_MESSAGE') objective.modelTurns += 1;
+      this.emit(objective, { type: `OBJECTIVE_EVENT_TYPE_${kind}`, [key]: value });
+    };
     ev('USER_MESSAGE', 'userMessage', { content });
     let failed = false;
     for (const line of content.split('\n')) {
@@ -243,6 +261,9 @@ export class FakeWidgetHost {
           ev('TOOL_CALLED', 'toolCalled', { toolCallId: callId });
           ev('TOOL_RESULT', 'toolResult', { toolCallId: callId, content: 'ok', type: 'text' });
         } else ev('TOOL_DENIED', 'toolDenied', { toolCallId: callId, memo: '' });
+      } else if (word === 'DELTA') {
+        const delta = { modelTurn: objective.modelTurns + 1, ...(JSON.parse(text) as { offset: number; text: string }) };
+        for (const listener of [...objective.listeners]) listener({ delta });
       } else if (word === 'WAIT') await new Promise<void>((resolve) => this.waiting.push(resolve));
       else if (word === 'FAIL') {
         ev('ERROR', 'error', { message: text, type: 'SCRIPT_FAILED' });
