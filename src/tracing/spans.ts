@@ -149,12 +149,12 @@ export function traceSubObjective<T>(child: { parentObjectiveId: string; childOb
 
 /**
  * A schedule's fire (`schedule.fire`): its objective is resolved inside this
- * span (ahead of the fire time, or at it), so the objective's spans are its children.
+ * span (ahead of the fire time, or at it), so the objective's spans are its
+ * children. A new trace, unless the fire was asked for (a trigger request's turn).
  */
 export function traceScheduleFire<T>(fire: { scheduleId: string; fireTime: string; objectiveId: string; agentId: string; workspaceId: string }, run: () => Promise<T>): Promise<T> {
   if (!tracingEnabled()) return run();
   return inSpan('schedule.fire', {
-    parent: null,
     attributes: {
       [AgentrtAttribute.SCHEDULE_ID]: fire.scheduleId,
       [AgentrtAttribute.SCHEDULE_FIRE_TIME]: fire.fireTime,

@@ -58,6 +58,12 @@ export function traceHeaders(): Readonly<Record<string, string>> {
   return traceparent ? { traceparent } : NO_FIELDS;
 }
 
+/** `headers` with the active span's `traceparent` set (over one of that name); `headers` itself while off or outside a span. */
+export function withTraceHeaders(headers: Record<string, string>): Record<string, string> {
+  const traceparent = activeTraceparent();
+  return traceparent ? { ...headers, traceparent } : headers;
+}
+
 /**
  * Runs `run` with the span a traceparent names as the active parent, or with
  * no span at all for none (work that belongs to no trace must not inherit one
