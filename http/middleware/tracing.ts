@@ -15,7 +15,11 @@ export function requestTracing(): Koa.Middleware {
     const span = openSpan(ctx.method, {
       kind: SpanKind.SERVER,
       parent: ctx.get('traceparent') || null,
-      attributes: { 'http.request.method': ctx.method, 'url.path': ctx.path, 'url.scheme': ctx.protocol, ...(ctx.get('user-agent') ? { 'user_agent.original': ctx.get('user-agent') } : {}) },
+      attributes: {
+        'http.request.method': ctx.method, 'url.path': ctx.path, 'url.scheme': ctx.protocol, 'server.address': ctx.hostname,
+        ...(Number(ctx.URL.port) > 0 ? { 'server.port': Number(ctx.URL.port) } : {}),
+        ...(ctx.get('user-agent') ? { 'user_agent.original': ctx.get('user-agent') } : {}),
+      },
     });
     if (!span) return next();
     let failure: unknown;
