@@ -146,10 +146,12 @@ function sampler(env: Env): TracingConfig['sampler'] {
  * @throws ConfigError naming the variable whose value is malformed
  */
 export function tracingConfig(env: Env = process.env): TracingConfig | undefined {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
+  const url = tracesUrl(env);
+  if (!url) return undefined;
   const exporter = (firstSet(env, 'OTEL_TRACES_EXPORTER')?.value ?? 'otlp').toLowerCase();
   if (exporter !== 'otlp' && exporter !== 'none') throw new ConfigError(`OTEL_TRACES_EXPORTER must be otlp or none, got "${exporter}"`);
-  const url = tracesUrl(env);
-  if (!url || exporter === 'none' || env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
+  if (exporter === 'none') return undefined;
   const resourceAttributes = env.OTEL_RESOURCE_ATTRIBUTES?.trim() ? parseKeyValueList('OTEL_RESOURCE_ATTRIBUTES', env.OTEL_RESOURCE_ATTRIBUTES) : {};
   return {
     url,
