@@ -2,7 +2,7 @@
 // receiver: the real app with an embedded runtime over Postgres, a fake
 // OpenRouter, the real tool server and a real webhook receiver. One trace runs
 // from the request that created an objective through its turns, model calls,
-// tool call (the tool gets `traceparent`) and webhook deliveries (the receiver
+// tool calls (an HTTP tool and an MCP server get `traceparent`) and webhook deliveries (the receiver
 // gets `traceparent`, every event carries `traceId`); a sub-objective and a
 // schedule's fire continue or start it. Spans also go out as OTLP/protobuf
 // with its content type. With OTEL unset nothing carries a trace.
@@ -13,6 +13,7 @@ import { createAgent, created, createVariation, MODEL_ID } from '../support/agen
 import { eventuallyValue } from '../support/eventually';
 import { fakeAnswers, startFakeOpenRouter, type FakeOpenRouter } from '../support/fake-openrouter';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
+import { startTestMcpServer, type TestMcpServer } from '../support/mcp-server';
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { workspaceFixture, type WorkspaceFixture } from '../support/workspace-keys';
@@ -77,6 +78,7 @@ describe('tracing on (OTLP/HTTP JSON, embedded runtime)', function () {
   this.timeout(60_000);
   let otlp: OtlpReceiver;
   let openRouter: FakeOpenRouter;
+  let mcp: TestMcpServer;
   const world = {} as World;
 
   before(async () => {
@@ -98,6 +100,7 @@ describe('tracing on (OTLP/HTTP JSON, embedded runtime)', function () {
     world.tools = await startTestToolServer();
     world.hooks = await startWebhookReceiver();
     openRouter = await startFakeOpenRouter();
+    mcp = await startTestMcpServer([{ name: 'search', description: 'Searches the docs', inputSchema: { type: 'object', properties: { q: { type: 'string' } } } }]);
     await created(world.api, world.ws.token, `/v1/workspaces/${world.ws.workspaceId}/ai_provider_keys`, {
       metadata: { name: 'openrouter' }, spec: { apiKey: 'sk-or-v1-tracing', openrouter: { baseUrl: openRouter.baseUrl } },
     });
@@ -108,18 +111,24 @@ describe('tracing on (OTLP/HTTP JSON, embedded runtime)', function () {
     await world.tools?.close();
     await world.hooks?.close();
     await openRouter?.close();
+    await mcp?.close();
     await otlp?.close();
   });
 
-  it('carries one trace from the request that created an objective through its turns, model calls, tool call and webhook deliveries', async () => {
+  it('carries one trace from the request that created an objective through its turns, model calls, tool calls and webhook deliveries', async () => {
     const { api, ws, tools } = world;
     const lookup = await created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/tools`, {
       metadata: { name: 'lookup' }, spec: { description: 'Looks things up', http: { url: `${tools.url}/echo`, method: 'POST' } },
     });
-    const agentId = await agentWith(world, 'traced', PROVIDER_MODEL, [{ toolId: lookup.metadata.id }]);
+    const search = await created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/tools`, {
+      metadata: { name: 'docs-search' }, spec: { description: 'Searches the docs over MCP', mcp: { serverUrl: mcp.url, toolName: 'search' } },
+    });
+    const agentId = await agentWith(world, 'traced', PROVIDER_MODEL, [{ toolId: lookup.metadata.id }, { toolId: search.metadata.id }]);
     openRouter.reset();
     openRouter.answer(
-      fakeAnswers.completion({ toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{"q":"refunds"}' }], id: 'gen-traced-1' }),
+      fakeAnswers.completion({
+        toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{"q":"refunds"}' }, { id: 'call_2', name: 'docs-search', arguments: '{"q":"refunds"}' }], id: 'gen-traced-1',
+      }),
       fakeAnswers.completion({ content: 'found it', id: 'gen-traced-2' }),
     );
     // The caller's own trace: the request continues it.
@@ -141,6 +150,8 @@ describe('tracing on (OTLP/HTTP JSON, embedded runtime)', function () {
     assert.deepEqual([...new Set(webhooks.map((webhook) => parsed(webhook.headers.traceparent).traceId))], [traceId], 'each receiver request joins the trace');
     const toolRequest = tools.requestsTo('/echo').at(-1)!;
     assert.equal(parsed(toolRequest.headers.traceparent as string).traceId, traceId, 'the tool gets the trace');
+    const mcpCall = mcp.calls.at(-1)!;
+    assert.equal(parsed(mcpCall.traceparent).traceId, traceId, 'the MCP server gets the trace');
     assert.equal(openRouter.requests[0].headers.traceparent, undefined, 'the model provider, a third party, is not sent the trace');
 
     const spans = await otlp.waitFor((all) => {
@@ -180,13 +191,17 @@ describe('tracing on (OTLP/HTTP JSON, embedded runtime)', function () {
     assert.deepEqual(modelCalls.map((call) => call.attributes['gen_ai.response.id']).sort(), ['gen-traced-1', 'gen-traced-2']);
 
     const [toolCall] = named(spans, 'execute_tool lookup');
-    const toolCallId = events.find((event) => event.data.type === 'OBJECTIVE_EVENT_TYPE_TOOL_CALLED').data.toolCalled.toolCallId;
+    const [mcpToolCall] = named(spans, 'execute_tool docs-search');
+    const calledIds = events.filter((event) => event.data.type === 'OBJECTIVE_EVENT_TYPE_TOOL_CALLED').map((event) => event.data.toolCalled.toolCallId).sort();
+    assert.deepEqual([toolCall.attributes['gen_ai.tool.call.id'], mcpToolCall.attributes['gen_ai.tool.call.id']].sort(), calledIds, 'each tool call span names its call');
+    assert.equal(parsed(mcpCall.traceparent).spanId, mcpToolCall.spanId, "the MCP server's traceparent names its tool call span");
+    assert.deepEqual([mcpToolCall.attributes['agentrt.tool.kind'], mcpToolCall.attributes['agentrt.tool.outcome']], ['mcp', 'ok']);
     assert.equal(toolCall.kind, CLIENT);
     assert.ok(turnIds.has(toolCall.parentSpanId));
     assert.equal(parsed(toolRequest.headers.traceparent as string).spanId, toolCall.spanId, "the tool's traceparent names the tool call span");
     assert.deepEqual(
-      [toolCall.attributes['gen_ai.tool.name'], toolCall.attributes['gen_ai.tool.call.id'], toolCall.attributes['agentrt.tool.kind'], toolCall.attributes['agentrt.tool.outcome'], toolCall.attributes['http.response.status_code']],
-      ['lookup', toolCallId, 'http', 'ok', 200],
+      [toolCall.attributes['gen_ai.tool.name'], toolCall.attributes['gen_ai.operation.name'], toolCall.attributes['agentrt.tool.kind'], toolCall.attributes['agentrt.tool.outcome'], toolCall.attributes['http.response.status_code']],
+      ['lookup', 'execute_tool', 'http', 'ok', 200],
     );
 
     const deliveries = named(spans, 'webhook.deliver');
