@@ -8,6 +8,8 @@ import type { DependencyHealthPort } from '../src/ports/dependency-health';
 import { errorHandler } from './middleware/errors';
 import { requestMetrics } from './middleware/metrics';
 import { requestContext } from './middleware/request-context';
+import { requestTracing } from './middleware/tracing';
+import { tracingEnabled } from '../src/tracing/tracing';
 import { mountRoutes, type MountDependencies } from './mount';
 import { buildOpenApiDocument } from './openapi';
 import type { RouteDefinition } from './route';
@@ -38,7 +40,8 @@ export function createApp(deps: AppDependencies): Koa {
   mountRoutes(api, deps.routes, deps.mount);
   Object.defineProperty(app, API_ROUTER, { value: api });
   const system = systemRoutes({ checkReady: deps.checkReady, openApiDocument: () => openApi, deadReason: () => deps.health?.deadReason() });
-  // Request context and metrics wrap the error handler, so they see the final status.
+  // Tracing (only when on), request context and metrics wrap the error handler, so they see the final status.
+  if (tracingEnabled()) app.use(requestTracing());
   app.use(requestContext(deps.logger));
   app.use(requestMetrics());
   app.use(errorHandler(deps.logger, deps.health));

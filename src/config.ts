@@ -5,6 +5,7 @@ import { DEFAULT_OBJECTIVE_MAX_TOKENS } from './objectives/objective-budgets';
 import { readDuration } from './resource/duration';
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS, parseWebhookRetrySchedule, WEBHOOK_RETRY_SCHEDULE_VARIABLE } from './webhooks/webhook-retry-schedule';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS } from './webhooks/webhook-sender';
+import { tracingConfig, type TracingConfig } from './tracing/tracing-config';
 
 export interface RateLimitConfig {
   /** Tokens added per second to each principal's bucket. */
@@ -64,6 +65,8 @@ export interface Config {
   eventRetentionMs: number;
   /** How often each node's sweeper removes expired episodic memory layers (AGENTRT_EPISODIC_SWEEP_INTERVAL_MS). */
   episodicSweepIntervalMs: number;
+  /** OpenTelemetry tracing (the standard OTEL_* variables, src/tracing/tracing-config.ts); undefined: off (no OTLP endpoint set). */
+  tracing?: TracingConfig;
 }
 
 export interface WidgetVisitorLimits {
@@ -276,5 +279,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventRetentionMs: duration(env, 'AGENTRT_EVENT_RETENTION', DEFAULT_EVENT_RETENTION_MS, 60_000),
     // At least 100 ms: a sweep is a database transaction per batch; tests run it that fast.
     episodicSweepIntervalMs: integer(env, 'AGENTRT_EPISODIC_SWEEP_INTERVAL_MS', DEFAULT_EPISODIC_SWEEP_INTERVAL_MS, 100),
+    tracing: tracingConfig(env),
   };
 }

@@ -21,6 +21,7 @@ import { ConfigError, type Config } from './config';
 import { DecryptionError } from './crypto/envelope';
 import { createLogger, type Logger } from './logger';
 import { loadMasterKey } from './master-key';
+import { startTracing } from './tracing/tracing-provider';
 
 type DataSource = ReturnType<typeof createDataSource>;
 
@@ -155,8 +156,14 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
   const budget = config.databaseUrl ? undefined : embeddedConnectionBudget(runtimeOptions.databasePoolSize);
   const masterKey = await loadNodeMasterKey(config, logger);
   const database = await openDatabase(config, logger, budget);
-  // Closed newest first: HTTP, then the runtime, then the database.
-  const closers: Array<() => Promise<void>> = [() => database.close()];
+  // Closed newest first: HTTP, then the runtime, then the database, then tracing (which flushes the spans of all that).
+  const closers: Array<() => Promise<void>> = [];
+  if (config.tracing) {
+    const tracing = startTracing(config.tracing, { logger });
+    closers.push(() => tracing.shutdown());
+    logger.info({ endpoint: config.tracing.url, protocol: config.tracing.protocol, serviceName: config.tracing.serviceName }, 'tracing on: spans exported over OTLP');
+  }
+  closers.push(() => database.close());
   // Whether Postgres (probed with a SELECT 1 while it is down) and NATS are reachable; its probe stops before the database closes.
   const health = new DependencyHealth({ logger });
   health.track('postgres', async () => void (await database.dataSource.query('SELECT 1')));

@@ -19,6 +19,7 @@ import type { ObjectiveStart } from '../../src/objectives/objective-state';
 import type { ToolCallOutcome } from '../../src/tools/tool-call-outcome';
 import type { ToolCallRequest } from '../../src/tools/tool-executor';
 import { SERVICE_TOOL_EFFECT, type ServiceToolCallInput, type ServiceToolOutcome } from '../../src/ports/service-tools';
+import { traceModelCall, traceServiceToolCall, traceSubObjective, traceToolCall } from '../../src/tracing/spans';
 
 export interface ObjectiveKindDependencies {
   models: Pick<ModelProvider, 'complete'>;
@@ -56,13 +57,15 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
         const request = (context.transientInput as ChatRequest | undefined) ?? input.request;
         if (!request) throw new InternalError(`model call ${context.effectId} of ${context.actorId} was started without its request`);
         const onDelta = answerDeltas(live, context);
-        return models.complete(input.workspaceId, request, { signal: context.signal, deadline: context.deadline, ...(onDelta ? { onDelta } : {}) });
+        return traceModelCall({ request, workspaceId: input.workspaceId, objectiveId: context.actorId }, () =>
+          models.complete(input.workspaceId, request, { signal: context.signal, deadline: context.deadline, ...(onDelta ? { onDelta } : {}) }));
       },
       // Compaction's summary, through the same provider (objective-compaction.ts); the request is transient too.
       [MODEL_SUMMARIZE_EFFECT]: async (input: SummarizeEffectInput, context: EffectContext) => {
         const request = context.transientInput as ChatRequest | undefined;
         if (!request) throw new InternalError(`summarization ${context.effectId} of ${context.actorId} was started without its request`);
-        return models.complete(input.workspaceId, request, { signal: context.signal, deadline: context.deadline });
+        return traceModelCall({ request, workspaceId: input.workspaceId, objectiveId: context.actorId }, () =>
+          models.complete(input.workspaceId, request, { signal: context.signal, deadline: context.deadline }));
       },
       // A widget session's objective: the input names the session, the values are read here (the input is journaled).
       [TOOL_CALL_EFFECT]: async (input: ToolCallEffectInput, context: EffectContext) => {
@@ -70,13 +73,18 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
         const secrets = widgetSessionId && sessionSecrets ? await sessionSecrets(widgetSessionId) : undefined;
         // null: the session has ended; a tool reading secrets then fails instead of reading the workspace's.
         const session = secrets === null ? { sessionEnded: true } : secrets ? { sessionSecrets: secrets } : {};
-        return tools.executeToolCall({
-          tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: { workspaceId, ...session },
-          signal: context.signal, deadline: context.deadline,
-        });
+        return traceToolCall({ name: input.tool.name, toolCallId: input.toolCallId, kind: input.tool.kind, toolId: input.tool.id, objectiveId: context.actorId }, () =>
+          tools.executeToolCall({
+            tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: { workspaceId, ...session },
+            signal: context.signal, deadline: context.deadline,
+          }));
       },
-      [SERVICE_TOOL_EFFECT]: (input: ServiceToolCallInput) => serviceTools.run(input),
-      [PREPARE_CHILD_EFFECT]: (input: PrepareChildInput) => prepareChild(input),
+      [SERVICE_TOOL_EFFECT]: (input: ServiceToolCallInput, context: EffectContext) =>
+        traceServiceToolCall({ name: input.name, toolCallId: input.toolCallId, objectiveId: context.actorId }, () => serviceTools.run(input)),
+      // The child is resolved inside its span: the child's own spans continue it.
+      [PREPARE_CHILD_EFFECT]: (input: PrepareChildInput) => traceSubObjective({
+        parentObjectiveId: input.parentObjectiveId, childObjectiveId: input.childObjectiveId, agentId: input.agentId, toolCallId: input.parentToolCallId, depth: input.depth,
+      }, () => prepareChild(input)),
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: ObjectiveChange }>),
     projection: (changes) => store.projection(changes as Array<{ actorId: string; change: ObjectiveChange }>),

@@ -6,6 +6,7 @@ import { UnavailableError } from '../../src/errors';
 import type { WebhookEndpointCommandPort, WebhookRetryRequest } from '../../src/ports/webhook-endpoint-commands';
 import type { WebhookDeliveryRecord } from '../../src/webhooks/webhook-delivery';
 import { WEBHOOK_ENDPOINT_KIND, webhookEndpointIdOf } from '../../src/webhooks/webhook-endpoint-id';
+import { activeTraceparentField } from '../../src/tracing/tracing';
 import type { ActorRuntime } from '../runtime/actor-runtime';
 
 export class RuntimeWebhookEndpointCommands implements WebhookEndpointCommandPort {
@@ -20,7 +21,7 @@ export class RuntimeWebhookEndpointCommands implements WebhookEndpointCommandPor
     // The endpoint of the URL now, not the delivery's: a DISABLED endpoint stays so until the URL changes.
     // One command id per stored revision: a request repeated before the row moves applies once.
     return this.runtime.ask<WebhookDeliveryRecord>(
-      WEBHOOK_ENDPOINT_KIND, webhookEndpointIdOf(delivery.agentId, webhookUrl), { type: 'retry', delivery, webhookUrl, body },
+      WEBHOOK_ENDPOINT_KIND, webhookEndpointIdOf(delivery.agentId, webhookUrl), { type: 'retry', delivery, webhookUrl, body, ...activeTraceparentField() },
       { commandId: `retry:${delivery.id}:${delivery.revision}` },
     );
   }

@@ -9,6 +9,7 @@ import type { ObjectiveStart } from '../../src/objectives/objective-state';
 import type { ObjectiveService } from '../../src/objectives/objective.service';
 import type { ScheduleChange } from '../../src/schedules/schedule-record';
 import { PREPARE_SCHEDULED_OBJECTIVE_EFFECT, scheduleBehavior, type PrepareScheduledObjectiveInput } from '../../src/schedules/schedule.behavior';
+import { traceScheduleFire } from '../../src/tracing/spans';
 
 export interface ScheduleKindDependencies {
   objectives: Pick<ObjectiveService, 'resolve' | 'warm'>;
@@ -25,7 +26,8 @@ export function createScheduleKind(dependencies: ScheduleKindDependencies): Acto
   return {
     behavior: scheduleBehavior,
     effects: {
-      [PREPARE_SCHEDULED_OBJECTIVE_EFFECT]: async (input: PrepareScheduledObjectiveInput): Promise<ObjectiveStart> => {
+      // The objective is resolved inside the fire's span: its own spans continue it.
+      [PREPARE_SCHEDULED_OBJECTIVE_EFFECT]: (input: PrepareScheduledObjectiveInput): Promise<ObjectiveStart> => traceScheduleFire(input, async () => {
         const start = await objectives.resolve({ id: input.workspaceId, accountId: input.accountId }, input.profileId, {
           agentId: input.agentId,
           initialMessage: input.initialMessage,
@@ -39,7 +41,7 @@ export function createScheduleKind(dependencies: ScheduleKindDependencies): Acto
         // Prepared ahead of the fire: the objective's actor reads its (empty) journal now, not at the fire time.
         objectives.warm(start.objectiveId);
         return start;
-      },
+      }),
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: ScheduleChange }>),
     projection: (changes) => store.projection(changes as Array<{ actorId: string; change: ScheduleChange }>),

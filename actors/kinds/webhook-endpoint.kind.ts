@@ -7,8 +7,10 @@ import type { ActorKind, EffectContext } from '../../src/ports/actor-behavior';
 import type { WebhookDeliveriesStore } from '../../src/ports/webhook-deliveries-store';
 import type { WebhookDeliveryChange } from '../../src/webhooks/webhook-delivery';
 import {
-  createWebhookEndpointBehavior, DELIVER_WEBHOOK_EFFECT, type DeliverWebhookInput, type DeliverWebhookTransientInput, type DeliveryAttemptOutcome, type WebhookEndpointOptions,
+  attemptNumberOf, createWebhookEndpointBehavior, DELIVER_WEBHOOK_EFFECT, type DeliverWebhookInput, type DeliverWebhookTransientInput, type DeliveryAttemptOutcome,
+  type WebhookEndpointOptions,
 } from '../../src/webhooks/webhook-endpoint.behavior';
+import { traceWebhookDelivery } from '../../src/tracing/spans';
 
 export interface WebhookEndpointKindDependencies {
   sender: { send(request: { url: string; id: string; body: string; secrets: string[]; signal?: AbortSignal }): Promise<DeliveryAttemptOutcome> };
@@ -27,7 +29,8 @@ export function createWebhookEndpointKind(dependencies: WebhookEndpointKindDepen
         // Attempts started before the body became transient carry it in their input.
         const body = (context.transientInput as DeliverWebhookTransientInput | undefined)?.body ?? input.body;
         if (body === undefined) throw new Error(`webhook attempt ${context.effectId} has no body`);
-        return sender.send({ url: input.url, id: input.deliveryId, body, secrets: await signingSecrets(input.accountId), signal: context.signal });
+        const attempt = { url: input.url, deliveryId: input.deliveryId, attempt: attemptNumberOf(context.effectId), traceparent: input.traceparent };
+        return traceWebhookDelivery(attempt, async () => sender.send({ url: input.url, id: input.deliveryId, body, secrets: await signingSecrets(input.accountId), signal: context.signal }));
       },
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: WebhookDeliveryChange }>),

@@ -12,6 +12,8 @@ import { OBJECTIVE_EVENTS_STREAM } from '../../src/objectives/objective-events';
 import { ApiError } from '../../src/errors';
 import type { WebhookEndpointCommand } from '../../src/webhooks/webhook-endpoint.behavior';
 import { WEBHOOK_ENDPOINT_KIND, webhookEndpointIdOf } from '../../src/webhooks/webhook-endpoint-id';
+import { traceparentField } from '../../src/tracing/trace-context';
+import { runInTrace, tracingEnabled } from '../../src/tracing/tracing';
 import type { ActorRuntime } from '../runtime/actor-runtime';
 import type { RuntimeLogger } from '../runtime/runtime-logger';
 
@@ -76,9 +78,11 @@ export async function startWebhookIntake(dependencies: WebhookIntakeDependencies
     }
     const webhookUrl = await webhookUrlOf(agentId);
     if (!webhookUrl) return event.ack();
-    const command: WebhookEndpointCommand = { type: 'event', body: event.data, webhookUrl };
+    // The span that published the event (its W3C header): the endpoint's turn and the delivery's attempts continue its trace.
+    const traced = tracingEnabled() ? traceparentField(event.headers.traceparent) : {};
+    const command: WebhookEndpointCommand = { type: 'event', body: event.data, webhookUrl, ...traced };
     try {
-      await runtime.ask(WEBHOOK_ENDPOINT_KIND, webhookEndpointIdOf(agentId, webhookUrl), command, { commandId: `whev:${event.id}` });
+      await runInTrace(traced.traceparent, () => runtime.ask(WEBHOOK_ENDPOINT_KIND, webhookEndpointIdOf(agentId, webhookUrl), command, { commandId: `whev:${event.id}` }));
     } catch (error) {
       if (!(error instanceof ApiError && error.code === 'INVALID_ARGUMENT')) throw error;
       // Not an objective event envelope (the endpoint refused it): it would fail the same way every time it came back.

@@ -10,6 +10,7 @@ import { InternalError, InvalidArgumentError, UnavailableError } from '../../src
 import { BusUnavailableError, NoRespondersError, RequestTimeoutError, type Bus } from '../../src/ports/bus';
 import { actorAddress, actorSubject, type ActorAddress } from '../../src/sharding/addressing';
 import type { ActorCommandRepository } from '../../persistence/runtime/actor-command.repository';
+import { activeTraceparent } from '../../src/tracing/tracing';
 import { runtimeMetrics } from '../metrics';
 import type { RuntimeOptions } from '../runtime-options';
 import type { RuntimeLogger } from './runtime-logger';
@@ -159,9 +160,11 @@ export class ActorClient {
 
   private async call(address: ActorAddress, type: WireRequest['type'], cid: string, body: unknown, durable: boolean, options: CallOptions): Promise<unknown> {
     const subject = actorSubject(this.deps.options.subjectPrefix, address);
-    const request = JSON.stringify({ type, cid, kind: address.kind, id: address.id, body, durable } satisfies WireRequest);
+    // The caller's span, if any (undefined while tracing is off: JSON leaves the field out).
+    const traceparent = activeTraceparent();
+    const request = JSON.stringify({ type, cid, kind: address.kind, id: address.id, body, durable, traceparent } satisfies WireRequest);
     const firstRequest = options.newActor && type === 'ask'
-      ? JSON.stringify({ type, cid, kind: address.kind, id: address.id, body, durable, newActor: true } satisfies WireRequest)
+      ? JSON.stringify({ type, cid, kind: address.kind, id: address.id, body, durable, newActor: true, traceparent } satisfies WireRequest)
       : request;
     const deadline = Date.now() + (options.timeoutMs ?? this.deps.options.askTimeoutMs);
     let lastProblem = 'no attempt made';

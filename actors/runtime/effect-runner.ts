@@ -9,6 +9,7 @@
 // off holds back new runs: its actors' journals keep them as started, and the
 // next owner starts them.
 import { toApiError } from '../../src/errors';
+import { runInTrace } from '../../src/tracing/tracing';
 import type { ActorKind, EffectOutcome, RunningEffect } from '../../src/ports/actor-behavior';
 import type { Fence } from '../../persistence/runtime/turn-writer';
 import { runtimeMetrics } from '../metrics';
@@ -20,6 +21,13 @@ export interface EffectRun {
   key: string;
   fence: Fence;
   effect: RunningEffect;
+  /**
+   * The span of the turn that started the run (in memory only, never
+   * journaled): the handler runs with it as the active parent, so the
+   * effect's own span and the requests it sends continue that trace. A run
+   * without one runs outside any trace.
+   */
+  traceparent?: string;
 }
 
 export interface EffectRunnerDeps {
@@ -140,10 +148,11 @@ export class EffectRunner {
     try {
       const handler = this.deps.kinds.get(live.kind)?.effects?.[effect.name];
       if (!handler) throw new Error(`actor kind ${live.kind} has no effect handler named ${effect.name}`);
-      const value = await handler(effect.input, {
+      const context = {
         signal: live.controller.signal, deadline, effectId: effect.id, attempt: effect.attempt, actorId: live.actorId,
         ...(effect.transientInput !== undefined ? { transientInput: effect.transientInput } : {}),
-      });
+      };
+      const value = await runInTrace(live.traceparent, () => handler(effect.input, context));
       if (live.deadlineHit) throw new DeadlineReached(`effect ${effect.name} passed its ${effect.timeoutMs} ms deadline`);
       outcome = { ...ran, ok: true, value: value ?? null };
     } catch (error) {

@@ -26,6 +26,8 @@ import { stopActor, takeQueued, type ActorFunction, type ActorRef } from '../nac
 import { withoutTransientInput, type EffectRunner } from './effect-runner';
 import type { RuntimeLogger } from './runtime-logger';
 import { copyDictionary } from '../../src/dictionary';
+import { tracingEnabled, type OpenSpan } from '../../src/tracing/tracing';
+import { openTurnSpan, type TurnCause } from './turn-tracing';
 
 /** The outcome of a command, as handed back to the asker. */
 export type EntityReply = { ok: true; value: unknown } | { ok: false; error: ApiError };
@@ -34,7 +36,8 @@ export type EntityReply = { ok: true; value: unknown } | { ok: false; error: Api
 export type EntityMessage =
   /** An ask or a tell (not stored): applied once per command id. */
   /** `newActor`: the caller promises nothing was ever stored for this actor (WireRequest.newActor). */
-  | { type: 'command'; cid: string; command: unknown; reply?: (reply: EntityReply) => void; newActor?: boolean }
+  /** `traceparent`: the span the command was sent from (WireRequest.traceparent). */
+  | { type: 'command'; cid: string; command: unknown; reply?: (reply: EntityReply) => void; newActor?: boolean; traceparent?: string }
   /**
    * A stored command arrived (or may have): apply the pending ones in write
    * order. With `command` (an effect result this node just stored): apply that
@@ -112,6 +115,8 @@ export interface EntityDeps {
   shardCount: number;
   eventSubject: string;
   reminderPollMs: number;
+  /** This node (the turn spans say where a turn ran). */
+  nodeId: string;
   logger: RuntimeLogger;
   /** The outbox rows a turn committed, in write order (the relay publishes them without reading them back). */
   onPublished: (rows: OutboxEvent[]) => void;
@@ -168,6 +173,8 @@ interface TurnInput {
   /** The in-memory outcome this input applies: the runner forgets its run once the turn committed. */
   settles?: { id: string; attempt: number };
   reply?: (reply: EntityReply) => void;
+  /** The traceparent the command came with (a command sent from a traced span). */
+  traceparent?: string;
 }
 
 /** The envelope of a new actor. */
@@ -219,15 +226,18 @@ function recordedReply(act: Activation, envelope: Envelope, cid: string): { repl
   return recent ? { reply: recent[1] } : act.applied.find(cid);
 }
 
-function outboxRows(act: Activation, decision: Decision, firstSeq: number): OutboxInsert[] {
+function outboxRows(act: Activation, decision: Decision, firstSeq: number, traceparent: string | undefined): OutboxInsert[] {
   // Only a kind that can give a payload back may leave it out of the outbox (OutgoingEvent.payloadProjected).
   const projectable = act.kind.projectedPayloads !== undefined;
   return (decision.publish ?? []).map((event, index) => {
     const id = event.id ?? newId('event');
     const actorSeq = firstSeq + index;
     const payload = event.payload ?? { id, type: event.type, kind: act.behavior.kind, actorId: act.id, sequence: actorSeq, data: event.data, occurredAt: new Date().toISOString() };
+    const headers: Record<string, string> = { 'Agentrt-Actor-Key': act.key, 'Agentrt-Actor-Sequence': String(actorSeq) };
+    // A traced turn's events carry its span (W3C Trace Context over NATS): their consumers, the webhook intake first, continue it.
+    if (traceparent) headers.traceparent = traceparent;
     return {
-      id, subject: event.subject ?? act.eventSubject, payload, actorSeq, headers: { 'Agentrt-Actor-Key': act.key, 'Agentrt-Actor-Sequence': String(actorSeq) },
+      id, subject: event.subject ?? act.eventSubject, payload, actorSeq, headers,
       ...(projectable && event.payloadProjected ? { payloadProjected: true as const } : {}),
     };
   });
@@ -246,7 +256,7 @@ function startedEffects(envelope: Envelope, decision: Decision): RunningEffect[]
 }
 
 /** Builds the write of one turn and the journal entry it carries. */
-function buildTurn(act: Activation, envelope: Envelope, decision: Decision, input: TurnInput) {
+function buildTurn(act: Activation, envelope: Envelope, decision: Decision, input: TurnInput, traceparent: string | undefined) {
   const started = startedEffects(envelope, decision);
   const aborted = (decision.effects?.abort ?? []).filter((id) => envelope.effects[id] && !started.some((effect) => effect.id === id));
   const ended = [...new Set([...(input.ended ?? []), ...aborted])].filter((id) => envelope.effects[id]);
@@ -254,7 +264,7 @@ function buildTurn(act: Activation, envelope: Envelope, decision: Decision, inpu
   const leaving = new Set([...ended, ...started.map((effect) => effect.id)]);
   let after = started.length;
   for (const id in envelope.effects) if (!leaving.has(id)) after++;
-  const outbox = outboxRows(act, decision, envelope.eventSeq + 1);
+  const outbox = outboxRows(act, decision, envelope.eventSeq + 1, traceparent);
   const sends: CommandInsert[] = (decision.send ?? []).map((send) => ({
     id: newUlid(), shard: shardOf(send.id, act.shardCount), kind: send.kind, actorId: send.id, payload: send.command, ...(send.first ? { first: true as const } : {}),
   }));
@@ -302,6 +312,23 @@ interface BuiltTurn extends ReturnType<typeof buildTurn> {
   decision: Decision;
   input: TurnInput;
   startedAt: number;
+  /** The turn's span (tracing on, and the turn belongs to a trace): ended once the turn committed or failed. */
+  span?: OpenSpan;
+}
+
+function turnCause(input: TurnInput): TurnCause {
+  if (input.fired) return 'reminder';
+  if (input.ended?.length) return input.cid?.startsWith('interrupted:') ? 'effect_interrupted' : 'effect_result';
+  return input.persist ? 'stored_command' : 'command';
+}
+
+/** The turn's span, while tracing is on (src/tracing/tracing.ts); one boolean check while it is off. */
+function turnSpan(act: Activation, envelope: Envelope, decision: Decision, input: TurnInput): OpenSpan | undefined {
+  if (!tracingEnabled()) return undefined;
+  return openTurnSpan({
+    behavior: act.behavior, actorId: act.id, nodeId: act.nodeId, shard: act.fence.shard,
+    state: envelope.state, events: decision.events ?? [], incoming: input.traceparent, cause: turnCause(input),
+  });
 }
 
 /** What a committed turn does after its write: remember and send its reply, start and abort effects, deliver its sends, wake the relay. */
@@ -311,7 +338,7 @@ function afterCommit(act: Activation, built: BuiltTurn): void {
   input.reply?.({ ok: true, value: entry.reply });
   if (input.settles) act.effects.settle(act.key, input.settles.id, input.settles.attempt);
   for (const id of aborted) act.effects.abandon(act.key, id);
-  for (const effect of started) act.effects.start({ kind: act.behavior.kind, actorId: act.id, key: act.key, fence: act.fence, effect });
+  for (const effect of started) act.effects.start({ kind: act.behavior.kind, actorId: act.id, key: act.key, fence: act.fence, effect, traceparent: built.span?.traceparent });
   if (sends.length) act.onSent(sends);
   if (write.outbox.length) {
     const committedAt = new Date();
@@ -328,18 +355,21 @@ function afterCommit(act: Activation, built: BuiltTurn): void {
  * In a group (handleGroup) the turn is folded now and written with the group.
  */
 async function turn(act: Activation, envelope: Envelope, decision: Decision, input: TurnInput): Promise<Envelope> {
-  const built: BuiltTurn = { ...buildTurn(act, envelope, decision, input), decision, input, startedAt: performance.now() };
+  const span = turnSpan(act, envelope, decision, input);
+  const built: BuiltTurn = { ...buildTurn(act, envelope, decision, input, span?.traceparent), decision, input, startedAt: performance.now(), span };
   if (act.group) {
     act.group.turns.push(built);
     return built.writes ? fold(act.behavior, envelope, built.entry, envelope.seq + 1, decision.evolvedState, entrySize(built.entry)) : envelope;
   }
   if (!built.writes) {
+    span?.end();
     input.reply?.({ ok: true, value: decision.reply ?? null });
     return envelope;
   }
   try {
     await act.writer.write(built.write);
   } catch (error) {
+    span?.end(error instanceof DuplicateCommandError ? undefined : error);
     if (error instanceof DuplicateCommandError) {
       if (input.processed.length) await act.commands.markProcessed(input.processed);
       if (input.settles) act.effects.settle(act.key, input.settles.id, input.settles.attempt);
@@ -353,6 +383,7 @@ async function turn(act: Activation, envelope: Envelope, decision: Decision, inp
   runtimeMetrics.turnDuration.observe({ kind: act.behavior.kind }, (performance.now() - built.startedAt) / 1000);
   const next = fold(act.behavior, envelope, built.entry, envelope.seq + 1, decision.evolvedState, entrySize(built.entry));
   afterCommit(act, built);
+  span?.end();
   return decision.snapshot ? requestedSnapshot(act, next) : periodicSnapshot(act, next);
 }
 
@@ -456,6 +487,7 @@ async function handleGroup(act: Activation, envelope: Envelope, messages: Entity
     const write = group.mergedWrite(Object.keys(current.effects).length);
     if (write) await act.writer.write(write);
   } catch (error) {
+    for (const built of group.turns) built.span?.end(error);
     const status = toApiError(error instanceof DuplicateCommandError ? new ShardMovedError(act.fence.shard) : error);
     for (const message of messages) if (message.type === 'command') message.reply?.({ ok: false, error: status });
     noteFenced(act, error);
@@ -467,11 +499,13 @@ async function handleGroup(act: Activation, envelope: Envelope, messages: Entity
   for (const built of group.turns) {
     if (!built.writes) {
       // As a turn alone that writes nothing: answered, nothing remembered.
+      built.span?.end();
       built.input.reply?.({ ok: true, value: built.decision.reply ?? null });
       continue;
     }
     runtimeMetrics.turnDuration.observe({ kind: act.behavior.kind }, (committedAt - built.startedAt) / 1000);
     afterCommit(act, built);
+    built.span?.end();
   }
   group.releaseReplies();
   return group.turns.some((built) => built.decision.snapshot) ? requestedSnapshot(act, current) : periodicSnapshot(act, current);
@@ -536,7 +570,7 @@ async function handleCommand(act: Activation, envelope: Envelope, message: Extra
     message.reply?.({ ok: false, error: toApiError(outcome.error) });
     return envelope;
   }
-  return turn(act, envelope, outcome.decision, { cid: message.cid, persist: false, processed: [], reply: message.reply });
+  return turn(act, envelope, outcome.decision, { cid: message.cid, persist: false, processed: [], reply: message.reply, traceparent: message.traceparent });
 }
 
 function effectOutcomeOf(command: PendingCommand): EffectOutcome | undefined {

@@ -331,6 +331,7 @@ export class ShardHost {
         shardCount: options.shardCount,
         eventSubject: `${options.subjectPrefix}.events.${kind}.${id}`,
         reminderPollMs: options.reminderPollMs,
+        nodeId: options.nodeId,
         logger: this.deps.logger,
         onPublished: this.deps.onPublished,
         onSent: this.deps.onSent,
@@ -434,7 +435,10 @@ export class ShardHost {
     const respond = (reply: EntityReply) => message.respond(JSON.stringify(wireReply(reply)));
     const entityMessage: EntityMessage = request.durable
       ? { type: 'stored' }
-      : { type: 'command', cid: request.cid, command: request.body, reply: request.type === 'ask' ? respond : undefined, ...(request.newActor ? { newActor: true } : {}) };
+      : {
+        type: 'command', cid: request.cid, command: request.body, reply: request.type === 'ask' ? respond : undefined, traceparent: request.traceparent,
+        ...(request.newActor ? { newActor: true } : {}),
+      };
     if (!this.deliver(request.kind, request.id, shard, entityMessage)) {
       respond({ ok: false, error: new ShardMovedError(shard) });
       return;

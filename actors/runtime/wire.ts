@@ -20,6 +20,13 @@ export interface WireRequest {
    * recovery read. Only a first attempt carries it (a retry may find a turn).
    */
   newActor?: true;
+  /**
+   * The W3C traceparent of the span the caller sent it from (tracing on and
+   * a span active): the turn it causes continues that trace. Absent
+   * otherwise, so an untraced request is no larger (docs/architecture.md
+   * "Where trace context travels").
+   */
+  traceparent?: string;
 }
 
 /** A reply. */

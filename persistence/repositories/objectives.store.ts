@@ -255,8 +255,9 @@ export function createObjectivesStore(dataSource: DataSource): ObjectivesStore {
   const byId = readStatement(`SELECT ${columns.json} AS r FROM objectives t WHERE t.id = $1`);
   const byStartKey = readStatement(`SELECT ${columns.json} AS r FROM objectives t WHERE t.workspace_id = $1 AND t.start_key = $2`);
   const eventsAfter = readStatement(
-    // The context window id is in the envelope the row keeps (absent in rows written before windows existed).
-    `SELECT ${eventColumns.json} AS r, e.envelope #>> '{data,objectiveEvent,contextWindowId}' AS w
+    // The context window id and the trace id are in the envelope the row keeps (absent in rows written before
+    // windows existed, and without tracing).
+    `SELECT ${eventColumns.json} AS r, e.envelope #>> '{data,objectiveEvent,contextWindowId}' AS w, e.envelope #>> '{data,objectiveEvent,traceId}' AS t
      FROM objective_events e WHERE e.objective_id = $1 AND e.sequence > $2 ORDER BY e.sequence LIMIT $3`,
   );
 
@@ -319,6 +320,7 @@ export function createObjectivesStore(dataSource: DataSource): ObjectivesStore {
         return {
           id: event.id, objectiveId: event.objectiveId, sequence: event.sequence, type: event.type, createdAt: event.createdAt.toISOString(), data: event.data,
           ...(typeof row.w === 'string' ? { contextWindowId: row.w } : {}),
+          ...(typeof row.t === 'string' ? { traceId: row.t } : {}),
         };
       });
     },

@@ -7,6 +7,7 @@
 // the objectives and objective_events tables.
 import type { OutgoingEvent, StreamDeclaration } from '../ports/actor-behavior';
 import type { OperationMetadata } from '../schemas/common.schema';
+import { traceIdOf } from '../tracing/trace-context';
 import {
   type ObjectiveError, type ObjectiveEventRecord, type ObjectiveEventType, type ObjectiveSpec, type ObjectiveStart, type ObjectiveState,
   type ObjectiveStatus, type ObjectiveUsage,
@@ -46,8 +47,11 @@ export function objectiveEventsOfIdPattern(objectiveId: string): string {
   return `objective_events.*.*.*.${objectiveId}.*`;
 }
 
-/** The `objectiveEvent` of an envelope: OperationMetadata, data `{type, <key>}`, `contextWindowId` (6.4), info, and the top-level `sequence`. */
-export function objectiveEventBody(objective: OperationMetadata, record: ObjectiveEventRecord): Record<string, unknown> {
+/**
+ * The `objectiveEvent` of an envelope: OperationMetadata, data `{type, <key>}`, `contextWindowId` (6.4),
+ * `traceId` (the objective's trace, when it was created with tracing on), info, and the top-level `sequence`.
+ */
+export function objectiveEventBody(objective: OperationMetadata, record: ObjectiveEventRecord, traceId = record.traceId): Record<string, unknown> {
   return {
     metadata: {
       id: record.id,
@@ -59,6 +63,7 @@ export function objectiveEventBody(objective: OperationMetadata, record: Objecti
     sequence: record.sequence,
     data: { type: `OBJECTIVE_EVENT_TYPE_${record.type}`, ...record.data },
     ...(record.contextWindowId ? { contextWindowId: record.contextWindowId } : {}),
+    ...(traceId ? { traceId } : {}),
     info: { objective },
   };
 }
@@ -71,7 +76,7 @@ export function webhookEnvelope(config: ObjectiveStart, record: ObjectiveEventRe
       agent: config.metadata.agent,
       agentVariation: config.metadata.agentVariation,
       objective: config.metadata.objective,
-      objectiveEvent: objectiveEventBody(config.metadata.objective, record),
+      objectiveEvent: objectiveEventBody(config.metadata.objective, record, traceIdOf(config.traceparent)),
     },
   };
 }

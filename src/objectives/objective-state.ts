@@ -153,6 +153,14 @@ export interface ObjectiveStart {
   discovery?: ObjectiveDiscovery;
   /** How the context is kept under the model's window (objective-compaction.ts); absent: never compacted (objectives started before it existed). */
   compaction?: ObjectiveCompaction;
+  /**
+   * The W3C traceparent of the span that created the objective (the HTTP
+   * request, the schedule's fire, the parent's sub-objective span), when
+   * tracing was on: its turns, model and tool calls, sub-objectives and event
+   * deliveries continue that trace, and its events show its trace id. An input
+   * like the rest of the start (journaled with it), so a replay finds the same.
+   */
+  traceparent?: string;
 }
 
 /** The variation's compactionConfig with the model's context window, resolved at creation. */
@@ -200,6 +208,11 @@ export interface ObjectiveEventRecord {
   data: Record<string, unknown>;
   /** The context window the event was recorded in (`ctxwin_…`); absent in objectives started before windows existed. */
   contextWindowId?: string;
+  /**
+   * The objective's trace id, as a read of the stored event gives it back (its envelope keeps it). The
+   * journal's records leave it out: it is the objective's (ObjectiveStart.traceparent), not each event's.
+   */
+  traceId?: string;
 }
 
 export interface ObjectiveUsage {

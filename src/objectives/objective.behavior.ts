@@ -218,6 +218,13 @@ export function createObjectiveBehavior(
       return turn.decision();
     },
 
+    /** The trace the objective was created in (its start keeps it); the start turn finds it in its `created` event. */
+    traceparentOf(state: ObjectiveState, events: readonly ObjectiveEvent[]) {
+      if (state.config) return state.config.traceparent;
+      const created = events[0]?.type === 'created' ? events[0] : undefined;
+      return created?.config.traceparent;
+    },
+
     /**
      * A lost run is run again with the same id, input and deadline (a model
      * call's request rebuilt from the state). For a

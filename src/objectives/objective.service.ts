@@ -40,6 +40,7 @@ import type { EpisodicMemoryPort } from '../memory/episodic-memory';
 import { compactionOf } from './objective-compaction';
 import type { WidgetSessionPrincipal } from '../ports/widget-sessions';
 import { widgetAgentDeleted } from '../widgets/widget.service';
+import { activeTraceparentField } from '../tracing/tracing';
 
 
 export interface ObjectiveServiceOptions {
@@ -303,6 +304,8 @@ export class ObjectiveService {
       depth: request.depth ?? 0,
       parentToolCallId: request.parentToolCallId ?? null,
       ...compactionOf(variation, configuration!.models),
+      // The span this runs in (the request, the schedule's fire, the parent's sub-objective), when tracing is on: the objective's trace.
+      ...activeTraceparentField(),
     };
   }
 

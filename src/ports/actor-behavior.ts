@@ -198,6 +198,15 @@ export interface ActorBehavior<State, Command, Event, Reply, Change = unknown> {
    * failure. @default run it again with the same id, input and deadline
    */
   onEffectInterrupted?(state: State, effect: RunningEffect, context: ActorContext): ActorDecision<Event, Reply, Change, State> | Promise<ActorDecision<Event, Reply, Change, State>>;
+  /**
+   * The W3C traceparent the actor's turns continue, from its state before a
+   * turn and the events the turn decided (the turn that creates the actor
+   * carries it in its events): the trace the actor belongs to, which it
+   * journaled as an input (an objective's start keeps the one it was
+   * created in). undefined: a turn continues the trace of the command that
+   * caused it, if any. Read only while tracing is on; never a decision.
+   */
+  traceparentOf?(state: State, events: readonly Event[]): string | undefined;
 }
 
 /** What an effect handler gets besides its input. */

@@ -94,6 +94,8 @@ export const ObjectiveEventView = Type.Object({
   data: Type.Object({ type: Type.String() }, { additionalProperties: true }),
   /** The context window the event belongs to (`ctxwin_…`); absent on events of objectives started before windows existed. */
   contextWindowId: Type.Optional(Type.String()),
+  /** The objective's trace id (32 hex digits, W3C Trace Context); absent when the objective was created with tracing off. */
+  traceId: Type.Optional(Type.String({ pattern: '^[0-9a-f]{32}$' })),
   info: Type.Optional(Type.Object({ objective: OperationMetadata })),
 });
 export type ObjectiveEventView = Static<typeof ObjectiveEventView>;

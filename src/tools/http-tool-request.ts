@@ -8,6 +8,7 @@ import { Agent, request } from 'undici';
 import { CONNECT_TIMEOUT_CAP_MS, guardedConnector } from '../network/guarded-fetch';
 import type { UrlPolicyOptions } from '../network/url-policy';
 import { SECRET_NAME_PATTERN } from '../secrets/secret-templates';
+import { withTraceHeaders } from '../tracing/tracing';
 import type { ExecutableTool } from './tool-call-outcome';
 import { readCapped, type CappedText } from './tool-result-text';
 import { SECRET_PLACEHOLDER } from './tool-spec';
@@ -143,7 +144,8 @@ export async function sendHttpToolRequest(agent: Agent, toolRequest: HttpToolReq
   const response = await request(toolRequest.url, {
     dispatcher: agent,
     method: toolRequest.method as never,
-    headers: toolRequest.headers,
+    // The tool call's span, when tracing is on: the tool can join the objective's trace.
+    headers: withTraceHeaders(toolRequest.headers),
     ...(toolRequest.body !== undefined ? { body: toolRequest.body } : {}),
     signal,
   });

@@ -44,6 +44,8 @@ export interface QueuedDelivery {
   manual?: boolean;
   /** The effect id of the attempt running now. */
   runningEffectId?: string;
+  /** The trace its attempts continue (the span that published its event, or that asked for the retry), when traced. */
+  traceparent?: string;
 }
 
 /** The deliveries of one objective through this endpoint. */
@@ -94,7 +96,7 @@ export type StoredWebhookEndpointState = Omit<WebhookEndpointState, 'lanes' | 'i
 
 export type WebhookEndpointEvent =
   /** A delivery created (PENDING, or DISABLED when the endpoint is), or re-queued by a manual retry. */
-  | { type: 'delivery_queued'; delivery: WebhookDeliveryRecord; body: string; at: string; manual?: boolean }
+  | { type: 'delivery_queued'; delivery: WebhookDeliveryRecord; body: string; at: string; manual?: boolean; traceparent?: string }
   | { type: 'attempt_started'; deliveryId: string; objectiveId: string; effectId: string }
   /** An attempt's outcome: the delivery row as it is now (PENDING with nextAttemptAt, or final). */
   | { type: 'attempt_finished'; delivery: WebhookDeliveryRecord; ok: boolean; at: string }
@@ -199,6 +201,7 @@ export function applyToWebhookEndpointDraft(draft: WebhookEndpointState, event: 
       if (isFinal(event.delivery)) return;
       const queued: QueuedDelivery = {
         delivery: event.delivery, body: event.body, receivedAt: event.at, roundStartAttempt: event.delivery.attemptCount, ...(event.manual ? { manual: true } : {}),
+        ...(event.traceparent ? { traceparent: event.traceparent } : {}),
       };
       changeLane(draft, event.delivery.objectiveId, (lane) => {
         const queue = lane.queue.filter((entry) => entry.delivery.id !== event.delivery.id);

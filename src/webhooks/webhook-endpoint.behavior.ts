@@ -7,6 +7,7 @@
 import { FailedPreconditionError, InvalidArgumentError } from '../errors';
 import { eraseEnvelopeText } from '../objectives/objective-erasure';
 import type { ActorBehavior, ActorContext, ActorDecision, EffectOutcome, EffectRequest, FiredReminder, RunningEffect } from '../ports/actor-behavior';
+import { traceparentField } from '../tracing/trace-context';
 import { newDeliveryOf, type WebhookDeliveryChange, type WebhookDeliveryRecord, type WebhookDeliveryStatus } from './webhook-delivery';
 import {
   applyToWebhookEndpointDraft, draftWebhookEndpoint, evolveWebhookEndpoint, evolveWebhookEndpointAll, findQueued, initialWebhookEndpointState, isErasedObjective,
@@ -21,10 +22,13 @@ const RETRY_REMINDER_PREFIX = 'retry:';
 const GAP_REMINDER = 'gap';
 
 export type WebhookEndpointCommand =
-  /** An objective event for this endpoint (from the OBJECTIVE_EVENTS consumer): `body` is the envelope as published. */
-  | { type: 'event'; body: string; webhookUrl: string }
-  /** A manual retry of a FAILED or DISABLED delivery (the API's retry endpoint). */
-  | { type: 'retry'; delivery: WebhookDeliveryRecord; webhookUrl: string; body: string }
+  /**
+   * An objective event for this endpoint (from the OBJECTIVE_EVENTS consumer): `body` is the envelope as published;
+   * `traceparent`, the span that published it (its message's header), which its attempts continue.
+   */
+  | { type: 'event'; body: string; webhookUrl: string; traceparent?: string }
+  /** A manual retry of a FAILED or DISABLED delivery (the API's retry endpoint); `traceparent`: the request's span. */
+  | { type: 'retry'; delivery: WebhookDeliveryRecord; webhookUrl: string; body: string; traceparent?: string }
   /** Tenant or subject erasure (an erasure job): the bodies this endpoint holds for these objectives lose their content. */
   | { type: 'erase'; objectiveIds: string[] };
 
@@ -46,6 +50,8 @@ export interface DeliverWebhookInput {
   url: string;
   /** Only in the input of attempts started before the body became transient. */
   body?: string;
+  /** The trace the attempt continues (the delivery's), when its event came traced. */
+  traceparent?: string;
 }
 
 /** EffectRequest.transientInput of an attempt. */
@@ -75,6 +81,16 @@ export interface WebhookEndpointOptions {
 }
 
 const FIVE_DAYS_MS = 5 * 24 * 3600 * 1000;
+
+/** The effect id of a delivery's attempt: `<deliveryId>.<attempt number>` (the number counts from 1). */
+function attemptEffectId(deliveryId: string, attempt: number): string {
+  return `${deliveryId}.${attempt}`;
+}
+
+/** The attempt number an attempt's effect id names (attemptEffectId). */
+export function attemptNumberOf(effectId: string): number {
+  return Number(effectId.slice(effectId.lastIndexOf('.') + 1));
+}
 /** Above the intake's ack wait (10 s), so an event a stopped node held comes back within the hold. */
 export const DEFAULT_GAP_HOLD_MS = 15_000;
 
@@ -182,7 +198,7 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
       const verdict = sendable(turn, nextSequence, queued, isHead);
       if (verdict === 'gap') gapDue = Math.min(gapDue ?? Infinity, Date.parse(queued.receivedAt) + gapHoldMs);
       if (verdict !== true) continue;
-      const effectId = `${queued.delivery.id}.${queued.delivery.attemptCount + 1}`;
+      const effectId = attemptEffectId(queued.delivery.id, queued.delivery.attemptCount + 1);
       turn.apply({ type: 'attempt_started', deliveryId: queued.delivery.id, objectiveId, effectId });
       turn.effects.push(attemptRequest(effectId, queued));
       running += 1;
@@ -195,7 +211,9 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
    * attempt is simply made again under the same webhook-id.
    */
   function attemptRequest(effectId: string, queued: QueuedDelivery): EffectRequest {
-    const input: DeliverWebhookInput = { deliveryId: queued.delivery.id, accountId: queued.delivery.accountId, url: queued.delivery.webhookUrl };
+    const input: DeliverWebhookInput = {
+      deliveryId: queued.delivery.id, accountId: queued.delivery.accountId, url: queued.delivery.webhookUrl, ...(queued.traceparent ? { traceparent: queued.traceparent } : {}),
+    };
     const transientInput: DeliverWebhookTransientInput = { body: queued.body };
     return { id: effectId, name: DELIVER_WEBHOOK_EFFECT, input, transientInput, timeoutMs: attemptTimeoutMs, durableResult: false };
   }
@@ -235,7 +253,7 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
       : delivery;
     // An event of an erased objective that was on its way while the erasure ran goes out with its content erased.
     const body = isErasedObjective(turn.state, delivery.objectiveId) ? eraseEnvelopeText(command.body) : command.body;
-    turn.apply({ type: 'delivery_queued', delivery: queued, body, at: turn.now.toISOString() });
+    turn.apply({ type: 'delivery_queued', delivery: queued, body, at: turn.now.toISOString(), ...traceparentField(command.traceparent) });
     turn.project(queued);
     dispatch(turn);
     return turn.decision({ deliveryId: queued.id, status: queued.status });
@@ -260,7 +278,7 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
     const delivery = changed(command.delivery, turn.now, {
       endpointId: turn.state.endpointId, webhookUrl: command.webhookUrl, status: 'WEBHOOK_DELIVERY_STATUS_PENDING', nextAttemptAt: null,
     });
-    turn.apply({ type: 'delivery_queued', delivery, body: command.body, at: turn.now.toISOString(), manual: true });
+    turn.apply({ type: 'delivery_queued', delivery, body: command.body, at: turn.now.toISOString(), manual: true, ...traceparentField(command.traceparent) });
     turn.project(delivery);
     dispatch(turn);
     return turn.decision(findQueued(turn.state, delivery.objectiveId, delivery.id)?.queued.delivery ?? delivery);

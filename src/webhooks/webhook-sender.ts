@@ -8,6 +8,7 @@ import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
 import { errorCodeIn, refusalIn } from '../network/error-chain';
 import { CONNECT_TIMEOUT_CAP_MS, guardedConnector } from '../network/guarded-fetch';
 import type { UrlPolicyOptions } from '../network/url-policy';
+import { traceHeaders } from '../tracing/tracing';
 import { parseRetryAfter } from './webhook-retry-schedule';
 import { webhookHeaders } from './webhook-signature';
 
@@ -134,6 +135,8 @@ export class WebhookSender {
     const headers = {
       ...webhookHeaders({ id: request.id, timestampSeconds: Math.floor(now().getTime() / 1000), body: request.body, secrets: request.secrets }),
       'user-agent': USER_AGENT,
+      // The delivery's span, when tracing is on: the receiver can join the objective's trace.
+      ...traceHeaders(),
     };
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);

@@ -20,6 +20,7 @@ import type { ScheduleCommandPort } from '../../src/ports/schedule-commands';
 import { RuntimeObjectiveCommands } from '../../actors/kinds/runtime-objective-commands';
 import { loadConfig, type Config } from '../../src/config';
 import { createLogger } from '../../src/logger';
+import { startTracing } from '../../src/tracing/tracing-provider';
 import { sharedTestDatabase } from './global-setup';
 import type { BootstrapResult } from '../../src/accounts/account.service';
 import type { WidgetSessionVerifier } from '../../src/ports/widget-sessions';
@@ -95,6 +96,8 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const logs: string[] = [];
   // The production logger (with its redaction), writing into `logs`.
   const logger = createLogger({ level: options.logLevel ?? 'debug', destination: new Writable({ write(chunk, _encoding, done) { logs.push(String(chunk)); done(); } }) });
+  // OTEL_* in `env` turn tracing on for this process while the API runs (the node's composition root does the same).
+  const tracing = config.tracing ? startTracing(config.tracing, { logger }) : undefined;
   const dataSource = createDataSource({ url: database.url, poolSize: options.poolSize ?? 5 });
   await dataSource.initialize();
   const objectiveCommands = new RuntimeObjectiveCommands();
@@ -173,6 +176,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
       await runtime?.stop();
       await parts.services.close();
       await dataSource.destroy();
+      await tracing?.shutdown();
     },
   };
 }

@@ -30,6 +30,8 @@ export interface TestMcpCall {
   name: string;
   arguments: Record<string, unknown>;
   idempotencyKey?: string;
+  /** The W3C `traceparent` header of the request, when it carried one. */
+  traceparent?: string;
 }
 
 export interface TestMcpServer {
@@ -97,7 +99,11 @@ export async function startTestMcpServer(tools: TestMcpTool[] = [], options: Tes
     });
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const key = extra.requestInfo?.headers['idempotency-key'];
-      const call: TestMcpCall = { name: request.params.name, arguments: request.params.arguments ?? {}, ...(typeof key === 'string' ? { idempotencyKey: key } : {}) };
+      const traceparent = extra.requestInfo?.headers.traceparent;
+      const call: TestMcpCall = {
+        name: request.params.name, arguments: request.params.arguments ?? {},
+        ...(typeof key === 'string' ? { idempotencyKey: key } : {}), ...(typeof traceparent === 'string' ? { traceparent } : {}),
+      };
       state.calls.push(call);
       const notify = (text: string) => extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data: text } });
       return (await state.onCall(call, notify)) as never;
