@@ -20,9 +20,9 @@ export class UsageRollups1763835000000 implements MigrationInterface {
     await queryRunner.query(`
       CREATE TABLE usage_rollups (
         workspace_id text NOT NULL,
-        dimension text NOT NULL CONSTRAINT ck_usage_rollups_dimension CHECK (dimension IN ('agent', 'variation', 'tenant', 'model')),
+        dimension text NOT NULL,
         key text NOT NULL,
-        bucket_hours smallint NOT NULL CONSTRAINT ck_usage_rollups_bucket_hours CHECK (bucket_hours IN (1, 24)),
+        bucket_hours smallint NOT NULL,
         bucket_start timestamptz NOT NULL,
         prompt_tokens bigint NOT NULL DEFAULT 0,
         completion_tokens bigint NOT NULL DEFAULT 0,
