@@ -22,7 +22,7 @@ export class UsageRollups1763835000000 implements MigrationInterface {
         workspace_id text NOT NULL,
         dimension text NOT NULL,
         key text NOT NULL,
-        bucket_hours smallint NOT NULL,
+        bucket_hours integer NOT NULL,
         bucket_start timestamptz NOT NULL,
         prompt_tokens bigint NOT NULL DEFAULT 0,
         completion_tokens bigint NOT NULL DEFAULT 0,

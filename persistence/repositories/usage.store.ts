@@ -28,7 +28,7 @@ export function usageRollupStatements(rows: string, keys: string): [string, stri
   return [`
     INSERT INTO usage_rollups AS u (workspace_id, dimension, key, bucket_hours, bucket_start, ${SUMS})
     SELECT r.workspace_id, r.dimension, r.key, r.bucket_hours, r.bucket_start, r.prompt_tokens, r.completion_tokens, r.cost_cents, r.objective_count
-    FROM json_to_recordset(${rows}::json) AS r(workspace_id text, dimension text, key text, bucket_hours smallint, bucket_start timestamptz,
+    FROM json_to_recordset(${rows}::json) AS r(workspace_id text, dimension text, key text, bucket_hours integer, bucket_start timestamptz,
       prompt_tokens bigint, completion_tokens bigint, cost_cents double precision, objective_count integer)
     ON CONFLICT (workspace_id, dimension, key, bucket_hours, bucket_start) DO UPDATE SET ${ADD_SUMS}`, `
     INSERT INTO usage_rollup_keys AS k (workspace_id, dimension, key, first_hour, last_hour)
