@@ -91,9 +91,15 @@ const INSERT_EVENTS_FROM_OUTBOX = `
 const PROJECTED_ENVELOPES = `SELECT e.id, ${EVENT_ENVELOPE_SQL} AS payload FROM objective_events e WHERE e.id = ANY($1::text[])`;
 /** $4 and $5: the usage roll-ups' rows and keys (usageRollupParameters). */
 const USAGE_ROLLUP_STATEMENTS = usageRollupStatements('$4', '$5');
-const PROJECTION_STATEMENTS = [...CREATE_AND_UPDATE_STATEMENTS, INSERT_EVENTS_FROM_OUTBOX, ...USAGE_ROLLUP_STATEMENTS];
-const PROJECT = `WITH created AS (${CREATE_AND_UPDATE_STATEMENTS[0]}), updated AS (${CREATE_AND_UPDATE_STATEMENTS[1]}), events AS (${INSERT_EVENTS}),
-  rollups AS (${USAGE_ROLLUP_STATEMENTS[0]}), rollup_keys AS (${USAGE_ROLLUP_STATEMENTS[1]}) SELECT 1`;
+/**
+ * The roll-ups first: Postgres runs a statement's data-modifying CTEs in the
+ * reverse of their order, so they run after the rows and events, and the
+ * locks they take on rows other batches write too (the same agent's hour, say)
+ * are held the least time before the commit.
+ */
+const PROJECTION_STATEMENTS = [...USAGE_ROLLUP_STATEMENTS, ...CREATE_AND_UPDATE_STATEMENTS, INSERT_EVENTS_FROM_OUTBOX];
+const PROJECT = `WITH rollups AS (${USAGE_ROLLUP_STATEMENTS[0]}), rollup_keys AS (${USAGE_ROLLUP_STATEMENTS[1]}),
+  created AS (${CREATE_AND_UPDATE_STATEMENTS[0]}), updated AS (${CREATE_AND_UPDATE_STATEMENTS[1]}), events AS (${INSERT_EVENTS}) SELECT 1`;
 
 /**
  * Objectives of an agent not in a terminal state. The predicate is the partial
