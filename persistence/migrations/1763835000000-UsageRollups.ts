@@ -15,8 +15,14 @@ export class UsageRollups1763835000000 implements MigrationInterface {
     // `family/model`; '' for objectives without a tenant, '[erased]' for erased
     // tenants). `bucket_hours` is 1 or 24: each usage is in one row of each. The
     // key first in the primary key: the API reads a key's rows of a range as one
-    // index range per bucket size. fillfactor 80: the sums of a row change with
-    // every turn of its hour, and stay on its page (HOT: no indexed column changes).
+    // index range per bucket size, and the sums in the index (INCLUDE) make those
+    // index-only scans: a key's rows sit together in a leaf page or two, where
+    // in the heap each was written in its own hour, on its own page (measured
+    // with bench:usage, 1,000 tenants' 30 days read 18,000 buffers instead of
+    // 37,000, 45 instead of 230 ms). A row's sums change only during its hour
+    // or day, and each change writes an index entry (no HOT update); vacuum,
+    // run after 5 % of the table changed rather than 20 %, keeps the pages of
+    // closed buckets all-visible, so their reads skip the heap.
     await queryRunner.query(`
       CREATE TABLE usage_rollups (
         workspace_id text NOT NULL,
@@ -29,7 +35,8 @@ export class UsageRollups1763835000000 implements MigrationInterface {
         cost_cents double precision NOT NULL DEFAULT 0,
         objective_count integer NOT NULL DEFAULT 0,
         CONSTRAINT pk_usage_rollups PRIMARY KEY (workspace_id, dimension, key, bucket_hours, bucket_start)
-      ) WITH (fillfactor = 80)`);
+          INCLUDE (prompt_tokens, completion_tokens, cost_cents, objective_count)
+      ) WITH (autovacuum_vacuum_scale_factor = 0.05, autovacuum_vacuum_insert_scale_factor = 0.05)`);
     // Every key of a dimension once, with the first and last hour it has rows
     // in: the API pages through the keys in key order and skips those outside
     // the range without reading their rows.

@@ -3,8 +3,9 @@
 // below as two more CTEs of the objectives store's one statement (no round
 // trip of their own): one upsert of hour and day rows, summed per row in the
 // batch, and one of the keys' first and last hours. The API's read is one
-// prepared statement: the page's keys in key order, each key's sums from at
-// most three index range scans (its whole days, the hours before and after).
+// prepared statement: the page's keys in key order, each key's sums from three
+// index-only range scans of the primary key, which includes the sums (its
+// whole days, the hours before and after).
 import type { DataSource } from 'typeorm';
 import type { ObjectiveChange } from '../../src/objectives/objective-events';
 import type { UsagePage, UsagePageRequest, UsageStore } from '../../src/ports/usage-store';
