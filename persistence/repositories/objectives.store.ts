@@ -4,9 +4,9 @@
 // objective: all the changes of one call go out as ONE statement of five
 // data-modifying CTEs (rows created, rows updated, events, and the usage
 // roll-ups' two upserts, usage.store.ts), each fed one JSON array
-// (json_to_recordset), so a call costs one round trip whatever its size. Reads by id and of events are raw,
-// prepared-when-possible statements (record-table.ts); lists page through
-// fetchPage like every other store.
+// (json_to_recordset), so a call costs one round trip whatever its size.
+// Reads by id and of events are raw, prepared-when-possible statements
+// (record-table.ts); lists page through fetchPage like every other store.
 import type { DataSource, EntityManager } from 'typeorm';
 import { objectiveInfoOf, type ObjectiveChange, type ObjectiveCreatedRow, type ObjectiveInfoChange } from '../../src/objectives/objective-events';
 import { ERASED, initialObjectiveState, type ObjectiveEventRecord } from '../../src/objectives/objective-state';
