@@ -103,6 +103,10 @@ import { WidgetSessionService } from '../src/widgets/widget-session.service';
 import { WIDGET_TOKEN_KEY_PURPOSE, WidgetTokens } from '../src/widgets/widget-tokens';
 import type { WidgetSessionVerifier } from '../src/ports/widget-sessions';
 import type { WidgetHostOptions } from './widget-host/widget-host';
+import { UsageService } from '../src/usage/usage.service';
+import { createUsageStore } from '../persistence/repositories/usage.store';
+import type { UsageStore } from '../src/ports/usage-store';
+import { usageRoutes } from './routes/usage.routes';
 
 export interface Services {
   store: FoundationStore;
@@ -135,6 +139,9 @@ export interface Services {
   /** What the webhook endpoint kind's projector writes. */
   webhookDeliveriesStore: WebhookDeliveriesStore;
   schedules: ScheduleService;
+  /** The usage report; its store also takes an erased tenant's sums (the erasure kind). */
+  usage: UsageService;
+  usageStore: UsageStore;
   widgets: WidgetService;
   /** Mints and revokes widget sessions; the WidgetSessionVerifier the widget host asks (src/ports/widget-sessions.ts). */
   widgetSessions: WidgetSessionService;
@@ -307,10 +314,12 @@ export function createServices(
   });
   const widgetSessions: WidgetSessionService = new WidgetSessionService(widgetsStore, widgets, tenants, keyring, widgetTokens, { baseUrlTemplate: config.widgetBaseUrl });
   const webhookDeliveries = new WebhookDeliveryService(agentsStore, webhookDeliveriesStore, webhookEndpointCommands ?? noWebhookRuntime);
+  const usageStore = createUsageStore(dataSource);
   return {
     store, credentialChanges, tokens, accounts, workspaces, apiKeys, tenants, search, memoryLayers, memoryEntries, uploads, secrets, providerKeys, models,
     agents, variations, assignments, feedback, tools, toolSets, bundles, objectives, objectivesStore, objectiveEffects, objectiveLive: new BusObjectiveLiveFeed(),
     webhookDeliveries, webhookDeliveriesStore, webhookEffects, schedules, schedulesStore, widgets, widgetSessions,
+    usage: new UsageService(usageStore), usageStore,
     clusterStatus: clusterStatus ?? noRuntime,
     erasureRuntime: erasures,
     eventRetentionMs: config.eventRetentionMs,
@@ -344,6 +353,7 @@ export function allRoutes(services: Services, options: { isDraining?: () => bool
     ...bundleRoutes({ bundles: services.bundles }),
     ...objectiveRoutes({ objectives: services.objectives, isDraining: options.isDraining, stream: options.stream, live: services.objectiveLive }),
     ...webhookDeliveryRoutes({ webhookDeliveries: services.webhookDeliveries, agents: services.agents }),
+    ...usageRoutes({ usage: services.usage }),
     ...widgetRoutes({ widgets: services.widgets, widgetSessions: services.widgetSessions }),
     ...clusterRoutes({ clusterStatus: services.clusterStatus }),
   ];

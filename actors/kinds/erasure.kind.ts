@@ -3,10 +3,12 @@
 // (src/tenants/erasure-run.ts), bound to the objective service (each
 // objective erases itself through its actor), the webhook deliveries read
 // model and the agents' current webhook URLs (which endpoints hold bodies),
-// and the runtime (outbox, OBJECTIVE_EVENTS purge, endpoint actors).
+// the runtime (outbox, OBJECTIVE_EVENTS purge, endpoint actors) and the usage
+// roll-ups (an erased tenant's sums).
 import type { ActorKind, EffectContext } from '../../src/ports/actor-behavior';
 import type { ErasureRuntimePort } from '../../src/ports/erasure-runtime';
 import type { WebhookDeliveriesStore } from '../../src/ports/webhook-deliveries-store';
+import type { UsageStore } from '../../src/ports/usage-store';
 import type { ObjectiveService } from '../../src/objectives/objective.service';
 import {
   ERASE_OBJECTIVES_EFFECT, ERASE_WEBHOOK_BODIES_EFFECT, erasureBehavior, PURGE_EVENTS_EFFECT,
@@ -26,12 +28,14 @@ export interface ErasureKindDependencies {
   deliveries: Pick<WebhookDeliveriesStore, 'endpointIdsOf'>;
   webhookUrlOf(agentId: string): Promise<string | null>;
   runtime: Pick<ErasureRuntimePort, 'pendingObjectiveEvents' | 'purgeObjectiveEvents' | 'eraseOnWebhookEndpoint'>;
+  /** Takes an erased tenant's usage sums once its objectives are erased. */
+  usage: Pick<UsageStore, 'eraseTenant'>;
   /** @default DEFAULT_ERASURE_BATCH_SIZE */
   batchSize?: number;
 }
 
 export function createErasureKind(dependencies: ErasureKindDependencies): ActorKind {
-  const { objectives, deliveries, webhookUrlOf, runtime } = dependencies;
+  const { objectives, deliveries, webhookUrlOf, runtime, usage } = dependencies;
   const steps: ErasureStepDependencies = {
     eraseObjectivesOf: (target, page) => objectives.eraseObjectivesOf(target, page),
     async webhookEndpointsOf(erased) {
@@ -44,6 +48,7 @@ export function createErasureKind(dependencies: ErasureKindDependencies): ActorK
       return [...endpoints];
     },
     runtime,
+    eraseTenantUsage: (workspaceId, tenantId) => usage.eraseTenant(workspaceId, tenantId),
     batchSize: dependencies.batchSize ?? DEFAULT_ERASURE_BATCH_SIZE,
   };
   return {

@@ -19,6 +19,7 @@ import { startWebhookIntake } from './webhook-intake';
 type KindServices = Pick<
   Services, 'objectiveEffects' | 'objectivesStore' | 'objectives' | 'webhookEffects' | 'webhookDeliveriesStore' | 'schedulesStore' | 'erasureRuntime' | 'eventRetentionMs' | 'widgetVerifier'
     | 'objectiveLive'
+    | 'usageStore'
 >;
 type NodeServices = KindServices & Pick<Services, 'episodicMemory' | 'episodicSweepIntervalMs' | 'widgetSessions'>;
 
@@ -32,6 +33,7 @@ export function nodeKinds(services: KindServices): ActorKind[] {
     createScheduleKind({ objectives: services.objectives, store: services.schedulesStore }),
     createErasureKind({
       objectives: services.objectives, deliveries: services.webhookDeliveriesStore, webhookUrlOf: services.webhookEffects.webhookUrlOf, runtime: services.erasureRuntime,
+      usage: services.usageStore,
     }),
   ];
 }

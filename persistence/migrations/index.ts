@@ -24,6 +24,7 @@ import { OutboxProjectedPayloads1763832400000 } from './1763832400000-OutboxProj
 import { EpisodicMemoryLayers1763833500000 } from './1763833500000-EpisodicMemoryLayers';
 import { Widgets1763834460000 } from './1763834460000-Widgets';
 import { WidgetHostObjectiveSessions1763834600000 } from './1763834600000-WidgetHostObjectiveSessions';
+import { UsageRollups1763835000000 } from './1763835000000-UsageRollups';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -49,4 +50,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   EpisodicMemoryLayers1763833500000,
   Widgets1763834460000,
   WidgetHostObjectiveSessions1763834600000,
+  UsageRollups1763835000000,
 ];

@@ -1,11 +1,12 @@
 // ObjectivesStore over Postgres: the objectives read model (migration
 // Objectives). The projector writes on the actor runtime's connection, inside
 // the fenced transaction of a batch of turns, and is on the hot path of every
-// objective: all the changes of one call go out as ONE statement of three
-// data-modifying CTEs, each fed one JSON array (json_to_recordset), so a call
-// costs one round trip whatever its size. Reads by id and of events are raw,
-// prepared-when-possible statements (record-table.ts); lists page through
-// fetchPage like every other store.
+// objective: all the changes of one call go out as ONE statement of five
+// data-modifying CTEs (rows created, rows updated, events, and the usage
+// roll-ups' two upserts, usage.store.ts), each fed one JSON array
+// (json_to_recordset), so a call costs one round trip whatever its size.
+// Reads by id and of events are raw, prepared-when-possible statements
+// (record-table.ts); lists page through fetchPage like every other store.
 import type { DataSource, EntityManager } from 'typeorm';
 import { objectiveInfoOf, type ObjectiveChange, type ObjectiveCreatedRow, type ObjectiveInfoChange } from '../../src/objectives/objective-events';
 import { ERASED, initialObjectiveState, type ObjectiveEventRecord } from '../../src/objectives/objective-state';
@@ -14,6 +15,7 @@ import type { ObjectiveRecord, ObjectivesStore, ProjectionConnection } from '../
 import { storedObjectiveMetadata } from '../../src/objectives/objective-mappers';
 import { ObjectiveEntity, ObjectiveEventEntity, type ObjectiveRow } from '../entities/objective.entity';
 import { registerUniqueMessage, translateDriverError } from './driver-errors';
+import { usageRollupParameters, usageRollupStatements } from './usage.store';
 import { fetchPage } from './list-query';
 import { entityColumns, readRows, readStatement } from './record-table';
 
@@ -22,7 +24,9 @@ registerUniqueMessage('uq_objectives_start_key', 'an objective was already creat
 /*
  * The one projection statement. $1: rows to create (objective_created, with
  * the last info of the same call merged in), $2: info updates of rows created
- * by earlier calls (the last per objective), $3: event rows.
+ * by earlier calls (the last per objective), $3: event rows, $4 and $5: what
+ * the call adds to the usage roll-ups (usage.store.ts; empty arrays in most
+ * calls, which cost the statement next to nothing).
  * - A created row that already exists (the same turn projected again) only
  *   takes the info, and only when not older than what is stored.
  * - An info update is skipped when the stored sequence is later (`<=`: a status
@@ -85,8 +89,17 @@ const INSERT_EVENTS_FROM_OUTBOX = `
     ON CONFLICT DO NOTHING`;
 /** The published envelopes of event rows by id (their outbox rows keep none): one primary key probe each. */
 const PROJECTED_ENVELOPES = `SELECT e.id, ${EVENT_ENVELOPE_SQL} AS payload FROM objective_events e WHERE e.id = ANY($1::text[])`;
-const PROJECTION_STATEMENTS = [...CREATE_AND_UPDATE_STATEMENTS, INSERT_EVENTS_FROM_OUTBOX];
-const PROJECT = `WITH created AS (${CREATE_AND_UPDATE_STATEMENTS[0]}), updated AS (${CREATE_AND_UPDATE_STATEMENTS[1]}), events AS (${INSERT_EVENTS}) SELECT 1`;
+/** $4 and $5: the usage roll-ups' rows and keys (usageRollupParameters). */
+const USAGE_ROLLUP_STATEMENTS = usageRollupStatements('$4', '$5');
+/**
+ * The roll-ups first: Postgres runs a statement's data-modifying CTEs in the
+ * reverse of their order, so they run after the rows and events, and the
+ * locks they take on rows other batches write too (the same agent's hour, say)
+ * are held the least time before the commit.
+ */
+const PROJECTION_STATEMENTS = [...USAGE_ROLLUP_STATEMENTS, ...CREATE_AND_UPDATE_STATEMENTS, INSERT_EVENTS_FROM_OUTBOX];
+const PROJECT = `WITH rollups AS (${USAGE_ROLLUP_STATEMENTS[0]}), rollup_keys AS (${USAGE_ROLLUP_STATEMENTS[1]}),
+  created AS (${CREATE_AND_UPDATE_STATEMENTS[0]}), updated AS (${CREATE_AND_UPDATE_STATEMENTS[1]}), events AS (${INSERT_EVENTS}) SELECT 1`;
 
 /**
  * Objectives of an agent not in a terminal state. The predicate is the partial
@@ -156,11 +169,12 @@ function eventRowOf(change: EventChange, withEnvelope: boolean): Record<string, 
 }
 
 /**
- * The three JSON arrays of PROJECT: created rows (with their last info), info
+ * The five JSON arrays of PROJECT: created rows (with their last info), info
  * updates (the last per objective), event rows (with their envelopes unless
- * `fromOutbox`: the batch statement takes them from its outbox rows).
+ * `fromOutbox`: the batch statement takes them from its outbox rows), the
+ * usage roll-ups' rows and keys.
  */
-export function projectionParameters(changes: ReadonlyArray<{ change: ObjectiveChange }>, options: { fromOutbox?: boolean } = {}): [string, string, string] {
+export function projectionParameters(changes: ReadonlyArray<{ change: ObjectiveChange }>, options: { fromOutbox?: boolean } = {}): [string, string, string, string, string] {
   const created = new Map<string, CreatedChange>();
   const infos = new Map<string, ObjectiveInfoChange>();
   const events: Array<Record<string, unknown>> = [];
@@ -181,6 +195,9 @@ export function projectionParameters(changes: ReadonlyArray<{ change: ObjectiveC
       case 'objective_erased':
         // Written by eraseObjectives after the statement (rare; not on the hot path).
         break;
+      case 'objective_usage':
+        // Summed per roll-up row below (usageRollupParameters).
+        break;
       default:
         // A change this projector does not know must fail its turn, not vanish.
         throw new Error(`objectives projector: unknown change type ${(change as { type: string }).type}`);
@@ -192,7 +209,7 @@ export function projectionParameters(changes: ReadonlyArray<{ change: ObjectiveC
     return createdRowOf(change, info);
   });
   const updates = [...infos].map(([id, info]) => ({ id, sequence: info.sequence, info }));
-  return [JSON.stringify(createdRows), JSON.stringify(updates), JSON.stringify(events)];
+  return [JSON.stringify(createdRows), JSON.stringify(updates), JSON.stringify(events), ...usageRollupParameters(changes)];
 }
 
 export function objectiveRecordOf(row: ObjectiveRow): ObjectiveRecord {

@@ -8,6 +8,7 @@
 import type { OutgoingEvent, StreamDeclaration } from '../ports/actor-behavior';
 import type { OperationMetadata } from '../schemas/common.schema';
 import { traceIdOf } from '../tracing/trace-context';
+import type { UsageDelta } from '../usage/usage-rollup';
 import {
   type ObjectiveError, type ObjectiveEventRecord, type ObjectiveEventType, type ObjectiveSpec, type ObjectiveStart, type ObjectiveState,
   type ObjectiveStatus, type ObjectiveUsage,
@@ -141,6 +142,13 @@ export type ObjectiveChange =
    * follows carries the erased info.
    */
   | { type: 'objective_erased'; objectiveId: string; workspaceId: string }
+  /**
+   * What the turn adds to the workspace's usage roll-ups (src/usage): the
+   * usage of the objective's own model calls in this turn, and the objective
+   * itself in the turn that created it. Written by the same statement as the
+   * row, before the turn's `objective` change.
+   */
+  | { type: 'objective_usage'; objectiveId: string; workspaceId: string; delta: UsageDelta }
   | {
     type: 'objective_event';
     objectiveId: string;

@@ -472,6 +472,21 @@ export function addUsage(total: ObjectiveUsage, usage: ChatUsage | ObjectiveUsag
   };
 }
 
+/**
+ * The usage of the objective's own model calls an event adds: a model answer
+ * (ASSISTANT_MESSAGE), a failed call or a summarization the provider reported
+ * usage for (`usage_added`). Never a descendant's (`child_finished`,
+ * `late_usage_added`): each objective's own calls are counted once, under it
+ * (the usage roll-ups, src/usage).
+ */
+export function ownUsageOf(event: ObjectiveEvent): ObjectiveUsage | undefined {
+  if (event.type === 'usage_added') return event.usage;
+  if (event.type === 'recorded' && event.record.type === 'ASSISTANT_MESSAGE') {
+    return (event.record.data.assistantMessage as { usage?: ChatUsage } | undefined)?.usage;
+  }
+  return undefined;
+}
+
 function evolveRecord(state: ObjectiveState, event: Extract<ObjectiveEvent, { type: 'recorded' }>): ObjectiveState {
   const { record, modelResult } = event;
   const next = { ...state, sequence: record.sequence };

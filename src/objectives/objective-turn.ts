@@ -3,16 +3,19 @@
 // of the same decision (the loop deciding what comes next) see its effect,
 // exactly as `evolve` will on replay. A public event also gets its sequence
 // here, its outbox message and its objective_events row, so the three can
-// never disagree; the objective row is written once, with the final state.
+// never disagree; the objective row is written once, with the final state,
+// after what the turn adds to the usage roll-ups (its own model calls' usage,
+// and the objective itself when the turn created it).
 import { newId } from '../ids';
 import type { ActorContext, ActorDecision, ActorSend, EffectRequest, ReminderRequest } from '../ports/actor-behavior';
 import {
   objectiveInfoOf, outgoingObjectiveEvent, webhookEnvelope, webhookTypeOf, type ObjectiveChange,
 } from './objective-events';
 import {
-  dataKeyOf, evolveObjective, isTerminal, ObjectiveStatus, type ObjectiveEvent, type ObjectiveEventType, type ObjectiveStart, type ObjectiveState,
-  type RecordedAssistant,
+  addUsage, dataKeyOf, evolveObjective, isTerminal, ObjectiveStatus, ownUsageOf, type ObjectiveEvent, type ObjectiveEventType, type ObjectiveStart,
+  type ObjectiveState, type ObjectiveUsage, type RecordedAssistant,
 } from './objective-state';
+import { addsToRollups, type UsageDelta } from '../usage/usage-rollup';
 
 export class ObjectiveTurn {
   private readonly events: ObjectiveEvent[] = [];
@@ -24,6 +27,10 @@ export class ObjectiveTurn {
   private readonly sends: ActorSend[] = [];
   /** Reminders by name: the last decision about each wins (a request to set, or null to cancel). */
   private readonly reminders = new Map<string, ReminderRequest | null>();
+  /** The usage of the objective's own model calls this turn took in (ownUsageOf). */
+  private ownUsage: ObjectiveUsage = { promptTokens: 0, completionTokens: 0, costCents: 0 };
+  /** This turn created the objective: it counts in the roll-ups' objectiveCount. */
+  private created = false;
 
   constructor(
     public state: ObjectiveState,
@@ -43,6 +50,8 @@ export class ObjectiveTurn {
   apply(event: ObjectiveEvent): void {
     this.events.push(event);
     this.state = evolveObjective(this.state, event);
+    this.ownUsage = addUsage(this.ownUsage, ownUsageOf(event));
+    if (event.type === 'created') this.created = true;
   }
 
   /** Records one public event: the next sequence, the outbox message and the objective_events row. */
@@ -109,6 +118,15 @@ export class ObjectiveTurn {
     this.snapshotRequested = true;
   }
 
+  /** What this turn adds to the usage roll-ups, at the turn's time; null when nothing. */
+  private usageDelta(config: ObjectiveStart): UsageDelta | null {
+    const delta: UsageDelta = {
+      at: this.now, agentId: config.agentId, variationId: config.variationId, tenantId: config.spec.tenantId, modelId: config.modelId,
+      ...this.ownUsage, objectives: this.created ? 1 : 0,
+    };
+    return addsToRollups(delta) ? delta : null;
+  }
+
   decision<Reply>(reply?: Reply): ActorDecision<ObjectiveEvent, Reply, ObjectiveChange> {
     const decision: ActorDecision<ObjectiveEvent, Reply, ObjectiveChange> = {};
     if (reply !== undefined) decision.reply = reply;
@@ -119,8 +137,10 @@ export class ObjectiveTurn {
       const { status } = this.state;
       if (status === ObjectiveStatus.AWAITING_APPROVAL || isTerminal(status)) decision.passivate = true;
       const config = this.config;
+      const usage = this.usageDelta(config);
       decision.project = [
         ...this.changes,
+        ...(usage ? [{ type: 'objective_usage' as const, objectiveId: config.objectiveId, workspaceId: config.workspaceId, delta: usage }] : []),
         { type: 'objective', objectiveId: config.objectiveId, workspaceId: config.workspaceId, info: objectiveInfoOf(this.state) },
       ];
     }

@@ -10,6 +10,9 @@
 //     are purged from OBJECTIVE_EVENTS by subject;
 //  3. every webhook endpoint that queued deliveries of theirs, and the
 //     current endpoint of each of their agents, erases the bodies it holds.
+// Once no objective is left, a tenant erasure moves the tenant's usage sums to
+// the erased key (src/usage): its objectives have all stopped, so none adds
+// under its id any more.
 import { UnavailableError } from '../errors';
 import { objectiveEventsFilter, type ObjectiveEventsAddress } from '../objectives/objective-events';
 import type { ErasureRuntimePort } from '../ports/erasure-runtime';
@@ -21,13 +24,21 @@ export interface ErasureStepDependencies {
   /** The endpoint actors holding deliveries of these objectives, and those of the agents' current webhook URLs. */
   webhookEndpointsOf(objectives: readonly ObjectiveEventsAddress[]): Promise<string[]>;
   runtime: Pick<ErasureRuntimePort, 'pendingObjectiveEvents' | 'purgeObjectiveEvents' | 'eraseOnWebhookEndpoint'>;
+  /** Moves the tenant's usage roll-ups to the erased key (UsageStore.eraseTenant); idempotent. */
+  eraseTenantUsage(workspaceId: string, tenantId: string): Promise<void>;
   /** Objectives per batch. */
   batchSize: number;
 }
 
-/** Step 1: the next batch erases itself; an empty answer means the job has erased every objective. */
+/**
+ * Step 1: the next batch erases itself; an empty answer means the job has
+ * erased every objective (and, for a tenant, moved its usage sums).
+ */
 export async function eraseObjectiveBatch(input: EraseObjectivesInput, dependencies: ErasureStepDependencies): Promise<EraseObjectivesResult> {
-  return { objectives: await dependencies.eraseObjectivesOf(input.target, { after: input.after, limit: dependencies.batchSize }) };
+  const objectives = await dependencies.eraseObjectivesOf(input.target, { after: input.after, limit: dependencies.batchSize });
+  const { workspaceId, tenantId } = input.target;
+  if (!objectives.length && tenantId !== undefined) await dependencies.eraseTenantUsage(workspaceId, tenantId);
+  return { objectives };
 }
 
 /**

@@ -292,6 +292,8 @@ describe('isolation matrix: every route x every principal', function () {
     'POST /v1/workspaces/{workspaceId}/objectives/{id}/feedback': { ids: (ws) => ({ id: ws.completedObjectiveId! }), body: () => ({ rating: 'FEEDBACK_RATING_POSITIVE' }) },
     'GET /v1/workspaces/{workspaceId}/objectives/{id}/events': { ids: (ws) => ({ id: ws.completedObjectiveId! }) },
     'GET /v1/workspaces/{workspaceId}/objectives/{id}/events/stream': { ids: (ws) => ({ id: ws.completedObjectiveId! }) },
+    // usage roll-ups
+    'GET /v1/workspaces/{workspaceId}/usage': { query: 'groupBy=agent' },
     // webhook deliveries (a PENDING delivery: a retry is refused after every access check passed)
     'GET /v1/workspaces/{workspaceId}/agents/{agentId}/webhook_deliveries': { ids: (ws) => ({ agentId: ws.hooksAgentId }) },
     'POST /v1/workspaces/{workspaceId}/agents/{agentId}/webhook_deliveries/{id}/retry': {

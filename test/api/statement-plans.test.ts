@@ -17,6 +17,7 @@ import { startTestToolServer, type TestToolServer } from '../support/tool-server
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { workspaceFixture, type WorkspaceFixture } from '../support/workspace-keys';
 import { eventuallyValue } from '../support/eventually';
+import { encodeCursor } from '../../src/resource/pagination';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -27,7 +28,7 @@ import { eventuallyValue } from '../support/eventually';
  */
 const LARGE_TABLES = [
   'objectives', 'objective_events', 'actor_journal', 'actor_outbox', 'actor_commands', 'actor_reminders',
-  'embedded_stream_messages', 'webhook_deliveries', 'agent_schedules',
+  'embedded_stream_messages', 'webhook_deliveries', 'agent_schedules', 'usage_rollups', 'usage_rollup_keys',
 ];
 
 const eventually = <T>(read: () => Promise<T | undefined | false>, what: string, timeoutMs = 20_000) => eventuallyValue(read, what, timeoutMs);
@@ -82,6 +83,11 @@ describe('statement plans on large tables', function () {
         const list = await api!.request('GET', `${base}/objectives?limit=100&scheduleId=${schedule.metadata.id}`, { token: ws.token });
         return list.body.items.filter((item: any) => item.info.status === 'OBJECTIVE_STATUS_COMPLETED').length >= 2;
       }, 'two scheduled objectives completed');
+      // The usage report, first and next page: its keys, then each key's rows of the range.
+      const usage = await api.request('GET', `${base}/usage?groupBy=agent&limit=1`, { token: ws.token });
+      assert.equal(usage.status, 200, JSON.stringify(usage.body));
+      const next = await api.request('GET', `${base}/usage?groupBy=agent&limit=1&cursor=${encodeCursor('agent:agent_0', 'asc')}`, { token: ws.token });
+      assert.equal(next.status, 200, JSON.stringify(next.body));
       // Deleted once the plans are checked: its reminder is one of the rows copied.
       stopSchedule = async () => {
         await api!.request('DELETE', `${base}/agents/${agentId}/schedules/${schedule.metadata.id}`, { token: ws.token });

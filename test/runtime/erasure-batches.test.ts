@@ -65,6 +65,7 @@ describe('erasure job: checkpointed batches (issue 24)', function () {
     },
     deliveries: { endpointIdsOf: async () => ['endpoint_1'] },
     webhookUrlOf: async () => null,
+    usage: { eraseTenant: async () => assert.fail('a subject erasure moves no tenant usage') },
     runtime: {
       pendingObjectiveEvents: async () => 0,
       async purgeObjectiveEvents(filters) {

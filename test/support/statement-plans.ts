@@ -220,7 +220,7 @@ async function fill(client: pg.Client, table: string, rows: number): Promise<num
     `SELECT i.indexrelid, array_agg(a.attname::text ORDER BY a.attnum) AS columns,
             array_agg(a.atttypid::regtype::text ORDER BY a.attnum) AS types,
             array_agg(EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conrelid = i.indrelid AND c.contype = 'f' AND a.attnum = ANY(c.conkey)) ORDER BY a.attnum) AS referencing
-     FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+     FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY((i.indkey::int2[])[0:i.indnkeyatts - 1])
      WHERE i.indrelid = $1::regclass AND i.indisunique GROUP BY i.indexrelid`,
     [table],
   )).rows as Array<{ columns: string[]; types: string[]; referencing: boolean[] }>;

@@ -126,6 +126,9 @@ describe('objective model call retries', () => {
     assert.deepEqual(driver.state.usage, { promptTokens: 200, completionTokens: 40, costCents: 1 });
     const finalized = driver.published.at(-1)!.data as { finalized: { usage: unknown } };
     assert.deepEqual(finalized.finalized.usage, { promptTokens: 200, completionTokens: 40, costCents: 1 });
+    // The usage roll-ups take the failed calls too, in the turns that reported them.
+    const deltas = driver.projected.flatMap((change) => (change.type === 'objective_usage' ? [change.delta] : []));
+    assert.deepEqual(deltas.map((delta) => [delta.promptTokens, delta.completionTokens, delta.costCents, delta.objectives]), [[0, 0, 0, 1], [100, 20, 0.5, 0], [100, 20, 0.5, 0]]);
   });
 
   it('the turn timeout still ends an objective that waits for a retry', async () => {

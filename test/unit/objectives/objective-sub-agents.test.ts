@@ -588,4 +588,54 @@ describe('objective sub-agents', () => {
       assert.deepEqual(parent.takeSent(), [{ kind: 'objective', id: childId, command: { type: 'cancel', reason: 'parent failed', fromParent: true } }]);
     });
   });
+
+  describe('usage roll-up deltas', () => {
+    const deltasOf = (driver: ObjectiveDriver) =>
+      driver.projected.flatMap((change) => (change.type === 'objective_usage' ? [change.delta] : []));
+    const summed = (deltas: Array<{ promptTokens: number; completionTokens: number; costCents: number; objectives: number }>) => deltas.reduce(
+      (sum, delta) => ({
+        promptTokens: sum.promptTokens + delta.promptTokens, completionTokens: sum.completionTokens + delta.completionTokens,
+        costCents: sum.costCents + delta.costCents, objectives: sum.objectives + delta.objectives,
+      }),
+      { promptTokens: 0, completionTokens: 0, costCents: 0, objectives: 0 },
+    );
+
+    it('each objective adds its own model calls under its own agent, and itself once; a child\'s report adds nothing to the parent\'s', async () => {
+      const { parent, child, actors } = await family({ spec: { ...startOf().spec, tenantId: 'tenant_1' } });
+      await child.modelAnswers({ content: 'X is 42.', usage: { promptTokens: 5, completionTokens: 1, costCents: 2 } });
+      const before = parent.projected.length;
+      await deliver(child, actors);
+      assert.equal(deltasOf({ projected: parent.projected.slice(before) } as ObjectiveDriver).length, 0, 'the child\'s report projects no usage of the parent');
+      await parent.modelAnswers({ content: 'The answer is 42.', usage: { promptTokens: 20, completionTokens: 4, costCents: 4 } });
+      assert.equal(statusOf(parent), 'COMPLETED');
+
+      assert.deepEqual(parent.state.usage, { promptTokens: 35, completionTokens: 7, costCents: 7 }, 'the parent\'s info sums its child in');
+      assert.deepEqual(summed(deltasOf(parent)), { promptTokens: 30, completionTokens: 6, costCents: 5, objectives: 1 }, 'its roll-up deltas are its own calls only');
+      assert.deepEqual(summed(deltasOf(child)), { promptTokens: 5, completionTokens: 1, costCents: 2, objectives: 1 });
+      assert.deepEqual(
+        new Set(deltasOf(parent).map((delta) => `${delta.agentId} ${delta.variationId} ${delta.tenantId} ${delta.modelId}`)),
+        new Set(['agent_1 agentvar_1 tenant_1 builtin/scripted']),
+      );
+      assert.deepEqual(new Set(deltasOf(child).map((delta) => `${delta.agentId} ${delta.tenantId}`)), new Set(['agent_2 tenant_1']), 'the child under its own agent, with the tenant it inherited');
+      assert.deepEqual(deltasOf(parent)[0], {
+        at: parent.now.toISOString(), agentId: 'agent_1', variationId: 'agentvar_1', tenantId: 'tenant_1', modelId: 'builtin/scripted',
+        promptTokens: 0, completionTokens: 0, costCents: 0, objectives: 1,
+      }, 'the start turn counts the objective');
+      const projected = parent.projected.slice(-2).map((change) => change.type);
+      assert.deepEqual(projected, ['objective_usage', 'objective'], 'the delta comes before the row');
+    });
+
+    it('a child\'s usage that reaches its ended parent late adds nothing to the parent\'s deltas', async () => {
+      const { parent, child, actors } = await family();
+      await child.modelAnswers({
+        content: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }], usage: { promptTokens: 7, completionTokens: 3, costCents: 2 },
+      });
+      await parent.send({ type: 'cancel', reason: 'user left' });
+      await child.send({ type: 'cancel', reason: 'parent cancelled', fromParent: true });
+      await deliver(child, actors);
+      assert.deepEqual(parent.state.usage, { promptTokens: 17, completionTokens: 5, costCents: 3 }, 'the late usage reached the parent\'s info');
+      assert.deepEqual(summed(deltasOf(parent)), { promptTokens: 10, completionTokens: 2, costCents: 1, objectives: 1 }, 'not its roll-up deltas');
+      assert.deepEqual(summed(deltasOf(child)), { promptTokens: 7, completionTokens: 3, costCents: 2, objectives: 1 });
+    });
+  });
 });

@@ -1,0 +1,144 @@
+// UsageStore over Postgres: the usage roll-ups (migration UsageRollups). The
+// objective kind's projector adds to them in its turns, with the statements
+// below as two more CTEs of the objectives store's one statement (no round
+// trip of their own): one upsert of hour and day rows, summed per row in the
+// batch, and one of the keys' first and last hours. The API's read is one
+// prepared statement: the page's keys in key order, each key's sums from three
+// index-only range scans of the primary key, which includes the sums (its
+// whole days, the hours before and after).
+import type { DataSource } from 'typeorm';
+import type { ObjectiveChange } from '../../src/objectives/objective-events';
+import type { UsagePage, UsagePageRequest, UsageStore } from '../../src/ports/usage-store';
+import { roundCents } from '../../src/models/model-usage';
+import { ERASED_TENANT_KEY, rangeParts, rollupRowsOf } from '../../src/usage/usage-rollup';
+import { readRows, readStatement } from './record-table';
+
+const SUMS = 'prompt_tokens, completion_tokens, cost_cents, objective_count';
+const ADD_SUMS = `prompt_tokens = u.prompt_tokens + excluded.prompt_tokens, completion_tokens = u.completion_tokens + excluded.completion_tokens,
+      cost_cents = u.cost_cents + excluded.cost_cents, objective_count = u.objective_count + excluded.objective_count`;
+/** A key row takes an earlier first or a later last hour; otherwise (the common case) it stays as it is. */
+const WIDEN_HOURS = `first_hour = least(k.first_hour, excluded.first_hour), last_hour = greatest(k.last_hour, excluded.last_hour)
+      WHERE k.first_hour > excluded.first_hour OR k.last_hour < excluded.last_hour`;
+
+/**
+ * The roll-up upserts, fed the JSON arrays `$rows` and `$keys` of
+ * usageRollupParameters (sorted by key, so two batches lock their common
+ * rows in the same order).
+ */
+export function usageRollupStatements(rows: string, keys: string): [string, string] {
+  return [`
+    INSERT INTO usage_rollups AS u (workspace_id, dimension, key, bucket_hours, bucket_start, ${SUMS})
+    SELECT r.workspace_id, r.dimension, r.key, r.bucket_hours, r.bucket_start, r.prompt_tokens, r.completion_tokens, r.cost_cents, r.objective_count
+    FROM json_to_recordset(${rows}::json) AS r(workspace_id text, dimension text, key text, bucket_hours integer, bucket_start timestamptz,
+      prompt_tokens bigint, completion_tokens bigint, cost_cents double precision, objective_count integer)
+    ON CONFLICT (workspace_id, dimension, key, bucket_hours, bucket_start) DO UPDATE SET ${ADD_SUMS}`, `
+    INSERT INTO usage_rollup_keys AS k (workspace_id, dimension, key, first_hour, last_hour)
+    SELECT r.workspace_id, r.dimension, r.key, r.first_hour, r.last_hour
+    FROM json_to_recordset(${keys}::json) AS r(workspace_id text, dimension text, key text, first_hour timestamptz, last_hour timestamptz)
+    ON CONFLICT (workspace_id, dimension, key) DO UPDATE SET ${WIDEN_HOURS}`];
+}
+
+/** The two JSON arrays of usageRollupStatements for a batch's changes (its `objective_usage` ones). */
+export function usageRollupParameters(changes: ReadonlyArray<{ change: ObjectiveChange }>): [rows: string, keys: string] {
+  const deltas = changes.flatMap(({ change }) => (change.type === 'objective_usage' ? [{ workspaceId: change.workspaceId, delta: change.delta }] : []));
+  if (!deltas.length) return ['[]', '[]'];
+  const { rows, keys } = rollupRowsOf(deltas);
+  return [
+    JSON.stringify(rows.map((row) => ({
+      workspace_id: row.workspaceId, dimension: row.dimension, key: row.key, bucket_hours: row.bucketHours, bucket_start: row.bucketStart,
+      prompt_tokens: row.promptTokens, completion_tokens: row.completionTokens, cost_cents: row.costCents, objective_count: row.objectiveCount,
+    }))),
+    JSON.stringify(keys.map((key) => ({ workspace_id: key.workspaceId, dimension: key.dimension, key: key.key, first_hour: key.firstHour, last_hour: key.lastHour }))),
+  ];
+}
+
+/**
+ * One key's sums over the range: its day rows in [$7, $8), its hour rows in
+ * [$4, $7) and [$8, $5). A range without a whole day passes $7 = $8 = $5.
+ */
+const KEY_SUMS = (bucketHours: number, from: string, to: string) => `
+      SELECT ${SUMS} FROM usage_rollups r
+      WHERE r.workspace_id = $1 AND r.dimension = $2 AND r.key = k.key AND r.bucket_hours = ${bucketHours} AND r.bucket_start >= ${from} AND r.bucket_start < ${to}`;
+
+/**
+ * The page: $6 keys of the dimension in key order whose first and last hours
+ * overlap [$4, $5), from $3 on the first page ('', the least text: objectives
+ * without a tenant have that key) and after it on later ones, each with its
+ * sums (`n` = 0: it has no row in the range).
+ */
+const pageStatement = (after: boolean) => readStatement(`
+  WITH k AS (
+    SELECT key FROM usage_rollup_keys
+    WHERE workspace_id = $1 AND dimension = $2 AND key ${after ? '>' : '>='} $3 AND last_hour >= $4 AND first_hour < $5
+    ORDER BY key LIMIT $6
+  )
+  SELECT k.key, s.n, s.prompt_tokens, s.completion_tokens, s.cost_cents, s.objective_count
+  FROM k CROSS JOIN LATERAL (
+    SELECT count(*)::int AS n, sum(prompt_tokens)::text AS prompt_tokens, sum(completion_tokens)::text AS completion_tokens,
+      sum(cost_cents) AS cost_cents, sum(objective_count)::text AS objective_count
+    FROM (${KEY_SUMS(24, '$7', '$8')}
+      UNION ALL ${KEY_SUMS(1, '$4', '$7')}
+      UNION ALL ${KEY_SUMS(1, '$8', '$5')}) rows
+  ) s
+  ORDER BY k.key`);
+const FIRST_PAGE = pageStatement(false);
+const NEXT_PAGE = pageStatement(true);
+
+/**
+ * Tenant erasure: the tenant's rows are added to ERASED_TENANT_KEY's of the
+ * same buckets and deleted, its key row likewise; one statement.
+ */
+const ERASE_TENANT = `
+  WITH moved AS (
+    DELETE FROM usage_rollups WHERE workspace_id = $1 AND dimension = 'tenant' AND key = $2
+    RETURNING workspace_id, dimension, bucket_hours, bucket_start, ${SUMS}
+  ), merged AS (
+    INSERT INTO usage_rollups AS u (workspace_id, dimension, key, bucket_hours, bucket_start, ${SUMS})
+    SELECT workspace_id, dimension, $3, bucket_hours, bucket_start, ${SUMS} FROM moved ORDER BY bucket_hours, bucket_start
+    ON CONFLICT (workspace_id, dimension, key, bucket_hours, bucket_start) DO UPDATE SET ${ADD_SUMS}
+  ), moved_key AS (
+    DELETE FROM usage_rollup_keys WHERE workspace_id = $1 AND dimension = 'tenant' AND key = $2 RETURNING workspace_id, dimension, first_hour, last_hour
+  ), merged_key AS (
+    INSERT INTO usage_rollup_keys AS k (workspace_id, dimension, key, first_hour, last_hour)
+    SELECT workspace_id, dimension, $3, first_hour, last_hour FROM moved_key
+    ON CONFLICT (workspace_id, dimension, key) DO UPDATE SET ${WIDEN_HOURS}
+  )
+  SELECT count(*)::int AS rows FROM moved`;
+
+interface PageRow {
+  key: string;
+  n: number;
+  prompt_tokens: string | null;
+  completion_tokens: string | null;
+  cost_cents: number | null;
+  objective_count: string | null;
+}
+
+export function createUsageStore(dataSource: DataSource): UsageStore {
+  const manager = dataSource.manager;
+  return {
+    async page({ workspaceId, dimension, range, after, limit }: UsagePageRequest): Promise<UsagePage> {
+      const { days } = rangeParts(range);
+      const daysFrom = days?.from ?? range.to;
+      const daysTo = days?.to ?? range.to;
+      const values = [workspaceId, dimension, after ?? '', range.from, range.to, limit + 1, daysFrom, daysTo];
+      const rows = (await readRows(manager, after === undefined ? FIRST_PAGE : NEXT_PAGE, values)) as unknown as PageRow[];
+      const more = rows.length > limit;
+      const looked = more ? rows.slice(0, limit) : rows;
+      return {
+        items: looked.filter((row) => row.n > 0).map((row) => ({
+          key: row.key,
+          promptTokens: Number(row.prompt_tokens),
+          completionTokens: Number(row.completion_tokens),
+          costCents: roundCents(Number(row.cost_cents)),
+          objectiveCount: Number(row.objective_count),
+        })),
+        next: more ? looked[looked.length - 1].key : null,
+      };
+    },
+
+    async eraseTenant(workspaceId, tenantId) {
+      await dataSource.query(ERASE_TENANT, [workspaceId, tenantId, ERASED_TENANT_KEY]);
+    },
+  };
+}
