@@ -1,7 +1,7 @@
 // Prefixed ULID ids: every server-assigned id is `<prefix>_<ULID>`. The prefix
 // table lives here once; docs/api.md lists it for users.
 import { randomFillSync } from 'node:crypto';
-import { monotonicFactory } from 'ulid';
+import { decodeTime, monotonicFactory } from 'ulid';
 
 export const IdPrefix = {
   account: 'acc',
@@ -68,6 +68,18 @@ export function newUlid(): string {
 /** A new id of the given kind, e.g. `newId('agent')` → `agent_01J...`; ascending within a node. */
 export function newId(kind: IdKind): string {
   return `${IdPrefix[kind]}_${nextUlid()}`;
+}
+
+/**
+ * When the id was made (ms since the epoch), read from its ULID's time part
+ * (`agent_01J…`, or a bare ULID); undefined for a value that holds none.
+ */
+export function idTime(id: string): number | undefined {
+  try {
+    return decodeTime(id.slice(id.lastIndexOf('_') + 1));
+  } catch {
+    return undefined;
+  }
 }
 
 /** True when `value` is a well-formed id of the given kind. */

@@ -354,7 +354,7 @@ export class ShardHost {
       },
     );
     this.active++;
-    runtimeMetrics.activeActors.inc();
+    runtimeMetrics.activeActors.inc({ kind });
     runtimeMetrics.activations.inc({ kind });
     return child;
   }
@@ -384,7 +384,7 @@ export class ShardHost {
 
   private entityStopped(kind: string): void {
     this.active--;
-    runtimeMetrics.activeActors.dec();
+    runtimeMetrics.activeActors.dec({ kind });
     runtimeMetrics.passivations.inc({ kind });
   }
 

@@ -13,6 +13,8 @@ import {
   dataKeyOf, evolveObjective, isTerminal, ObjectiveStatus, type ObjectiveEvent, type ObjectiveEventType, type ObjectiveStart, type ObjectiveState,
   type RecordedAssistant,
 } from './objective-state';
+import type { ObjectiveObservation, ToolCallOutcomeLabel } from './objective-observations';
+import { toolCallKindOf } from './objective-service-tools';
 
 export class ObjectiveTurn {
   private readonly events: ObjectiveEvent[] = [];
@@ -24,6 +26,8 @@ export class ObjectiveTurn {
   private readonly sends: ActorSend[] = [];
   /** Reminders by name: the last decision about each wins (a request to set, or null to cancel). */
   private readonly reminders = new Map<string, ReminderRequest | null>();
+  /** For the node's metrics; made at the first one (most turns have none). */
+  private observations: ObjectiveObservation[] | undefined;
 
   constructor(
     public state: ObjectiveState,
@@ -104,6 +108,17 @@ export class ObjectiveTurn {
     this.reminders.set(name, null);
   }
 
+  /** A fact for the node's metrics, counted once this turn has committed (objective-observations.ts). */
+  observe(observation: ObjectiveObservation): void {
+    (this.observations ??= []).push(observation);
+  }
+
+  /** A tool call of the current turn ended with `outcome`: counted by the kind of tool it went to. */
+  observeToolCall(toolCallId: string, outcome: ToolCallOutcomeLabel): void {
+    const name = this.state.turnCalls.find((call) => call.id === toolCallId)?.name ?? '';
+    this.observe({ type: 'tool_call_finished', kind: toolCallKindOf(this.state, name), outcome });
+  }
+
   /** Asks the runtime for a snapshot right after this turn (an erasure: the journal before it may then be purged). */
   requestSnapshot(): void {
     this.snapshotRequested = true;
@@ -131,6 +146,7 @@ export class ObjectiveTurn {
       if (this.aborted.length) decision.effects.abort = this.aborted;
     }
     if (this.sends.length) decision.send = this.sends;
+    if (this.observations) decision.observations = this.observations;
     if (this.reminders.size) {
       const set = [...this.reminders.values()].filter((reminder): reminder is ReminderRequest => reminder !== null);
       const cancel = [...this.reminders].filter(([, reminder]) => reminder === null).map(([name]) => name);

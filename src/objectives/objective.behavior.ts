@@ -82,6 +82,7 @@ function start(turn: ObjectiveTurn, config: ObjectiveStart): void {
   });
   turn.record('USER_MESSAGE', { content: config.initialMessage });
   setStatus(turn, ObjectiveStatus.RUNNING);
+  turn.observe({ type: 'objective_started' });
   startModelCall(turn);
 }
 
