@@ -39,6 +39,8 @@ export const IdPrefix = {
 export type IdKind = keyof typeof IdPrefix;
 
 const ULID_PATTERN = '[0-9A-HJKMNP-TV-Z]{26}';
+/** A ULID whose time fits its 48 bits (a first character above 7 would not). */
+const BARE_ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 
 // ulid's default source asks the system for one random byte per character;
 // drawing from a pooled buffer costs one system call per 4 KiB instead.
@@ -75,11 +77,8 @@ export function newId(kind: IdKind): string {
  * (`agent_01J…`, or a bare ULID); undefined for a value that holds none.
  */
 export function idTime(id: string): number | undefined {
-  try {
-    return decodeTime(id.slice(id.lastIndexOf('_') + 1));
-  } catch {
-    return undefined;
-  }
+  const ulid = id.slice(id.lastIndexOf('_') + 1);
+  return BARE_ULID.test(ulid) ? decodeTime(ulid) : undefined;
 }
 
 /** True when `value` is a well-formed id of the given kind. */
