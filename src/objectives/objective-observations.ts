@@ -28,6 +28,9 @@ export type ObjectiveObservation =
   | { type: 'objective_finished'; status: ObjectiveStatus; errorType: string | null }
   | { type: 'tool_call_finished'; kind: ToolCallKind; outcome: ToolCallOutcomeLabel };
 
+/** The start of an objective: the same fact every time, made once. */
+export const OBJECTIVE_STARTED: ObjectiveObservation = Object.freeze({ type: 'objective_started' });
+
 const TOOL_ERROR_OUTCOMES = new Map<string, ToolCallOutcomeLabel>(
   Object.values(ToolErrorType).map((type) => [type, type.toLowerCase() as Lowercase<ToolErrorType>]),
 );

@@ -65,6 +65,14 @@ export type WebhookObservation =
   | { type: 'attempt'; result: 'delivered' | 'http_error' | 'no_response' }
   | { type: 'delivery_finished'; result: 'delivered' | 'failed' | 'disabled'; lagMs?: number };
 
+// The observations without a lag, made once: a turn of the busiest actor hands them over without allocating.
+const ATTEMPT_DELIVERED: WebhookObservation = Object.freeze({ type: 'attempt', result: 'delivered' });
+const ATTEMPT_HTTP_ERROR: WebhookObservation = Object.freeze({ type: 'attempt', result: 'http_error' });
+const ATTEMPT_NO_RESPONSE: WebhookObservation = Object.freeze({ type: 'attempt', result: 'no_response' });
+const DELIVERED_WITHOUT_LAG: WebhookObservation = Object.freeze({ type: 'delivery_finished', result: 'delivered' });
+const DELIVERY_FAILED: WebhookObservation = Object.freeze({ type: 'delivery_finished', result: 'failed' });
+const DELIVERY_DISABLED: WebhookObservation = Object.freeze({ type: 'delivery_finished', result: 'disabled' });
+
 /** The outcome of one attempt, as the sender reports it. */
 export type DeliveryAttemptOutcome = WebhookAttemptOutcome;
 
@@ -228,7 +236,7 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
         if (queued.runningEffectId) turn.abort.push(queued.runningEffectId);
         else if (queued.delivery.nextAttemptAt) turn.cancelReminders.push(`${RETRY_REMINDER_PREFIX}${queued.delivery.id}`);
         turn.project(changed(queued.delivery, turn.now, { status: 'WEBHOOK_DELIVERY_STATUS_DISABLED', nextAttemptAt: null, errorMessage: queued.delivery.errorMessage ?? disabledMessage(reason) }));
-        turn.observe({ type: 'delivery_finished', result: 'disabled' });
+        turn.observe(DELIVERY_DISABLED);
       }
     }
     turn.apply({ type: 'endpoint_disabled', at, reason });
@@ -258,7 +266,7 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
     const body = isErasedObjective(turn.state, delivery.objectiveId) ? eraseEnvelopeText(command.body) : command.body;
     turn.apply({ type: 'delivery_queued', delivery: queued, body, at: turn.now.toISOString() });
     turn.project(queued);
-    if (turn.state.disabled) turn.observe({ type: 'delivery_finished', result: 'disabled' });
+    if (turn.state.disabled) turn.observe(DELIVERY_DISABLED);
     dispatch(turn);
     return turn.decision({ deliveryId: queued.id, status: queued.status });
   }
@@ -295,12 +303,12 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
       attemptCount, lastAttemptAt: at, latencyMs: Math.round(outcome.latencyMs), httpStatusCode: outcome.httpStatusCode,
       responseContentLength: outcome.responseContentLength, responseHeaders: outcome.responseHeaders, errorMessage: outcome.errorMessage ?? null,
     };
-    turn.observe({ type: 'attempt', result: outcome.ok ? 'delivered' : outcome.httpStatusCode > 0 ? 'http_error' : 'no_response' });
+    turn.observe(outcome.ok ? ATTEMPT_DELIVERED : outcome.httpStatusCode > 0 ? ATTEMPT_HTTP_ERROR : ATTEMPT_NO_RESPONSE);
     if (outcome.ok) {
       const delivery = changed(queued.delivery, turn.now, { ...attempt, status: 'WEBHOOK_DELIVERY_STATUS_COMPLETED', nextAttemptAt: null, errorMessage: null });
       turn.apply({ type: 'attempt_finished', delivery, ok: true, at });
       turn.project(delivery);
-      turn.observe({ type: 'delivery_finished', result: 'delivered', ...deliveryLag(turn, queued) });
+      turn.observe(delivered(turn, queued));
       return;
     }
     const failingSince = turn.state.failingSince ?? at;
@@ -309,7 +317,7 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
       const delivery = changed(queued.delivery, turn.now, { ...attempt, status: 'WEBHOOK_DELIVERY_STATUS_DISABLED', nextAttemptAt: null });
       turn.apply({ type: 'attempt_finished', delivery, ok: false, at });
       turn.project(delivery);
-      turn.observe({ type: 'delivery_finished', result: 'disabled' });
+      turn.observe(DELIVERY_DISABLED);
       disable(turn, reason);
       return;
     }
@@ -320,14 +328,14 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
     });
     turn.apply({ type: 'attempt_finished', delivery, ok: false, at });
     turn.project(delivery);
-    if (!nextAttemptAt) turn.observe({ type: 'delivery_finished', result: 'failed' });
+    if (!nextAttemptAt) turn.observe(DELIVERY_FAILED);
     if (nextAttemptAt) turn.setReminders.push({ name: `${RETRY_REMINDER_PREFIX}${delivery.id}`, dueAt: nextAttemptAt });
   }
 
-  /** From the objective event's creation (its id's time) to now; none for a manual retry, which a person started later. */
-  function deliveryLag(turn: EndpointTurn, queued: QueuedDelivery): { lagMs?: number } {
+  /** A delivery's 2xx, with its lag from the objective event's creation (its id's time); none for a manual retry, which a person started later. */
+  function delivered(turn: EndpointTurn, queued: QueuedDelivery): WebhookObservation {
     const createdAt = queued.manual ? undefined : idTime(queued.delivery.objectiveEventId);
-    return createdAt === undefined ? {} : { lagMs: Math.max(0, turn.now.getTime() - createdAt) };
+    return createdAt === undefined ? DELIVERED_WITHOUT_LAG : { type: 'delivery_finished', result: 'delivered', lagMs: Math.max(0, turn.now.getTime() - createdAt) };
   }
 
   /** The queued delivery whose attempt ran as `effectId`. */
