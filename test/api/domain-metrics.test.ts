@@ -5,11 +5,13 @@
 // around an approval (from the read model, so right on any node), webhook
 // deliveries count their result and lag, a schedule's fire its lateness, and
 // no label value anywhere is an id. The counters are the process's, so every
-// check compares two scrapes.
+// check compares two scrapes; the node runs on a database of its own, so no
+// other suite's schedule or objective runs on it meanwhile.
 import assert from 'node:assert/strict';
 import { startTestApi, type TestApi } from '../support/api';
 import { created, createAgent, createTool, createVariation, MODEL_ID, workspaceFixture } from '../support/agents-world';
 import { deleteStream, deleteWebhookIntakeDurables, TEST_NATS_URL, uniqueBusNames } from '../support/cluster-harness';
+import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventuallyValue } from '../support/eventually';
 import { runObjective } from '../support/objective-runs';
 import { parseScrape, type Scrape } from '../support/prometheus-text';
@@ -25,6 +27,7 @@ const ID_LIKE = /(^|_)[0-9A-HJKMNP-TV-Z]{26}$|^(acc|ws|agent|agentvar|obj|objevt
 describe('domain metrics on /metrics (cluster mode)', function () {
   this.timeout(60_000);
   const busNames = uniqueBusNames();
+  let database: TestDatabase;
   let api: TestApi;
   let ws: WorkspaceFixture;
   let tools: TestToolServer;
@@ -50,7 +53,8 @@ describe('domain metrics on /metrics (cluster mode)', function () {
   before(async () => {
     tools = await startTestToolServer();
     receiver = await startWebhookReceiver();
-    api = await startTestApi({ runtime: { ...busNames, reminderPollMs: 100 }, natsUrl: TEST_NATS_URL, env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' } });
+    database = await createTestDatabase();
+    api = await startTestApi({ database, runtime: { ...busNames, reminderPollMs: 100 }, natsUrl: TEST_NATS_URL, env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' } });
     ws = await workspaceFixture(api);
     agentId = (await createAgent(api, ws.token, ws.workspaceId, { metadata: { name: 'metered' }, spec: { webhookEventsUrl: `${receiver.url}/metered` } })).metadata.id;
     const variation = await createVariation(api, ws.token, ws.workspaceId, agentId, { spec: { prompt: 'You run scripts.', modelConfig: { modelId: MODEL_ID } } });
@@ -67,6 +71,7 @@ describe('domain metrics on /metrics (cluster mode)', function () {
     await Promise.all([tools?.close(), receiver?.close()]);
     await deleteWebhookIntakeDurables(busNames.subjectPrefix).catch(() => undefined);
     await deleteStream(busNames.eventStream).catch(() => undefined);
+    await database?.drop();
   });
 
   it('an objective with a tool call counts its start and completion, its model calls by model with tokens, and the tool call by kind and outcome', async () => {
@@ -112,21 +117,21 @@ describe('domain metrics on /metrics (cluster mode)', function () {
 
   it('approvals waiting go to 1 while a tool call awaits its approval and back to 0 once approved; a denial counts as denied', async () => {
     const waiting = (scraped: Scrape) => scraped.value('agentrt_tool_calls_awaiting_approval');
-    // Other suites of the run may have left objectives waiting in the shared database: the gauge is the cluster's.
-    const baseline = waiting(await eventuallyScraped('the gauge exported', (now) => now.types.has('agentrt_tool_calls_awaiting_approval')));
     const before = await scrape();
+    assert.equal(waiting(before), 0, 'nothing waits in this database yet');
     const objective = await created(api, ws.token, `${base()}/objectives`, { agentId, initialMessage: 'CALL guarded {"q":3}\nSAY done' });
     const id = objective.metadata.id as string;
     const toolCallId = await eventuallyValue(async () => {
       const read = await api.request('GET', `${base()}/objectives/${id}`, { token: ws.token });
       return read.body.info.pendingToolCallIds?.[0] as string | undefined;
     }, 'the pending approval');
-    const awaiting = await eventuallyScraped('one more tool call awaiting approval', (now) => waiting(now) === baseline + 1, OPEN_OBJECTIVES_REFRESH_MS * 3);
-    assert.ok(awaiting.value('agentrt_objectives_open', { status: 'awaiting_approval' }) >= 1);
+    const awaiting = await eventuallyScraped('a tool call awaiting approval', (now) => waiting(now) === 1, OPEN_OBJECTIVES_REFRESH_MS * 3);
+    assert.equal(awaiting.value('agentrt_objectives_open', { status: 'awaiting_approval' }), 1);
 
     const approved = await api.request('PUT', `${base()}/objectives/${id}/tool_calls/${toolCallId}/approve`, { token: ws.token, body: {} });
     assert.equal(approved.status, 200, JSON.stringify(approved.body));
-    await eventuallyScraped('the approval no longer waiting', (now) => waiting(now) === baseline, OPEN_OBJECTIVES_REFRESH_MS * 3);
+    const decided = await eventuallyScraped('the approval no longer waiting', (now) => waiting(now) === 0, OPEN_OBJECTIVES_REFRESH_MS * 3);
+    assert.equal(decided.value('agentrt_objectives_open', { status: 'awaiting_approval' }), 0);
 
     const denied = await created(api, ws.token, `${base()}/objectives`, { agentId, initialMessage: 'CALL guarded {"q":4}\nSAY done' });
     const deniedCallId = await eventuallyValue(async () => {
