@@ -13,7 +13,7 @@ export const runtimeMetrics = {
     'agentrt_actor_passivations_total',
     () => new Counter({ name: 'agentrt_actor_passivations_total', help: 'Actors stopped (idle passivation, handoff, crash)', labelNames: ['kind'] }),
   ),
-  activeActors: once('agentrt_actor_active', () => new Gauge({ name: 'agentrt_actor_active', help: 'Actors currently active on this node' })),
+  activeActors: once('agentrt_actor_active', () => new Gauge({ name: 'agentrt_actor_active', help: 'Actors currently active on this node, by kind', labelNames: ['kind'] })),
   mailboxDepth: once('agentrt_actor_mailbox_depth', () => new Gauge({ name: 'agentrt_actor_mailbox_depth', help: 'Messages accepted and not yet handled on this node' })),
   askDuration: once(
     'agentrt_actor_ask_duration_seconds',

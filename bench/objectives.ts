@@ -57,6 +57,11 @@ function percentile(sorted: number[], p: number): number {
 }
 
 const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
+/** agentrt_actor_active summed over its kinds; null when the gauge is not registered. */
+async function activeActorsOfAllKinds(): Promise<number | null> {
+  const values = (await register.getSingleMetric('agentrt_actor_active')?.get())?.values;
+  return values ? values.reduce((sum, value) => sum + value.value, 0) : null;
+}
 
 function log(line: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(line)}\n`);
@@ -391,11 +396,11 @@ async function main(): Promise<void> {
     while ((await awaiting()) < created) await new Promise((resolve) => setTimeout(resolve, 500));
     global.gc?.();
     const waitingActive = process.memoryUsage();
-    const activeActors = (await register.getSingleMetric('agentrt_actor_active')?.get())?.values[0]?.value ?? null;
+    const activeActors = await activeActorsOfAllKinds();
     await new Promise((resolve) => setTimeout(resolve, PASSIVATE_AFTER_MS + 5_000));
     global.gc?.();
     const passivated = process.memoryUsage();
-    const activeAfter = (await register.getSingleMetric('agentrt_actor_active')?.get())?.values[0]?.value ?? null;
+    const activeAfter = await activeActorsOfAllKinds();
     log({
       bench: 'objectives-awaiting-approval',
       objectives: created,

@@ -5,8 +5,10 @@ import Router from '@koa/router';
 import type { Logger } from 'pino';
 import { NotFoundError } from '../src/errors';
 import type { DependencyHealthPort } from '../src/ports/dependency-health';
+import type { OpenObjectiveCounts } from '../src/ports/objectives-store';
 import { errorHandler } from './middleware/errors';
-import { requestMetrics } from './middleware/metrics';
+import { collectProcessMetrics, requestMetrics } from './middleware/metrics';
+import { openObjectiveGauges } from './middleware/read-model-metrics';
 import { requestContext } from './middleware/request-context';
 import { requestTracing } from './middleware/tracing';
 import { tracingEnabled } from '../src/tracing/tracing';
@@ -27,6 +29,8 @@ export interface AppDependencies {
   version: string;
   /** Whether Postgres and NATS are reachable: the error handler reports database failures to it and answers 503 while one is down. */
   health?: DependencyHealthPort;
+  /** The read model's open objectives, counted into /metrics at scrape time (ObjectivesStore.openCounts); absent: not exported. */
+  openObjectiveCounts?: () => Promise<OpenObjectiveCounts>;
   /** Serves the widgets' hostnames (http/widget-host); absent: every Host is the API's. */
   widgetHost?: WidgetHostOptions;
 }
@@ -39,7 +43,11 @@ export function createApp(deps: AppDependencies): Koa {
   const api = new Router();
   mountRoutes(api, deps.routes, deps.mount);
   Object.defineProperty(app, API_ROUTER, { value: api });
-  const system = systemRoutes({ checkReady: deps.checkReady, openApiDocument: () => openApi, deadReason: () => deps.health?.deadReason() });
+  collectProcessMetrics();
+  const system = systemRoutes({
+    checkReady: deps.checkReady, openApiDocument: () => openApi, deadReason: () => deps.health?.deadReason(),
+    beforeScrape: deps.openObjectiveCounts && openObjectiveGauges({ read: deps.openObjectiveCounts, logger: deps.logger }),
+  });
   // Tracing (only when on), request context and metrics wrap the error handler, so they see the final status.
   if (tracingEnabled()) app.use(requestTracing());
   app.use(requestContext(deps.logger));

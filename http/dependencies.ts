@@ -396,6 +396,7 @@ export function createAppDependencies(options: CreateDependenciesOptions): Appli
       version: '1.0',
       health: options.health,
       checkReady: () => checkReady(dataSource, options),
+      openObjectiveCounts: () => services.objectivesStore.openCounts(),
       mount: {
         authenticator,
         rateLimiter: new RateLimiter(config.rateLimit),

@@ -1,7 +1,7 @@
 // Prefixed ULID ids: every server-assigned id is `<prefix>_<ULID>`. The prefix
 // table lives here once; docs/api.md lists it for users.
 import { randomFillSync } from 'node:crypto';
-import { monotonicFactory } from 'ulid';
+import { decodeTime, monotonicFactory } from 'ulid';
 
 export const IdPrefix = {
   account: 'acc',
@@ -39,6 +39,8 @@ export const IdPrefix = {
 export type IdKind = keyof typeof IdPrefix;
 
 const ULID_PATTERN = '[0-9A-HJKMNP-TV-Z]{26}';
+/** A ULID whose time fits its 48 bits (a first character above 7 would not). */
+const BARE_ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 
 // ulid's default source asks the system for one random byte per character;
 // drawing from a pooled buffer costs one system call per 4 KiB instead.
@@ -68,6 +70,15 @@ export function newUlid(): string {
 /** A new id of the given kind, e.g. `newId('agent')` → `agent_01J...`; ascending within a node. */
 export function newId(kind: IdKind): string {
   return `${IdPrefix[kind]}_${nextUlid()}`;
+}
+
+/**
+ * When the id was made (ms since the epoch), read from its ULID's time part
+ * (`agent_01J…`, or a bare ULID); undefined for a value that holds none.
+ */
+export function idTime(id: string): number | undefined {
+  const ulid = id.slice(id.lastIndexOf('_') + 1);
+  return BARE_ULID.test(ulid) ? decodeTime(ulid) : undefined;
 }
 
 /** True when `value` is a well-formed id of the given kind. */

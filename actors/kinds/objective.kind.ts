@@ -20,6 +20,7 @@ import type { ToolCallOutcome } from '../../src/tools/tool-call-outcome';
 import type { ToolCallRequest } from '../../src/tools/tool-executor';
 import { SERVICE_TOOL_EFFECT, type ServiceToolCallInput, type ServiceToolOutcome } from '../../src/ports/service-tools';
 import { traceModelCall, traceServiceToolCall, traceSubObjective, traceToolCall } from '../../src/tracing/spans';
+import { meteredModels, meteredTools, observeObjective } from '../domain-metrics';
 
 export interface ObjectiveKindDependencies {
   models: Pick<ModelProvider, 'complete'>;
@@ -47,7 +48,10 @@ function answerDeltas(live: Pick<ObjectiveLiveFeed, 'publish'> | undefined, cont
 }
 
 export function createObjectiveKind(dependencies: ObjectiveKindDependencies): ActorKind {
-  const { models, tools, serviceTools, store, prepareChild, eventRetentionMs, sessionSecrets, live } = dependencies;
+  const { serviceTools, store, prepareChild, eventRetentionMs, sessionSecrets, live } = dependencies;
+  // Every model call and tool run counted in the node's metrics (actors/domain-metrics.ts).
+  const models = meteredModels(dependencies.models);
+  const tools = meteredTools(dependencies.tools);
   return {
     ...objectiveKindDeclaration,
     ...(eventRetentionMs === undefined ? {} : { streams: objectiveKindDeclaration.streams.map((stream) => ({ ...stream, maxAgeMs: eventRetentionMs })) }),
@@ -89,5 +93,6 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: ObjectiveChange }>),
     projection: (changes) => store.projection(changes as Array<{ actorId: string; change: ObjectiveChange }>),
     projectedPayloads: (sql, ids) => store.projectedEnvelopes(sql, ids),
+    observe: observeObjective,
   };
 }

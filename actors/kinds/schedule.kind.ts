@@ -10,6 +10,7 @@ import type { ObjectiveService } from '../../src/objectives/objective.service';
 import type { ScheduleChange } from '../../src/schedules/schedule-record';
 import { PREPARE_SCHEDULED_OBJECTIVE_EFFECT, scheduleBehavior, type PrepareScheduledObjectiveInput } from '../../src/schedules/schedule.behavior';
 import { traceScheduleFire } from '../../src/tracing/spans';
+import { observeSchedule } from '../domain-metrics';
 
 export interface ScheduleKindDependencies {
   objectives: Pick<ObjectiveService, 'resolve' | 'warm'>;
@@ -45,5 +46,6 @@ export function createScheduleKind(dependencies: ScheduleKindDependencies): Acto
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: ScheduleChange }>),
     projection: (changes) => store.projection(changes as Array<{ actorId: string; change: ScheduleChange }>),
+    observe: observeSchedule,
   };
 }

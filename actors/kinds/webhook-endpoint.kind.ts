@@ -6,6 +6,7 @@
 import type { ActorKind, EffectContext } from '../../src/ports/actor-behavior';
 import type { WebhookDeliveriesStore } from '../../src/ports/webhook-deliveries-store';
 import type { WebhookDeliveryChange } from '../../src/webhooks/webhook-delivery';
+import { observeWebhookEndpoint } from '../domain-metrics';
 import {
   attemptNumberOf, createWebhookEndpointBehavior, DELIVER_WEBHOOK_EFFECT, type DeliverWebhookInput, type DeliverWebhookTransientInput, type DeliveryAttemptOutcome,
   type WebhookEndpointOptions,
@@ -35,5 +36,6 @@ export function createWebhookEndpointKind(dependencies: WebhookEndpointKindDepen
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: WebhookDeliveryChange }>),
     projection: (changes) => store.projection(changes as Array<{ actorId: string; change: WebhookDeliveryChange }>),
+    observe: observeWebhookEndpoint,
   };
 }

@@ -345,6 +345,16 @@ function afterCommit(act: Activation, built: BuiltTurn): void {
     act.onPublished(write.outbox.map((row) => ({ ...row, shard: act.fence.shard, actorKey: act.key, createdAt: committedAt })));
   }
   if (decision.passivate) act.passivateRequested = true;
+  if (decision.observations) observeCommitted(act, decision.observations);
+}
+
+/** Hands a committed turn's observations to its kind's metrics; a failure there never fails the turn. */
+function observeCommitted(act: Activation, observations: readonly unknown[]): void {
+  try {
+    act.kind.observe?.(observations);
+  } catch (error) {
+    act.logger.error({ err: error, key: act.key }, 'counting a turn into the metrics failed');
+  }
 }
 
 /**

@@ -355,7 +355,7 @@ export class ShardHost {
       },
     );
     this.active++;
-    runtimeMetrics.activeActors.inc();
+    runtimeMetrics.activeActors.inc({ kind });
     runtimeMetrics.activations.inc({ kind });
     return child;
   }
@@ -385,7 +385,7 @@ export class ShardHost {
 
   private entityStopped(kind: string): void {
     this.active--;
-    runtimeMetrics.activeActors.dec();
+    runtimeMetrics.activeActors.dec({ kind });
     runtimeMetrics.passivations.inc({ kind });
   }
 

@@ -1,6 +1,7 @@
-// Prometheus request metrics: count and latency by route template and code.
+// Prometheus request metrics: count and latency by route template and code;
+// the process's own (prom-client's defaults); the text of every metric for /metrics.
 import type Koa from 'koa';
-import { Counter, Histogram, register } from 'prom-client';
+import { collectDefaultMetrics, Counter, Histogram, register } from 'prom-client';
 
 function metric<T>(name: string, create: () => T): T {
   return (register.getSingleMetric(name) as T | undefined) ?? create();
@@ -33,6 +34,19 @@ export function requestMetrics(): Koa.Middleware {
       stop(labels);
     }
   };
+}
+
+/** A series of prom-client's defaults: present once they are collected. */
+const PROCESS_METRIC = 'process_cpu_user_seconds_total';
+
+/**
+ * Collects prom-client's default metrics (CPU, memory, heap spaces, event
+ * loop lag and utilization, GC, handles, file descriptors, Node.js version),
+ * once per process however many apps it makes.
+ */
+export function collectProcessMetrics(): void {
+  if (register.getSingleMetric(PROCESS_METRIC)) return;
+  collectDefaultMetrics();
 }
 
 /** The text exposition of every registered metric. */

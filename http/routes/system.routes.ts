@@ -12,9 +12,11 @@ export interface SystemRoutesDependencies {
   openApiDocument: () => Record<string, unknown>;
   /** Why the node must be restarted (a dependency it can never reach again); undefined while it recovers on its own. */
   deadReason?: () => string | undefined;
+  /** Brings the gauges read at scrape time up to date (the read model's open objectives). */
+  beforeScrape?: () => Promise<void>;
 }
 
-export function systemRoutes({ checkReady, openApiDocument, deadReason }: SystemRoutesDependencies): Router {
+export function systemRoutes({ checkReady, openApiDocument, deadReason, beforeScrape }: SystemRoutesDependencies): Router {
   const router = new Router();
   router.get('/healthz', (ctx) => {
     ctx.state.routePath = '/healthz';
@@ -36,6 +38,7 @@ export function systemRoutes({ checkReady, openApiDocument, deadReason }: System
   });
   router.get('/metrics', async (ctx) => {
     ctx.state.routePath = '/metrics';
+    await beforeScrape?.();
     const { contentType, body } = await metricsText();
     ctx.type = contentType;
     ctx.body = body;

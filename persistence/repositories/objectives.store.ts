@@ -9,9 +9,9 @@
 // (record-table.ts); lists page through fetchPage like every other store.
 import type { DataSource, EntityManager } from 'typeorm';
 import { objectiveInfoOf, type ObjectiveChange, type ObjectiveCreatedRow, type ObjectiveInfoChange } from '../../src/objectives/objective-events';
-import { ERASED, initialObjectiveState, type ObjectiveEventRecord } from '../../src/objectives/objective-state';
+import { ERASED, initialObjectiveState, type ObjectiveEventRecord, type ObjectiveStatus } from '../../src/objectives/objective-state';
 import { eraseEventContent } from '../../src/objectives/objective-erasure';
-import type { ObjectiveRecord, ObjectivesStore, ProjectionConnection } from '../../src/ports/objectives-store';
+import type { ObjectiveRecord, ObjectivesStore, OpenObjectiveCounts, ProjectionConnection } from '../../src/ports/objectives-store';
 import { storedObjectiveMetadata } from '../../src/objectives/objective-mappers';
 import { ObjectiveEntity, ObjectiveEventEntity, type ObjectiveRow } from '../entities/objective.entity';
 import { registerUniqueMessage, translateDriverError } from './driver-errors';
@@ -108,6 +108,22 @@ const PROJECT = `WITH rollups AS (${USAGE_ROLLUP_STATEMENTS[0]}), rollup_keys AS
 const COUNT_RUNNING = readStatement(
   `SELECT count(*)::int AS count FROM objectives
    WHERE agent_id = $1 AND status NOT IN ('OBJECTIVE_STATUS_COMPLETED', 'OBJECTIVE_STATUS_FAILED', 'OBJECTIVE_STATUS_CANCELLED')`,
+);
+
+/**
+ * openCounts in one round trip: the objectives not in a final state by status
+ * (the partial index ix_objectives_agent_running holds exactly those: its
+ * predicate word for word), then the tool calls the ones AWAITING_APPROVAL
+ * wait on (their rows, found through the same index). Its cost grows with the
+ * objectives running or waiting, never with the finished ones.
+ */
+const OPEN_COUNTS = readStatement(
+  `SELECT status AS key, count(*)::int AS count FROM objectives
+   WHERE status NOT IN ('OBJECTIVE_STATUS_COMPLETED', 'OBJECTIVE_STATUS_FAILED', 'OBJECTIVE_STATUS_CANCELLED')
+   GROUP BY status
+   UNION ALL
+   SELECT NULL, coalesce(sum(jsonb_array_length(info -> 'pendingToolCallIds')), 0)::int FROM objectives
+   WHERE status = 'OBJECTIVE_STATUS_AWAITING_APPROVAL'`,
 );
 
 /** countRunningByAgent on `manager` (the agents store's delete check runs it in its own transaction). */
@@ -343,6 +359,15 @@ export function createObjectivesStore(dataSource: DataSource): ObjectivesStore {
     },
 
     countRunningByAgent: (agentId) => countRunningObjectives(manager, agentId),
+
+    async openCounts() {
+      const counts: OpenObjectiveCounts = { byStatus: {}, toolCallsAwaitingApproval: 0 };
+      for (const row of await readRows(manager, OPEN_COUNTS, [])) {
+        if (row.key === null) counts.toolCallsAwaitingApproval = Number(row.count);
+        else counts.byStatus[row.key as ObjectiveStatus] = Number(row.count);
+      }
+      return counts;
+    },
 
     async namedBy({ workspaceId, tenantId, subjectIds }, { after, limit }) {
       if (tenantId === undefined && !subjectIds.length) return [];

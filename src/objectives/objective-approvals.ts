@@ -33,5 +33,6 @@ export function approveToolCall(turn: ObjectiveTurn, toolCallId: string): void {
 export function denyToolCall(turn: ObjectiveTurn, toolCallId: string, memo: string): void {
   callAwaitingDecision(turn, toolCallId);
   turn.record('TOOL_DENIED', { toolCallId, memo }, { modelResult: deniedResult(memo) });
+  turn.observeToolCall(toolCallId, 'denied');
   advance(turn);
 }

@@ -24,6 +24,7 @@ import {
 import { modelBudgetExceeded, offeredTools } from './objective-budgets';
 import { awaitsModelRetry, stopModelRetryWait } from './objective-retries';
 import { EMIT_OUTPUT_TOOL_NAME, emitOutputToolDefinition, outputFromArguments, type OutputValidator } from './objective-output';
+import { effectFailureOutcome, toolErrorOutcome } from './objective-observations';
 import {
   isTerminal, ObjectiveStatus, type ObjectiveError, type ObjectiveState, type TurnToolCall,
 } from './objective-state';
@@ -159,6 +160,7 @@ function finish(turn: ObjectiveTurn, status: ObjectiveStatus): void {
   setStatus(turn, status);
   const { state } = turn;
   turn.record('FINALIZED', { status, output: state.output, usage: state.usage });
+  turn.observe({ type: 'objective_finished', status, errorType: status === ObjectiveStatus.FAILED ? state.error?.type ?? null : null });
   reportToParent(turn);
   // A scheduled objective tells its schedule, which decides its SKIP overlap policy on what runs.
   const scheduleId = turn.config.spec.scheduleId;
@@ -264,10 +266,12 @@ function emitOutput(turn: ObjectiveTurn, call: ChatToolCall, validateOutput: Out
   if (problem !== null || !('output' in parsed)) {
     const message = `invalid output: ${problem}`;
     turn.record('TOOL_ERROR', { message, toolCallId: call.id }, { modelResult: message });
+    turn.observeToolCall(call.id, 'invalid_arguments');
     return;
   }
   turn.apply({ type: 'output_emitted', output: parsed.output });
   turn.record('TOOL_RESULT', { content: OUTPUT_ACCEPTED_RESULT, toolCallId: call.id, type: TOOL_RESULT_TYPE_TEXT }, { modelResult: OUTPUT_ACCEPTED_RESULT });
+  turn.observeToolCall(call.id, 'result');
 }
 
 /**
@@ -340,7 +344,8 @@ export function acceptModelResponse(turn: ObjectiveTurn, effectId: string, respo
     const toolCallId = ids[index];
     switch (disposition.kind) {
       case 'refused':
-        return turn.record('TOOL_ERROR', { message: disposition.result, toolCallId }, { modelResult: disposition.result });
+        turn.record('TOOL_ERROR', { message: disposition.result, toolCallId }, { modelResult: disposition.result });
+        return turn.observeToolCall(toolCallId, 'refused');
       case 'emit_output':
         return emitOutput(turn, { ...call, id: toolCallId }, validateOutput);
       case 'approval':
@@ -367,6 +372,7 @@ export function acceptToolOutcome(turn: ObjectiveTurn, outcome: EffectOutcome): 
   if (!outcome.ok) {
     const content = effectFailureResult(outcome.error);
     turn.record('TOOL_ERROR', { message: `${outcome.error.code}: ${outcome.error.message}`, toolCallId: call.id }, { modelResult: content });
+    turn.observeToolCall(call.id, effectFailureOutcome(outcome.error));
   } else {
     const result = outcome.value as ToolCallOutcome;
     if (result.ok) {
@@ -374,6 +380,7 @@ export function acceptToolOutcome(turn: ObjectiveTurn, outcome: EffectOutcome): 
     } else {
       turn.record('TOOL_ERROR', { message: result.message, toolCallId: call.id, type: result.errorType }, { modelResult: result.content });
     }
+    turn.observeToolCall(call.id, result.ok ? 'result' : toolErrorOutcome(result.errorType));
   }
   advance(turn);
 }

@@ -10,6 +10,8 @@ import { ServiceToolName, SERVICE_TOOL_EFFECT, type ServiceToolCallInput, type S
 import type { EffectOutcome, EffectRequest } from '../ports/actor-behavior';
 import { uniqueModelToolNames, SERVICE_TOOL_NAMES } from '../tools/tool-name';
 import type { ChatToolDefinition } from './chat-model-types';
+import { effectFailureOutcome, toolErrorOutcome, type ToolCallKind } from './objective-observations';
+import { EMIT_OUTPUT_TOOL_NAME } from './objective-output';
 import type { ObjectiveState, ObjectiveTool, TurnToolCall } from './objective-state';
 import type { ObjectiveTurn } from './objective-turn';
 
@@ -83,6 +85,17 @@ export function isOfferedServiceTool(state: ObjectiveState, name: string): name 
 export function objectiveToolsOf(state: ObjectiveState): ObjectiveTool[] {
   const discovered = state.discoveredTools;
   return discovered?.length ? [...state.config!.tools, ...discovered] : state.config!.tools;
+}
+
+/** The kind of tool `name` is in this objective (the node's tool call metrics count by it). */
+export function toolCallKindOf(state: ObjectiveState, name: string): ToolCallKind {
+  if (!state.config) return 'unknown';
+  if (name === EMIT_OUTPUT_TOOL_NAME && state.config.outputDefinition) return 'output';
+  if (isOfferedServiceTool(state, name)) return 'service';
+  const tool = objectiveToolsOf(state).find((candidate) => candidate.name === name);
+  if (!tool) return 'unknown';
+  if (tool.subAgent) return 'sub_agent';
+  return tool.executable?.kind ?? 'unknown';
 }
 
 /** The system prompt the model gets: the variation's prompt, then the skills manifest. */
@@ -169,15 +182,18 @@ export function acceptServiceToolOutcome(turn: ObjectiveTurn, outcome: EffectOut
   if (!outcome.ok) {
     const content = outcome.error.code === 'DEADLINE_EXCEEDED' ? '[timed out]' : `[error: ${outcome.error.message}]`;
     turn.record('TOOL_ERROR', { message: `${outcome.error.code}: ${outcome.error.message}`, toolCallId: call.id }, { modelResult: content });
+    turn.observeToolCall(call.id, effectFailureOutcome(outcome.error));
     return true;
   }
   const result = outcome.value as ServiceToolOutcome;
   if (result.memoryRead) turn.record('MEMORY_READ', { ...result.memoryRead });
   if (!result.ok) {
     turn.record('TOOL_ERROR', { message: result.content, toolCallId: call.id, ...(result.errorType ? { type: result.errorType } : {}) }, { modelResult: result.content });
+    turn.observeToolCall(call.id, toolErrorOutcome(result.errorType));
     return true;
   }
   const content = result.discoveredTools ? searchToolsResult(acceptDiscoveredTools(turn, result.discoveredTools)) : result.content;
   turn.record('TOOL_RESULT', { content, toolCallId: call.id, type: TEXT }, { modelResult: content });
+  turn.observeToolCall(call.id, 'result');
   return true;
 }

@@ -30,6 +30,7 @@ export function acceptPrepareOutcome(turn: ObjectiveTurn, outcome: EffectOutcome
   const start = outcome.ok ? childStartOf(turn.state, call, outcome.value) : { problem: `the sub-agent could not be started: ${outcome.error.message}` };
   if ('problem' in start) {
     turn.record('TOOL_ERROR', { message: start.problem, toolCallId: call.id }, { modelResult: start.problem });
+    turn.observeToolCall(call.id, 'error');
   } else {
     spawnChild(turn, call, start);
   }
@@ -79,10 +80,12 @@ export function acceptChildFinished(turn: ObjectiveTurn, report: ChildFinishedCo
   turn.record('SUB_AGENT_UPDATED', { metadata: call.child.metadata, status: report.status, toolCallId: call.id });
   if (report.status === ObjectiveStatus.COMPLETED) {
     turn.record('TOOL_RESULT', { content: report.content, toolCallId: call.id, type: TOOL_RESULT_TYPE_TEXT }, { modelResult: report.content });
+    turn.observeToolCall(call.id, 'result');
   } else {
     const result = childFailureResult(report.status, report.error);
     const message = `sub-objective ${report.childObjectiveId} ended ${report.status}${report.error ? `: ${report.error.message}` : ''}`;
     turn.record('TOOL_ERROR', { message, toolCallId: call.id }, { modelResult: result });
+    turn.observeToolCall(call.id, report.status === ObjectiveStatus.CANCELLED ? 'cancelled' : 'error');
   }
   advance(turn);
 }

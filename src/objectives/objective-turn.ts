@@ -16,6 +16,8 @@ import {
   type ObjectiveState, type ObjectiveUsage, type RecordedAssistant,
 } from './objective-state';
 import { addsToRollups, type UsageDelta } from '../usage/usage-rollup';
+import type { ObjectiveObservation, ToolCallOutcomeLabel } from './objective-observations';
+import { toolCallKindOf } from './objective-service-tools';
 
 export class ObjectiveTurn {
   private readonly events: ObjectiveEvent[] = [];
@@ -31,6 +33,8 @@ export class ObjectiveTurn {
   private ownUsage: ObjectiveUsage = { promptTokens: 0, completionTokens: 0, costCents: 0 };
   /** This turn created the objective: it counts in the roll-ups' objectiveCount. */
   private created = false;
+  /** For the node's metrics; made at the first one (most turns have none). */
+  private observations: ObjectiveObservation[] | undefined;
 
   constructor(
     public state: ObjectiveState,
@@ -113,6 +117,17 @@ export class ObjectiveTurn {
     this.reminders.set(name, null);
   }
 
+  /** A fact for the node's metrics, counted once this turn has committed (objective-observations.ts). */
+  observe(observation: ObjectiveObservation): void {
+    (this.observations ??= []).push(observation);
+  }
+
+  /** A tool call of the current turn ended with `outcome`: counted by the kind of tool it went to. */
+  observeToolCall(toolCallId: string, outcome: ToolCallOutcomeLabel): void {
+    const name = this.state.turnCalls.find((call) => call.id === toolCallId)?.name ?? '';
+    this.observe({ type: 'tool_call_finished', kind: toolCallKindOf(this.state, name), outcome });
+  }
+
   /** Asks the runtime for a snapshot right after this turn (an erasure: the journal before it may then be purged). */
   requestSnapshot(): void {
     this.snapshotRequested = true;
@@ -151,6 +166,7 @@ export class ObjectiveTurn {
       if (this.aborted.length) decision.effects.abort = this.aborted;
     }
     if (this.sends.length) decision.send = this.sends;
+    if (this.observations) decision.observations = this.observations;
     if (this.reminders.size) {
       const set = [...this.reminders.values()].filter((reminder): reminder is ReminderRequest => reminder !== null);
       const cancel = [...this.reminders].filter(([, reminder]) => reminder === null).map(([name]) => name);

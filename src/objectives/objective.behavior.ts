@@ -23,6 +23,7 @@ import {
 } from './objective-loop';
 import { acceptModelCallFailure, MODEL_RETRY_REMINDER, retryModelCall } from './objective-retries';
 import { ajvOutputValidator, type OutputValidator } from './objective-output';
+import { OBJECTIVE_STARTED } from './objective-observations';
 import {
   evolveObjective, initialObjectiveState, isTerminal, OBJECTIVE_KIND, ObjectiveStatus, type ObjectiveEvent, type ObjectiveStart, type ObjectiveState,
 } from './objective-state';
@@ -82,6 +83,7 @@ function start(turn: ObjectiveTurn, config: ObjectiveStart): void {
   });
   turn.record('USER_MESSAGE', { content: config.initialMessage });
   setStatus(turn, ObjectiveStatus.RUNNING);
+  turn.observe(OBJECTIVE_STARTED);
   startModelCall(turn);
 }
 

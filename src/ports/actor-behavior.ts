@@ -123,6 +123,13 @@ export interface ActorDecision<Event, Reply, Change = unknown, State = never> {
    * in the journal for longer than the retention window).
    */
   snapshot?: boolean;
+  /**
+   * Facts for the node's metrics (an objective finished, a tool call's
+   * outcome, a webhook delivered), as plain data so the decision stays pure:
+   * handed to the kind's `observe` once this turn has committed; never on
+   * replay, nor for a turn whose write failed.
+   */
+  observations?: unknown[];
 }
 
 /** Facts about the running actor given to the behaviour. */
@@ -290,4 +297,6 @@ export interface ActorKind {
    * payload.
    */
   projectedPayloads?: ProjectedPayloadReader;
+  /** Counts the ActorDecision.observations of a committed turn into the node's metrics. */
+  observe?: (observations: readonly unknown[]) => void;
 }

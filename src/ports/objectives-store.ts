@@ -38,6 +38,14 @@ export interface ObjectiveListFilter extends ListFilter {
   externalId?: string;
 }
 
+/** The objectives not in a final state, over the whole database (the node's metrics read them per scrape). */
+export interface OpenObjectiveCounts {
+  /** Objectives per status that is not final (a status none is in is absent). */
+  byStatus: Partial<Record<ObjectiveStatus, number>>;
+  /** Tool calls waiting for a decision: the pendingToolCallIds of the objectives AWAITING_APPROVAL. */
+  toolCallsAwaitingApproval: number;
+}
+
 /** What a projector gets from the runtime: the turn's connection and the changes, in order. */
 export interface ProjectionConnection {
   query(sql: string, parameters?: unknown[]): Promise<unknown>;
@@ -69,6 +77,8 @@ export interface ObjectivesStore {
   listEvents(objectiveId: string, afterSequence: number, limit: number): Promise<ObjectiveEventRecord[]>;
   /** Objectives of the agent not in a terminal state. */
   countRunningByAgent(agentId: string): Promise<number>;
+  /** The objectives not in a final state by status, and the tool calls awaiting approval, over every workspace. */
+  openCounts(): Promise<OpenObjectiveCounts>;
   /**
    * The workspace's objectives naming the tenant or one of the subjects, in id
    * order, with where their events go (for erasure, a batch at a time): those

@@ -97,6 +97,12 @@ export type ScheduleEvent =
   | { type: 'held_due' }
   | { type: 'held_released'; started: boolean; tracked: boolean };
 
+/**
+ * What a schedule's turn tells the node's metrics (ActorDecision.observations):
+ * a fire due at its time handled `latenessMs` after it (a trigger has no due time).
+ */
+export type ScheduleObservation = { type: 'fired'; latenessMs: number };
+
 type Reply = ScheduleRecord | ScheduleTriggerReply | null;
 type Decision = ActorDecision<ScheduleEvent, Reply, ScheduleChange>;
 export type ScheduleBehavior = ActorBehavior<ScheduleState, ScheduleActorCommand, ScheduleEvent, Reply, ScheduleChange>;
@@ -188,6 +194,11 @@ class ScheduleTurn {
     else if (next.getTime() - this.now.getTime() > PREPARE_LEAD_MS) {
       this.decision.reminders = { set: [{ name: PREPARE_REMINDER, dueAt: new Date(next.getTime() - PREPARE_LEAD_MS) }], cancel: [FIRE_REMINDER] };
     } else this.decision.reminders = { set: [{ name: FIRE_REMINDER, dueAt: next }], cancel: [PREPARE_REMINDER] };
+  }
+
+  /** A fact for the node's metrics, counted once this turn has committed. */
+  observe(observation: ScheduleObservation): void {
+    (this.decision.observations ??= []).push(observation);
   }
 
   /** Drops the held fire (the schedule was reconfigured): its prepare, if still running, is aborted. */
@@ -322,6 +333,7 @@ function fireDue(turn: ScheduleTurn, due: Date, now: Date): Decision {
   const record = turn.record;
   const { run, missed } = dueFires(record, due, now);
   if (missed > 0) turn.update({ skipCount: record.info.skipCount + missed });
+  if (run) turn.observe({ type: 'fired', latenessMs: Math.max(0, now.getTime() - run.getTime()) });
   const held = turn.state.held;
   if (held && run && held.fireTime === run.toISOString()) {
     if (held.start || held.error) releaseHeld(turn);

@@ -5,6 +5,7 @@
 // Pure: the HTTP POST, the signing secrets and the clock's randomness come
 // from outside (the kind in actors/kinds binds them).
 import { FailedPreconditionError, InvalidArgumentError } from '../errors';
+import { idTime } from '../ids';
 import { eraseEnvelopeText } from '../objectives/objective-erasure';
 import type { ActorBehavior, ActorContext, ActorDecision, EffectOutcome, EffectRequest, FiredReminder, RunningEffect } from '../ports/actor-behavior';
 import { traceparentField } from '../tracing/trace-context';
@@ -59,6 +60,25 @@ export interface DeliverWebhookTransientInput {
   body: string;
 }
 
+/**
+ * What an endpoint's turn tells the node's metrics (ActorDecision.observations):
+ * each attempt's outcome (a 2xx, another HTTP status, or no response: a
+ * network error, a time-out, a refused address), and each delivery reaching a
+ * final status, with the time from its objective event's creation to the 2xx
+ * for one delivered from the event's flow (not a manual retry).
+ */
+export type WebhookObservation =
+  | { type: 'attempt'; result: 'delivered' | 'http_error' | 'no_response' }
+  | { type: 'delivery_finished'; result: 'delivered' | 'failed' | 'disabled'; lagMs?: number };
+
+// The observations without a lag, made once: a turn of the busiest actor hands them over without allocating.
+const ATTEMPT_DELIVERED: WebhookObservation = Object.freeze({ type: 'attempt', result: 'delivered' });
+const ATTEMPT_HTTP_ERROR: WebhookObservation = Object.freeze({ type: 'attempt', result: 'http_error' });
+const ATTEMPT_NO_RESPONSE: WebhookObservation = Object.freeze({ type: 'attempt', result: 'no_response' });
+const DELIVERED_WITHOUT_LAG: WebhookObservation = Object.freeze({ type: 'delivery_finished', result: 'delivered' });
+const DELIVERY_FAILED: WebhookObservation = Object.freeze({ type: 'delivery_finished', result: 'failed' });
+const DELIVERY_DISABLED: WebhookObservation = Object.freeze({ type: 'delivery_finished', result: 'disabled' });
+
 /** The outcome of one attempt, as the sender reports it. */
 export type DeliveryAttemptOutcome = WebhookAttemptOutcome;
 
@@ -105,6 +125,8 @@ class EndpointTurn {
   readonly abort: string[] = [];
   readonly setReminders: Array<{ name: string; dueAt: Date }> = [];
   readonly cancelReminders: string[] = [];
+  /** For the node's metrics; made at the first one. */
+  private observations: WebhookObservation[] | undefined;
 
   /** Whether `state` is this turn's own draft yet (made at the first event). */
   private drafted = false;
@@ -126,6 +148,11 @@ class EndpointTurn {
     this.changes.push({ type: 'webhook_delivery', delivery });
   }
 
+  /** A fact for the node's metrics, counted once this turn has committed. */
+  observe(observation: WebhookObservation): void {
+    (this.observations ??= []).push(observation);
+  }
+
   decision(reply?: WebhookEndpointReply): Decision {
     const { running, queued } = attempts(this.state);
     return {
@@ -139,6 +166,7 @@ class EndpointTurn {
       // no memory meanwhile. With nothing queued it stays for the next event until the runtime's idle passivation:
       // stopping it at once made every event of a steady flow activate it again, reading its journal tail back.
       ...(!running && queued ? { passivate: true } : {}),
+      ...(this.observations ? { observations: this.observations } : {}),
     };
   }
 }
@@ -226,6 +254,7 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
         if (queued.runningEffectId) turn.abort.push(queued.runningEffectId);
         else if (queued.delivery.nextAttemptAt) turn.cancelReminders.push(`${RETRY_REMINDER_PREFIX}${queued.delivery.id}`);
         turn.project(changed(queued.delivery, turn.now, { status: 'WEBHOOK_DELIVERY_STATUS_DISABLED', nextAttemptAt: null, errorMessage: queued.delivery.errorMessage ?? disabledMessage(reason) }));
+        turn.observe(DELIVERY_DISABLED);
       }
     }
     turn.apply({ type: 'endpoint_disabled', at, reason });
@@ -255,6 +284,7 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
     const body = isErasedObjective(turn.state, delivery.objectiveId) ? eraseEnvelopeText(command.body) : command.body;
     turn.apply({ type: 'delivery_queued', delivery: queued, body, at: turn.now.toISOString(), ...traceparentField(command.traceparent) });
     turn.project(queued);
+    if (turn.state.disabled) turn.observe(DELIVERY_DISABLED);
     dispatch(turn);
     return turn.decision({ deliveryId: queued.id, status: queued.status });
   }
@@ -291,10 +321,12 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
       attemptCount, lastAttemptAt: at, latencyMs: Math.round(outcome.latencyMs), httpStatusCode: outcome.httpStatusCode,
       responseContentLength: outcome.responseContentLength, responseHeaders: outcome.responseHeaders, errorMessage: outcome.errorMessage ?? null,
     };
+    turn.observe(outcome.ok ? ATTEMPT_DELIVERED : outcome.httpStatusCode > 0 ? ATTEMPT_HTTP_ERROR : ATTEMPT_NO_RESPONSE);
     if (outcome.ok) {
       const delivery = changed(queued.delivery, turn.now, { ...attempt, status: 'WEBHOOK_DELIVERY_STATUS_COMPLETED', nextAttemptAt: null, errorMessage: null });
       turn.apply({ type: 'attempt_finished', delivery, ok: true, at });
       turn.project(delivery);
+      turn.observe(delivered(turn, queued));
       return;
     }
     const failingSince = turn.state.failingSince ?? at;
@@ -303,6 +335,7 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
       const delivery = changed(queued.delivery, turn.now, { ...attempt, status: 'WEBHOOK_DELIVERY_STATUS_DISABLED', nextAttemptAt: null });
       turn.apply({ type: 'attempt_finished', delivery, ok: false, at });
       turn.project(delivery);
+      turn.observe(DELIVERY_DISABLED);
       disable(turn, reason);
       return;
     }
@@ -313,7 +346,14 @@ export function createWebhookEndpointBehavior(options: WebhookEndpointOptions): 
     });
     turn.apply({ type: 'attempt_finished', delivery, ok: false, at });
     turn.project(delivery);
+    if (!nextAttemptAt) turn.observe(DELIVERY_FAILED);
     if (nextAttemptAt) turn.setReminders.push({ name: `${RETRY_REMINDER_PREFIX}${delivery.id}`, dueAt: nextAttemptAt });
+  }
+
+  /** A delivery's 2xx, with its lag from the objective event's creation (its id's time); none for a manual retry, which a person started later. */
+  function delivered(turn: EndpointTurn, queued: QueuedDelivery): WebhookObservation {
+    const createdAt = queued.manual ? undefined : idTime(queued.delivery.objectiveEventId);
+    return createdAt === undefined ? DELIVERED_WITHOUT_LAG : { type: 'delivery_finished', result: 'delivered', lagMs: Math.max(0, turn.now.getTime() - createdAt) };
   }
 
   /** The queued delivery whose attempt ran as `effectId`. */

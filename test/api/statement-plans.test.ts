@@ -1,7 +1,8 @@
 // The runtime's statements keep their cost with their input, not with the
 // size of the tables they touch: every statement an objective's run sends
 // (its turns and projections, its tool call and approval, its webhook
-// deliveries, a schedule's fires, the event log's appends and claims) is
+// deliveries, a schedule's fires, the event log's appends and claims, a
+// /metrics scrape's count of the open objectives) is
 // explained on tables of tens of thousands of rows, as the generic plan a
 // named statement settles on, and none may read a large table whole. A
 // json_to_recordset or unnest input is estimated at 10 to 100 rows whatever
@@ -66,6 +67,9 @@ describe('statement plans on large tables', function () {
         const read = await api!.request('GET', `${base}/objectives/${id}`, { token: ws.token });
         return read.body.info.pendingToolCallIds?.[0] as string | undefined;
       }, 'the pending approval');
+      // A scrape while it waits: /metrics counts the open objectives and the approvals waiting from the read model.
+      const metrics = await api.request('GET', '/metrics');
+      assert.match(metrics.body, /^agentrt_tool_calls_awaiting_approval \d+$/m);
       const approved = await api.request('PUT', `${base}/objectives/${id}/tool_calls/${toolCallId}/approve`, { token: ws.token, body: {} });
       assert.equal(approved.status, 200, JSON.stringify(approved.body));
       await eventually(async () => (await api!.request('GET', `${base}/objectives/${id}`, { token: ws.token })).body.info.status === 'OBJECTIVE_STATUS_COMPLETED', 'the objective to complete');

@@ -78,7 +78,12 @@ export interface TableScan {
   table: string;
   node: string;
   index: string | null;
-  /** False for an index scan that walks the whole index (no index condition): under enable_seqscan off, a seq scan in disguise. */
+  /**
+   * False for an index scan that walks the whole index (no index condition): under enable_seqscan off, a seq scan
+   * in disguise. On filled tables a walk of a partial index counts as keyed: it holds only the rows its predicate
+   * names (the open objectives, say), so its cost grows with those, not with the table, and the estimate judges how
+   * many they are (on small tables, where no estimate can, it does not).
+   */
   keyed: boolean;
   estimatedRows: number;
 }
@@ -131,6 +136,8 @@ export async function explainOnLargeTables(
       });
     }
     for (const table of tables) await client.query(`ANALYZE ${table}`);
+    const partialIndexes = rows === 0 ? new Set<string>() : new Set(((await client.query('SELECT indexrelid::regclass::text AS name FROM pg_index WHERE indpred IS NOT NULL')).rows as Array<{ name: string }>)
+      .map((row) => row.name));
     await client.query("SET LOCAL plan_cache_mode = 'force_generic_plan'");
     for (const statement of statements) {
       if (NOT_PLANNED.test(statement.text)) continue;
@@ -158,7 +165,8 @@ export async function explainOnLargeTables(
         const table = node['Relation Name'];
         if (!table || !(table in sizes)) return;
         scans.push({ statement: text, applicationName: statement.applicationName, table, node: node['Node Type'], index: node['Index Name'] ?? null,
-          keyed: !node['Node Type'].startsWith('Index') || node['Index Cond'] !== undefined, estimatedRows: node['Plan Rows'] });
+          keyed: !node['Node Type'].startsWith('Index') || node['Index Cond'] !== undefined || partialIndexes.has(node['Index Name'] ?? ''),
+          estimatedRows: node['Plan Rows'] });
       });
     }
   } finally {

@@ -10,6 +10,7 @@ import type { ActorContext, ActorDecision, ActorSend, EffectError, OutgoingEvent
 import type { ChatRequest, ChatResponse } from '../../../src/objectives/chat-model-types';
 import type { ObjectiveChange } from '../../../src/objectives/objective-events';
 import type { ModelCallEffectInput } from '../../../src/objectives/objective-loop';
+import type { ObjectiveObservation } from '../../../src/objectives/objective-observations';
 import { objectiveBehavior, type ObjectiveCommand, type ObjectiveReply } from '../../../src/objectives/objective.behavior';
 import type { ObjectiveEvent, ObjectiveStart, ObjectiveState, ObjectiveTool } from '../../../src/objectives/objective-state';
 import type { ExecutableTool, ToolCallOutcome } from '../../../src/tools/tool-call-outcome';
@@ -68,6 +69,8 @@ export class ObjectiveDriver {
   readonly journal: ObjectiveEvent[] = [];
   readonly published: OutgoingEvent[] = [];
   readonly projected: ObjectiveChange[] = [];
+  /** The decisions' observations (what the node's metrics count), in order. */
+  readonly observed: ObjectiveObservation[] = [];
   readonly aborted: string[] = [];
   /** Effects started and neither reported nor aborted, by id. */
   readonly running = new Map<string, RunningEffect>();
@@ -98,6 +101,7 @@ export class ObjectiveDriver {
     }
     this.published.push(...(decision.publish ?? []));
     this.projected.push(...(decision.project ?? []));
+    this.observed.push(...((decision.observations ?? []) as ObjectiveObservation[]));
     for (const id of decision.effects?.abort ?? []) {
       this.aborted.push(id);
       this.running.delete(id);

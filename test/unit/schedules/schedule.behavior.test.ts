@@ -3,7 +3,9 @@ import { ApiError } from '../../../src/errors';
 import type { ActorDecision, EffectRequest } from '../../../src/ports/actor-behavior';
 import type { ScheduleConfiguration, ScheduleTriggerReply } from '../../../src/ports/schedule-commands';
 import type { ScheduleChange, ScheduleRecord } from '../../../src/schedules/schedule-record';
-import { PREPARE_LEAD_MS, scheduleBehavior, type ScheduleActorCommand, type ScheduleEvent, type ScheduleState } from '../../../src/schedules/schedule.behavior';
+import {
+  PREPARE_LEAD_MS, scheduleBehavior, type ScheduleActorCommand, type ScheduleEvent, type ScheduleObservation, type ScheduleState,
+} from '../../../src/schedules/schedule.behavior';
 
 /** When the prepare reminder of a fire at `fireIso` is due. */
 const preparing = (fireIso: string): string => new Date(Date.parse(fireIso) - PREPARE_LEAD_MS).toISOString();
@@ -29,6 +31,8 @@ class ScheduleDriver {
   readonly reminders = new Map<string, Date>();
   row: ScheduleRecord | null = null;
   readonly sent: Array<{ kind: string; id: string; command: unknown }> = [];
+  /** The decisions' observations (what the node's metrics count), in order. */
+  readonly observed: ScheduleObservation[] = [];
   last!: Decision;
 
   private absorb(decision: Decision) {
@@ -43,6 +47,7 @@ class ScheduleDriver {
     for (const name of decision.reminders?.cancel ?? []) this.reminders.delete(name);
     for (const reminder of decision.reminders?.set ?? []) this.reminders.set(reminder.name, reminder.dueAt);
     this.sent.push(...(decision.send ?? []));
+    this.observed.push(...((decision.observations ?? []) as ScheduleObservation[]));
     return decision.reply;
   }
 
@@ -282,5 +287,31 @@ describe('schedule behaviour', () => {
     assert.equal(driver.row?.info.lastError, 'agent agent_1 is ARCHIVED');
     assert.deepEqual(driver.sent, []);
     assert.equal(driver.state.running.length, 0, 'nothing runs: the next fire is not skipped');
+  });
+});
+
+describe('schedule observations (the metrics a decision carries)', () => {
+  it('a fire handled after its time carries its lateness; a held fire released on time none to speak of', async () => {
+    const driver = new ScheduleDriver();
+    await driver.command({ type: 'configure', schedule: configuration() });
+    await driver.at('2026-11-25T10:01:00.250Z');
+    assert.deepEqual(driver.observed, [{ type: 'fired', latenessMs: 250 }]);
+    await driver.at('2026-11-25T10:02:00.000Z');
+    assert.deepEqual(driver.observed.at(-1), { type: 'fired', latenessMs: 0 });
+  });
+
+  it('after downtime the fire that runs counts its lateness from its own time; a trigger has no fire time and counts none', async () => {
+    const driver = new ScheduleDriver();
+    await driver.command({ type: 'configure', schedule: configuration() });
+    driver.now = new Date('2026-11-25T10:05:30.000Z');
+    driver.reminders.clear();
+    const decision = await scheduleBehavior.onReminder!(driver.state, { name: 'prepare', dueAt: new Date(preparing('2026-11-25T10:01:00.000Z')), payload: null }, { kind: 'schedule', id: 'sched_1', now: driver.now });
+    assert.deepEqual(decision.observations, [{ type: 'fired', latenessMs: 30_000 }], 'the 10:05 fire, run at 10:05:30');
+
+    const triggered = new ScheduleDriver();
+    await triggered.command({ type: 'configure', schedule: configuration() });
+    await triggered.command({ type: 'trigger' });
+    await triggered.prepared();
+    assert.deepEqual(triggered.observed, []);
   });
 });

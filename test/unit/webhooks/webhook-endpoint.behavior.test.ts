@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { ApiError } from '../../../src/errors';
 import type { ActorDecision, EffectRequest } from '../../../src/ports/actor-behavior';
 import type { WebhookDeliveryChange, WebhookDeliveryRecord } from '../../../src/webhooks/webhook-delivery';
+import { ulid } from 'ulid';
 import {
-  createWebhookEndpointBehavior, type DeliveryAttemptOutcome, type WebhookEndpointCommand, type WebhookEndpointOptions, type WebhookEndpointReply,
+  createWebhookEndpointBehavior, type DeliveryAttemptOutcome, type WebhookEndpointCommand, type WebhookEndpointOptions, type WebhookEndpointReply, type WebhookObservation,
 } from '../../../src/webhooks/webhook-endpoint.behavior';
 import type { WebhookEndpointEvent, WebhookEndpointState } from '../../../src/webhooks/webhook-endpoint-state';
 
@@ -41,6 +42,8 @@ class EndpointDriver {
   readonly reminders = new Map<string, Date>();
   /** Every event decided, in order: the actor's journal. */
   readonly journal: WebhookEndpointEvent[] = [];
+  /** The decisions' observations (what the node's metrics count), in order. */
+  readonly observed: WebhookObservation[] = [];
   last!: ActorDecision<WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange, WebhookEndpointState>;
 
   constructor(options: Partial<WebhookEndpointOptions> = {}) {
@@ -61,6 +64,7 @@ class EndpointDriver {
   private absorb(decision: ActorDecision<WebhookEndpointEvent, WebhookEndpointReply, WebhookDeliveryChange, WebhookEndpointState>) {
     this.last = decision;
     this.journal.push(...(decision.events ?? []));
+    this.observed.push(...((decision.observations ?? []) as WebhookObservation[]));
     // Compared as JSON (the lanes are a persistent map; its toJSON is what a snapshot stores).
     assert.deepStrictEqual(asStored(this.state), this.decidedOn, 'deciding leaves the state it decided on unchanged');
     const replayed = (decision.events ?? []).reduce((state, event) => this.behavior.evolve(state, event), this.state);
@@ -464,5 +468,59 @@ describe('webhook endpoint behaviour', () => {
     await driver.finish('whdel_obj_1_2.1', ok);
     assert.equal(driver.state.lanes.size, 0);
     assert.equal(driver.state.idleLanes.size, 0);
+  });
+});
+
+describe('webhook endpoint observations (the metrics a decision carries)', () => {
+  /** An event whose id is a real ULID made `ageMs` before the driver's clock, as the objective actor makes them. */
+  async function eventMade(driver: EndpointDriver, objectiveId: string, sequence: number, ageMs: number): Promise<{ effectId: string }> {
+    const eventUlid = ulid(driver.now.getTime() - ageMs);
+    const body = JSON.parse(envelope(objectiveId, sequence));
+    body.data.objectiveEvent.metadata.id = `objevt_${eventUlid}`;
+    await driver.command({ type: 'event', body: JSON.stringify(body), webhookUrl: URL_A });
+    return { effectId: `whdel_${eventUlid}.1` };
+  }
+
+  it('a delivered event: the attempt, and the delivery with its lag from the event\'s creation', async () => {
+    const driver = new EndpointDriver();
+    const { effectId } = await eventMade(driver, 'obj_1', 1, 1500);
+    await driver.advance(250);
+    await driver.finish(effectId, ok);
+    assert.deepEqual(driver.observed, [{ type: 'attempt', result: 'delivered' }, { type: 'delivery_finished', result: 'delivered', lagMs: 1750 }]);
+  });
+
+  it('failed attempts count as http_error or no_response; the delivery counts once, failed, when its retries are spent', async () => {
+    const driver = new EndpointDriver();
+    const { effectId } = await eventMade(driver, 'obj_1', 1, 0);
+    await driver.finish(effectId, serverError);
+    await driver.advance(1000);
+    await driver.finish(effectId.replace(/\.1$/, '.2'), { error: 'timed out' });
+    await driver.advance(2000);
+    await driver.finish(effectId.replace(/\.1$/, '.3'), serverError);
+    assert.deepEqual(driver.observed, [
+      { type: 'attempt', result: 'http_error' },
+      { type: 'attempt', result: 'no_response' },
+      { type: 'attempt', result: 'http_error' },
+      { type: 'delivery_finished', result: 'failed' },
+    ]);
+    // A manual retry, delivered: counted again, without a lag (a person started it, long after the event).
+    const failed = [...driver.rows.values()][0];
+    await driver.command({ type: 'retry', delivery: failed, webhookUrl: URL_A, body: envelope('obj_1', 1) });
+    await driver.finish(effectId.replace(/\.1$/, '.4'), ok);
+    assert.deepEqual(driver.observed.slice(4), [{ type: 'attempt', result: 'delivered' }, { type: 'delivery_finished', result: 'delivered' }]);
+  });
+
+  it('a 410 disables the endpoint: its delivery, every queued one and every later one count as disabled', async () => {
+    const driver = new EndpointDriver();
+    const { effectId } = await eventMade(driver, 'obj_1', 1, 0);
+    await eventMade(driver, 'obj_1', 2, 0);
+    await driver.finish(effectId, gone);
+    await driver.event('obj_2', 1);
+    assert.deepEqual(driver.observed, [
+      { type: 'attempt', result: 'http_error' },
+      { type: 'delivery_finished', result: 'disabled' },
+      { type: 'delivery_finished', result: 'disabled' },
+      { type: 'delivery_finished', result: 'disabled' },
+    ]);
   });
 });
