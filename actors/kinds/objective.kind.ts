@@ -4,7 +4,9 @@
 // answer's text streamed to the live feed as it comes, `tool.call` to the tool executor,
 // `service_tool.call` to the memory and discovery tools, `objective.prepare_child` to the objective service's resolution) and its
 // projector writing the objectives read model in the actor's own turn (which
-// keeps the events' envelopes, so their outbox rows need not).
+// keeps the events' envelopes, so their outbox rows need not). Each call runs
+// inside its span (src/tracing/spans.ts) only while tracing is on: the check
+// comes first, so a node not tracing builds no span argument and no closure.
 import type { ActorKind, EffectContext } from '../../src/ports/actor-behavior';
 import { InternalError } from '../../src/errors';
 import type { ChatCallOptions, ChatRequest, ModelProvider } from '../../src/ports/model-provider';
@@ -20,6 +22,7 @@ import type { ToolCallOutcome } from '../../src/tools/tool-call-outcome';
 import type { ToolCallRequest } from '../../src/tools/tool-executor';
 import { SERVICE_TOOL_EFFECT, type ServiceToolCallInput, type ServiceToolOutcome } from '../../src/ports/service-tools';
 import { traceModelCall, traceServiceToolCall, traceSubObjective, traceToolCall } from '../../src/tracing/spans';
+import { tracingEnabled } from '../../src/tracing/tracing';
 import { meteredModels, meteredTools, observeObjective } from '../domain-metrics';
 
 export interface ObjectiveKindDependencies {
@@ -61,15 +64,19 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
         const request = (context.transientInput as ChatRequest | undefined) ?? input.request;
         if (!request) throw new InternalError(`model call ${context.effectId} of ${context.actorId} was started without its request`);
         const onDelta = answerDeltas(live, context);
-        return traceModelCall({ request, workspaceId: input.workspaceId, objectiveId: context.actorId }, () =>
-          models.complete(input.workspaceId, request, { signal: context.signal, deadline: context.deadline, ...(onDelta ? { onDelta } : {}) }));
+        const options: ChatCallOptions = { signal: context.signal, deadline: context.deadline, ...(onDelta ? { onDelta } : {}) };
+        return tracingEnabled()
+          ? traceModelCall({ request, workspaceId: input.workspaceId, objectiveId: context.actorId }, () => models.complete(input.workspaceId, request, options))
+          : models.complete(input.workspaceId, request, options);
       },
       // Compaction's summary, through the same provider (objective-compaction.ts); the request is transient too.
       [MODEL_SUMMARIZE_EFFECT]: async (input: SummarizeEffectInput, context: EffectContext) => {
         const request = context.transientInput as ChatRequest | undefined;
         if (!request) throw new InternalError(`summarization ${context.effectId} of ${context.actorId} was started without its request`);
-        return traceModelCall({ request, workspaceId: input.workspaceId, objectiveId: context.actorId }, () =>
-          models.complete(input.workspaceId, request, { signal: context.signal, deadline: context.deadline }));
+        const options: ChatCallOptions = { signal: context.signal, deadline: context.deadline };
+        return tracingEnabled()
+          ? traceModelCall({ request, workspaceId: input.workspaceId, objectiveId: context.actorId }, () => models.complete(input.workspaceId, request, options))
+          : models.complete(input.workspaceId, request, options);
       },
       // A widget session's objective: the input names the session, the values are read here (the input is journaled).
       [TOOL_CALL_EFFECT]: async (input: ToolCallEffectInput, context: EffectContext) => {
@@ -77,18 +84,24 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
         const secrets = widgetSessionId && sessionSecrets ? await sessionSecrets(widgetSessionId) : undefined;
         // null: the session has ended; a tool reading secrets then fails instead of reading the workspace's.
         const session = secrets === null ? { sessionEnded: true } : secrets ? { sessionSecrets: secrets } : {};
-        return traceToolCall({ name: input.tool.name, toolCallId: input.toolCallId, kind: input.tool.kind, toolId: input.tool.id, objectiveId: context.actorId }, () =>
-          tools.executeToolCall({
-            tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: { workspaceId, ...session },
-            signal: context.signal, deadline: context.deadline,
-          }));
+        const call: ToolCallRequest = {
+          tool: input.tool, toolCallId: input.toolCallId, arguments: input.arguments, context: { workspaceId, ...session },
+          signal: context.signal, deadline: context.deadline,
+        };
+        return tracingEnabled()
+          ? traceToolCall({ name: input.tool.name, toolCallId: input.toolCallId, kind: input.tool.kind, toolId: input.tool.id, objectiveId: context.actorId }, () =>
+            tools.executeToolCall(call))
+          : tools.executeToolCall(call);
       },
-      [SERVICE_TOOL_EFFECT]: (input: ServiceToolCallInput, context: EffectContext) =>
-        traceServiceToolCall({ name: input.name, toolCallId: input.toolCallId, objectiveId: context.actorId }, () => serviceTools.run(input)),
+      [SERVICE_TOOL_EFFECT]: (input: ServiceToolCallInput, context: EffectContext) => (tracingEnabled()
+        ? traceServiceToolCall({ name: input.name, toolCallId: input.toolCallId, objectiveId: context.actorId }, () => serviceTools.run(input))
+        : serviceTools.run(input)),
       // The child is resolved inside its span: the child's own spans continue it.
-      [PREPARE_CHILD_EFFECT]: (input: PrepareChildInput) => traceSubObjective({
-        parentObjectiveId: input.parentObjectiveId, childObjectiveId: input.childObjectiveId, agentId: input.agentId, toolCallId: input.parentToolCallId, depth: input.depth,
-      }, () => prepareChild(input)),
+      [PREPARE_CHILD_EFFECT]: (input: PrepareChildInput) => (tracingEnabled()
+        ? traceSubObjective({
+          parentObjectiveId: input.parentObjectiveId, childObjectiveId: input.childObjectiveId, agentId: input.agentId, toolCallId: input.parentToolCallId, depth: input.depth,
+        }, () => prepareChild(input))
+        : prepareChild(input)),
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: ObjectiveChange }>),
     projection: (changes) => store.projection(changes as Array<{ actorId: string; change: ObjectiveChange }>),

@@ -10,6 +10,7 @@ import type { ObjectiveService } from '../../src/objectives/objective.service';
 import type { ScheduleChange } from '../../src/schedules/schedule-record';
 import { PREPARE_SCHEDULED_OBJECTIVE_EFFECT, scheduleBehavior, type PrepareScheduledObjectiveInput } from '../../src/schedules/schedule.behavior';
 import { traceScheduleFire } from '../../src/tracing/spans';
+import { tracingEnabled } from '../../src/tracing/tracing';
 import { observeSchedule } from '../domain-metrics';
 
 export interface ScheduleKindDependencies {
@@ -24,25 +25,28 @@ export function scheduledStartKey(scheduleId: string, fireTime: string): string 
 
 export function createScheduleKind(dependencies: ScheduleKindDependencies): ActorKind {
   const { objectives, store } = dependencies;
+  /** The fire's objective, resolved under the id the actor drew and warmed ahead of its fire time. */
+  const prepareObjective = async (input: PrepareScheduledObjectiveInput): Promise<ObjectiveStart> => {
+    const start = await objectives.resolve({ id: input.workspaceId, accountId: input.accountId }, input.profileId, {
+      agentId: input.agentId,
+      initialMessage: input.initialMessage,
+      data: input.data,
+      variationId: input.variationId,
+      scheduleId: input.scheduleId,
+      scheduleFireTime: input.fireTime,
+      startKey: scheduledStartKey(input.scheduleId, input.fireTime),
+      objectiveId: input.objectiveId,
+    });
+    // Prepared ahead of the fire: the objective's actor reads its (empty) journal now, not at the fire time.
+    objectives.warm(start.objectiveId);
+    return start;
+  };
   return {
     behavior: scheduleBehavior,
     effects: {
-      // The objective is resolved inside the fire's span: its own spans continue it.
-      [PREPARE_SCHEDULED_OBJECTIVE_EFFECT]: (input: PrepareScheduledObjectiveInput): Promise<ObjectiveStart> => traceScheduleFire(input, async () => {
-        const start = await objectives.resolve({ id: input.workspaceId, accountId: input.accountId }, input.profileId, {
-          agentId: input.agentId,
-          initialMessage: input.initialMessage,
-          data: input.data,
-          variationId: input.variationId,
-          scheduleId: input.scheduleId,
-          scheduleFireTime: input.fireTime,
-          startKey: scheduledStartKey(input.scheduleId, input.fireTime),
-          objectiveId: input.objectiveId,
-        });
-        // Prepared ahead of the fire: the objective's actor reads its (empty) journal now, not at the fire time.
-        objectives.warm(start.objectiveId);
-        return start;
-      }),
+      // The objective is resolved inside the fire's span (tracing on): its own spans continue it.
+      [PREPARE_SCHEDULED_OBJECTIVE_EFFECT]: (input: PrepareScheduledObjectiveInput): Promise<ObjectiveStart> =>
+        (tracingEnabled() ? traceScheduleFire(input, () => prepareObjective(input)) : prepareObjective(input)),
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: ScheduleChange }>),
     projection: (changes) => store.projection(changes as Array<{ actorId: string; change: ScheduleChange }>),

@@ -2,7 +2,9 @@
 // behaviour of src/webhooks with its one effect bound to the real sender (a
 // signed POST through the keep-alive pool) and its projector writing the
 // webhook_deliveries read model in the actor's own turn. The signing secrets
-// are loaded by the effect, per attempt, so they never enter the journal.
+// are loaded by the effect, per attempt, so they never enter the journal. An
+// attempt runs inside its span only while tracing is on (checked first, so a
+// node not tracing builds nothing for it).
 import type { ActorKind, EffectContext } from '../../src/ports/actor-behavior';
 import type { WebhookDeliveriesStore } from '../../src/ports/webhook-deliveries-store';
 import type { WebhookDeliveryChange } from '../../src/webhooks/webhook-delivery';
@@ -12,6 +14,7 @@ import {
   type WebhookEndpointOptions,
 } from '../../src/webhooks/webhook-endpoint.behavior';
 import { traceWebhookDelivery } from '../../src/tracing/spans';
+import { tracingEnabled } from '../../src/tracing/tracing';
 
 export interface WebhookEndpointKindDependencies {
   sender: { send(request: { url: string; id: string; body: string; secrets: string[]; signal?: AbortSignal }): Promise<DeliveryAttemptOutcome> };
@@ -23,6 +26,9 @@ export interface WebhookEndpointKindDependencies {
 
 export function createWebhookEndpointKind(dependencies: WebhookEndpointKindDependencies): ActorKind {
   const { sender, signingSecrets, store, options } = dependencies;
+  /** One attempt: the body signed with the account's current secrets and POSTed. */
+  const deliver = async (input: DeliverWebhookInput, body: string, signal: AbortSignal) =>
+    sender.send({ url: input.url, id: input.deliveryId, body, secrets: await signingSecrets(input.accountId), signal });
   return {
     behavior: createWebhookEndpointBehavior(options),
     effects: {
@@ -30,8 +36,12 @@ export function createWebhookEndpointKind(dependencies: WebhookEndpointKindDepen
         // Attempts started before the body became transient carry it in their input.
         const body = (context.transientInput as DeliverWebhookTransientInput | undefined)?.body ?? input.body;
         if (body === undefined) throw new Error(`webhook attempt ${context.effectId} has no body`);
-        const attempt = { url: input.url, deliveryId: input.deliveryId, attempt: attemptNumberOf(context.effectId), traceparent: input.traceparent };
-        return traceWebhookDelivery(attempt, async () => sender.send({ url: input.url, id: input.deliveryId, body, secrets: await signingSecrets(input.accountId), signal: context.signal }));
+        return tracingEnabled()
+          ? traceWebhookDelivery(
+            { url: input.url, deliveryId: input.deliveryId, attempt: attemptNumberOf(context.effectId), traceparent: input.traceparent },
+            () => deliver(input, body, context.signal),
+          )
+          : deliver(input, body, context.signal);
       },
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: WebhookDeliveryChange }>),

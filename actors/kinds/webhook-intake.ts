@@ -70,6 +70,10 @@ export async function startWebhookIntake(dependencies: WebhookIntakeDependencies
   const retryDelayMs = dependencies.retryDelayMs ?? 1000;
   const inFlight = new Set<Promise<void>>();
 
+  /** Hands an event to the endpoint of its agent's URL; the event id as the command id makes a redelivered message one delivery. */
+  const handTo = (agentId: string, webhookUrl: string, command: WebhookEndpointCommand & { type: 'event' }, eventId: string) =>
+    runtime.ask(WEBHOOK_ENDPOINT_KIND, webhookEndpointIdOf(agentId, webhookUrl), command, { commandId: `whev:${eventId}` });
+
   async function handOver(event: ConsumedEvent): Promise<void> {
     const agentId = agentIdOf(event.subject);
     if (!agentId) {
@@ -79,10 +83,11 @@ export async function startWebhookIntake(dependencies: WebhookIntakeDependencies
     const webhookUrl = await webhookUrlOf(agentId);
     if (!webhookUrl) return event.ack();
     // The span that published the event (its W3C header): the endpoint's turn and the delivery's attempts continue its trace.
-    const traced = tracingEnabled() ? traceparentField(event.headers.traceparent) : {};
-    const command: WebhookEndpointCommand = { type: 'event', body: event.data, webhookUrl, ...traced };
+    // Checked first, so a node not tracing builds nothing for it.
+    const traced = tracingEnabled();
+    const command: WebhookEndpointCommand & { type: 'event' } = { type: 'event', body: event.data, webhookUrl, ...(traced ? traceparentField(event.headers.traceparent) : undefined) };
     try {
-      await runInTrace(traced.traceparent, () => runtime.ask(WEBHOOK_ENDPOINT_KIND, webhookEndpointIdOf(agentId, webhookUrl), command, { commandId: `whev:${event.id}` }));
+      await (traced ? runInTrace(command.traceparent, () => handTo(agentId, webhookUrl, command, event.id)) : handTo(agentId, webhookUrl, command, event.id));
     } catch (error) {
       if (!(error instanceof ApiError && error.code === 'INVALID_ARGUMENT')) throw error;
       // Not an objective event envelope (the endpoint refused it): it would fail the same way every time it came back.

@@ -9,7 +9,7 @@
 // off holds back new runs: its actors' journals keep them as started, and the
 // next owner starts them.
 import { toApiError } from '../../src/errors';
-import { runInTrace } from '../../src/tracing/tracing';
+import { runInTrace, tracingEnabled } from '../../src/tracing/tracing';
 import type { ActorKind, EffectOutcome, RunningEffect } from '../../src/ports/actor-behavior';
 import type { Fence } from '../../persistence/runtime/turn-writer';
 import { runtimeMetrics } from '../metrics';
@@ -152,7 +152,8 @@ export class EffectRunner {
         signal: live.controller.signal, deadline, effectId: effect.id, attempt: effect.attempt, actorId: live.actorId,
         ...(effect.transientInput !== undefined ? { transientInput: effect.transientInput } : {}),
       };
-      const value = await runInTrace(live.traceparent, () => handler(effect.input, context));
+      // The run continues its turn's trace; checked first, so a node not tracing wraps nothing.
+      const value = await (tracingEnabled() ? runInTrace(live.traceparent, () => handler(effect.input, context)) : handler(effect.input, context));
       if (live.deadlineHit) throw new DeadlineReached(`effect ${effect.name} passed its ${effect.timeoutMs} ms deadline`);
       outcome = { ...ran, ok: true, value: value ?? null };
     } catch (error) {

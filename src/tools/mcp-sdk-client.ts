@@ -8,7 +8,7 @@ import { guardedFetch, type ClosableFetch, type FetchFunction } from '../network
 import type { UrlPolicyOptions } from '../network/url-policy';
 import type { McpClient, McpToolDescription } from '../ports/mcp-client';
 import type { McpContentBlock, McpToolCallRequest, McpToolCallResult, McpToolCaller } from '../ports/mcp-tool-caller';
-import { traceHeaders } from '../tracing/tracing';
+import { activeTraceparent } from '../tracing/tracing';
 
 const CLIENT_INFO = { name: 'agentrt', version: '1.0' };
 const MAX_PAGES = 100;
@@ -76,8 +76,9 @@ function callFetch(fetch: FetchFunction, key: string, callStreamEnded: () => voi
     if (!init || !isToolCall(init.body)) return fetch(input, init);
     const headers = new Headers(init.headers);
     headers.set('idempotency-key', key);
-    // The tool call's span, when tracing is on: the server can join the objective's trace.
-    for (const [name, value] of Object.entries(traceHeaders())) headers.set(name, value);
+    // The tool call's span, when tracing is on: the server can join the objective's trace (off: one boolean check).
+    const traceparent = activeTraceparent();
+    if (traceparent) headers.set('traceparent', traceparent);
     return observeBodyEnd(await fetch(input, { ...init, headers }), callStreamEnded);
   };
 }

@@ -2,8 +2,10 @@
 // turns (docs/operations.md "Tracing" lists them with their attributes): a
 // model call and a tool call after the OpenTelemetry GenAI semantic
 // conventions, a sub-objective's creation, a webhook delivery attempt and a
-// schedule's fire. Each wraps one call where the effect runs it; while
-// tracing is off it is that call and one boolean check.
+// schedule's fire. Each wraps one call where the effect runs it. The effects
+// check tracingEnabled() before building a wrapper's arguments and closure,
+// and make the call directly while tracing is off; called while off anyway,
+// a wrapper runs the call straight through.
 import { modelFamily } from '../models/catalog';
 import type { ChatRequest, ChatResponse } from '../ports/model-provider';
 import type { ServiceToolOutcome } from '../ports/service-tools';
