@@ -1,7 +1,7 @@
 // Prometheus metrics of what the node does for its users (docs/operations.md,
 // "Metrics"): objectives started and finished, model calls (latency, tokens,
 // cost, errors by model), tool calls by kind and outcome, webhook attempts,
-// deliveries and their lag, schedule fire lateness. On prom-client's default
+// deliveries and their lag, schedule fire lateness, approval decisions. On prom-client's default
 // registry, created once per process (several nodes in one test process share
 // them).
 //
@@ -15,7 +15,7 @@
 // The counts come from two places: the kinds' effects (a model call's
 // latency and tokens, a tool's run time, measured where they happen) and the
 // observations of committed turns (ActorDecision.observations: an objective's
-// end, a tool call's outcome, a delivery's result), counted once per turn
+// end, a tool call's outcome, an approval or denial, a delivery's result), counted once per turn
 // that committed, never on replay.
 import { Counter, Histogram, register, type Metric } from 'prom-client';
 import { StatusCode } from '../src/errors';
@@ -111,6 +111,10 @@ const series = {
     'agentrt_tool_calls_total',
     () => new Counter({ name: 'agentrt_tool_calls_total', help: 'Tool calls ended, by kind of tool and outcome', labelNames: ['kind', 'outcome'] }),
   ),
+  toolApprovals: once(
+    'agentrt_tool_approvals_total',
+    () => new Counter({ name: 'agentrt_tool_approvals_total', help: 'Tool calls approved or denied by a person, by decision', labelNames: ['decision'] }),
+  ),
   toolCallDuration: once(
     'agentrt_tool_call_duration_seconds',
     () => new Histogram({ name: 'agentrt_tool_call_duration_seconds', help: 'Run time of HTTP and MCP tool calls, by kind', labelNames: ['kind'], buckets: TOOL_LATENCY_BUCKETS }),
@@ -140,6 +144,7 @@ const modelCost = boundBy((model) => series.modelCost.labels(model));
 const modelErrors = boundByPair((model, errorType) => series.modelCallErrors.labels(model, errorType));
 const toolCalls = boundByPair((kind, outcome) => series.toolCalls.labels(kind, outcome));
 const toolDuration = boundBy((kind) => series.toolCallDuration.labels(kind));
+const toolApprovals = boundBy((decision) => series.toolApprovals.labels(decision));
 const webhookAttempts = boundBy((result) => series.webhookAttempts.labels(result));
 const webhookDeliveries = boundBy((result) => series.webhookDeliveries.labels(result));
 
@@ -161,6 +166,9 @@ export function observeObjective(observations: readonly unknown[]): void {
         break;
       case 'tool_call_finished':
         toolCalls(observation.kind, observation.outcome).inc();
+        break;
+      case 'approval_decided':
+        toolApprovals(observation.decision).inc();
         break;
     }
   }

@@ -2,9 +2,11 @@
 // "Objectives"): a compare-and-set on a tool call awaiting approval. The
 // first decision wins; deciding again, or deciding a call that never awaited
 // approval, is FAILED_PRECONDITION; an id the model never made is NOT_FOUND.
-// A denial's memo goes back to the model as the call's result.
+// A denial's memo goes back to the model as the call's result. Each decision
+// is observed for the node's metrics (agentrt_tool_approvals_total).
 import { FailedPreconditionError, NotFoundError } from '../errors';
 import { advance, runToolCall } from './objective-loop';
+import { TOOL_CALL_APPROVED, TOOL_CALL_DENIED } from './objective-observations';
 import { isTerminal, type TurnToolCall } from './objective-state';
 import type { ObjectiveTurn } from './objective-turn';
 
@@ -26,6 +28,7 @@ function callAwaitingDecision(turn: ObjectiveTurn, toolCallId: string): TurnTool
 export function approveToolCall(turn: ObjectiveTurn, toolCallId: string): void {
   const call = callAwaitingDecision(turn, toolCallId);
   turn.record('TOOL_APPROVED', { toolCallId });
+  turn.observe(TOOL_CALL_APPROVED);
   runToolCall(turn, call);
   advance(turn);
 }
@@ -33,6 +36,7 @@ export function approveToolCall(turn: ObjectiveTurn, toolCallId: string): void {
 export function denyToolCall(turn: ObjectiveTurn, toolCallId: string, memo: string): void {
   callAwaitingDecision(turn, toolCallId);
   turn.record('TOOL_DENIED', { toolCallId, memo }, { modelResult: deniedResult(memo) });
+  turn.observe(TOOL_CALL_DENIED);
   turn.observeToolCall(toolCallId, 'denied');
   advance(turn);
 }

@@ -1,5 +1,6 @@
 // What an objective's turn tells the node's metrics (ActorDecision.observations):
-// an objective started or reached a final status, a tool call ended and how.
+// an objective started or reached a final status, a tool call ended and how, a
+// person approved or denied a tool call.
 // Plain data with bounded values (a kind, an outcome, never an id), decided
 // here where the facts are known; actors/domain-metrics.ts counts them once
 // the turn has committed.
@@ -22,14 +23,22 @@ export type ToolCallKind = 'http' | 'mcp' | 'sub_agent' | 'service' | 'output' |
  */
 export type ToolCallOutcomeLabel = 'result' | 'denied' | 'refused' | 'error' | Lowercase<ToolErrorType>;
 
+/** A person's decision on a tool call awaiting approval. */
+export type ApprovalDecision = 'approved' | 'denied';
+
 export type ObjectiveObservation =
   | { type: 'objective_started' }
   /** `errorType`: the objective's error type when FAILED (as its ERROR event shows it), else null. */
   | { type: 'objective_finished'; status: ObjectiveStatus; errorType: string | null }
-  | { type: 'tool_call_finished'; kind: ToolCallKind; outcome: ToolCallOutcomeLabel };
+  | { type: 'tool_call_finished'; kind: ToolCallKind; outcome: ToolCallOutcomeLabel }
+  | { type: 'approval_decided'; decision: ApprovalDecision };
 
 /** The start of an objective: the same fact every time, made once. */
 export const OBJECTIVE_STARTED: ObjectiveObservation = Object.freeze({ type: 'objective_started' });
+
+/** An approval and a denial: the same facts every time, made once (a denied call also ends, as `tool_call_finished`/`denied`). */
+export const TOOL_CALL_APPROVED: ObjectiveObservation = Object.freeze({ type: 'approval_decided', decision: 'approved' });
+export const TOOL_CALL_DENIED: ObjectiveObservation = Object.freeze({ type: 'approval_decided', decision: 'denied' });
 
 const TOOL_ERROR_OUTCOMES = new Map<string, ToolCallOutcomeLabel>(
   Object.values(ToolErrorType).map((type) => [type, type.toLowerCase() as Lowercase<ToolErrorType>]),

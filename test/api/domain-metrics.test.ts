@@ -2,7 +2,8 @@
 // node (real NATS and Postgres), read as Prometheus reads them: an objective
 // with a tool call moves the objective, model and tool call series with their
 // labels, a failed one counts its error type, approvals waiting go 1 then 0
-// around an approval (from the read model, so right on any node), webhook
+// around an approval (from the read model, so right on any node), approvals
+// and denials count by decision, webhook
 // deliveries count their result and lag, a schedule's fire its lateness, and
 // no label value anywhere is an id. The counters are the process's, so every
 // check compares two scrapes; the node runs on a database of its own, so no
@@ -115,7 +116,7 @@ describe('domain metrics on /metrics (cluster mode)', function () {
     assert.equal(moved('agentrt_tool_calls_total'), 2);
   });
 
-  it('approvals waiting go to 1 while a tool call awaits its approval and back to 0 once approved; a denial counts as denied', async () => {
+  it('approvals waiting go to 1 while a tool call awaits its approval and back to 0 once approved; an approval and a denial count by decision', async () => {
     const waiting = (scraped: Scrape) => scraped.value('agentrt_tool_calls_awaiting_approval');
     const before = await scrape();
     assert.equal(waiting(before), 0, 'nothing waits in this database yet');
@@ -132,6 +133,9 @@ describe('domain metrics on /metrics (cluster mode)', function () {
     assert.equal(approved.status, 200, JSON.stringify(approved.body));
     const decided = await eventuallyScraped('the approval no longer waiting', (now) => waiting(now) === 0, OPEN_OBJECTIVES_REFRESH_MS * 3);
     assert.equal(decided.value('agentrt_objectives_open', { status: 'awaiting_approval' }), 0);
+    // Counted in the turn that took the approval, which has committed once the API answered.
+    assert.equal(decided.value('agentrt_tool_approvals_total', { decision: 'approved' }) - before.value('agentrt_tool_approvals_total', { decision: 'approved' }), 1);
+    assert.equal(decided.value('agentrt_tool_approvals_total', { decision: 'denied' }) - before.value('agentrt_tool_approvals_total', { decision: 'denied' }), 0);
 
     const denied = await created(api, ws.token, `${base()}/objectives`, { agentId, initialMessage: 'CALL guarded {"q":4}\nSAY done' });
     const deniedCallId = await eventuallyValue(async () => {
@@ -144,6 +148,8 @@ describe('domain metrics on /metrics (cluster mode)', function () {
     const moved = (name: string, labels: Record<string, string> = {}) => after.value(name, labels) - before.value(name, labels);
     assert.equal(moved('agentrt_tool_calls_total', { kind: 'http', outcome: 'result' }), 1, 'the approved call ran');
     assert.equal(moved('agentrt_tool_calls_total', { kind: 'http', outcome: 'denied' }), 1);
+    assert.equal(moved('agentrt_tool_approvals_total', { decision: 'approved' }), 1, 'the approval, once');
+    assert.equal(moved('agentrt_tool_approvals_total', { decision: 'denied' }), 1, 'the denial');
   });
 
   it('webhook deliveries count their result and their lag from the event; a receiver that is gone counts as disabled', async () => {

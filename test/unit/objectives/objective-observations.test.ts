@@ -1,6 +1,6 @@
 // What an objective's decisions tell the node's metrics (objective-observations.ts):
-// a start, each tool call's end by the kind of tool and its outcome, and the
-// final status with the error type of a failure. Driven through the pure
+// a start, each tool call's end by the kind of tool and its outcome, each
+// approval decision, and the final status with the error type of a failure. Driven through the pure
 // behaviour; actors/domain-metrics.ts counts what these decisions carry.
 import assert from 'node:assert/strict';
 import type { ObjectiveObservation } from '../../../src/objectives/objective-observations';
@@ -49,17 +49,23 @@ describe('objective observations (the metrics a decision carries)', () => {
     ]);
   });
 
-  it('a denial counts as denied; an approval counts the run that follows it', async () => {
+  it('a denial counts as denied; an approval counts the run that follows it; each decision once, as made', async () => {
     const driver = new ObjectiveDriver();
     await driver.start({ tools: [lookupTool({ requiresApproval: true })] });
     await driver.modelAnswers({ content: null, toolCalls: [{ id: 'a', name: 'lookup', arguments: '{}' }, { id: 'b', name: 'lookup', arguments: '{}' }] });
     assert.deepEqual(toolCalls(driver), [], 'a call awaiting approval has not ended');
     await driver.send({ type: 'deny', toolCallId: driver.callId('a'), memo: 'no' });
     await driver.send({ type: 'approve', toolCallId: driver.callId('b') });
+    // Deciding again is refused: the first decision wins and is the only one observed.
+    await assert.rejects(driver.send({ type: 'deny', toolCallId: driver.callId('b'), memo: 'too late' }), /not awaiting approval/);
     await driver.succeed(driver.callId('b'), toolSuccess(driver.callId('b'), 'B'));
     assert.deepEqual(toolCalls(driver), [
       { type: 'tool_call_finished', kind: 'http', outcome: 'denied' },
       { type: 'tool_call_finished', kind: 'http', outcome: 'result' },
+    ]);
+    assert.deepEqual(driver.observed.filter((fact) => fact.type === 'approval_decided'), [
+      { type: 'approval_decided', decision: 'denied' },
+      { type: 'approval_decided', decision: 'approved' },
     ]);
   });
 
