@@ -163,7 +163,7 @@ export class WidgetSessionService implements WidgetSessionVerifier {
 
   async sessionSecrets(sessionId: string): Promise<Record<string, string> | null> {
     const session = await this.store.sessions.findById(sessionId);
-    if (!session || session.expiresAt.getTime() <= Date.now()) return null;
+    if (!session || session.expiresAt.getTime() <= this.now().getTime()) return null;
     if (!session.secretsCiphertext) return {};
     return JSON.parse(await this.keyring.decrypt(secretsRef(session.workspaceId, session.id), session.secretsCiphertext)) as Record<string, string>;
   }

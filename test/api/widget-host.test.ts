@@ -542,6 +542,22 @@ describe('widget host', function () {
       assert.equal(badResume.body.code, 3);
       assert.match(badResume.text, /Last-Event-ID/);
       assert.equal((await widget(HOST, token, 'GET', `/api/objectives/${newId('objective')}/events/stream`, { headers: { 'last-event-id': '1' } })).status, 404);
+      // No /api route takes a query parameter: one is refused by name (the resume point is the header only), as /v1 refuses an unknown one.
+      const v1 = await apiHost('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${id}/events/stream?bogus=1`, { headers: { authorization: `Bearer ${ws.token}` } });
+      for (const [method, path, body] of [
+        ['GET', `/api/objectives/${id}/events/stream?lastEventId=abc`], ['GET', `/api/objectives/${id}?bogus=1`],
+        ['POST', '/api/objectives?bogus=1', { content: 'SAY hi' }], ['POST', `/api/objectives/${id}/messages?bogus=1`, { content: 'SAY hi' }],
+      ] as const) {
+        const response = await widget(HOST, token, method, path, body ? { body } : {});
+        assert.equal(response.status, 400, `${method} ${path}: ${response.text}`);
+        assert.equal(response.body.code, 3);
+        const name = /\?(\w+)=/.exec(path)![1];
+        assert.equal(response.body.message, `${name}: is not a known field`);
+        assert.deepEqual(response.body.details[0].fieldViolations, [{ field: name, description: 'is not a known field' }]);
+      }
+      assert.equal(v1.status, 400, v1.text);
+      assert.equal(v1.body.message, 'bogus: is not a known field');
+      assert.equal((await widget(HOST, token, 'GET', `/api/objectives/${id}`)).body.lastMessage, 'hi', 'nothing was sent');
     });
 
     it('streams the visitor only what the page shows: no tenant, usage, tool arguments or results; the API\'s stream keeps them', async () => {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { WidgetSessionSweeper } from '../../actors/kinds/widget-session-sweeper';
 import { UnauthenticatedError } from '../../src/errors';
-import { INVALID_WIDGET_TOKEN } from '../../src/widgets/widget-session.service';
+import { INVALID_WIDGET_TOKEN, WidgetSessionService } from '../../src/widgets/widget-session.service';
 import { createAgent } from '../support/agents-world';
 import { startTestApi, type ApiResponse, type RequestOptions, type TestApi } from '../support/api';
 import { assertStatus, Code, missingId, newAccount, newKey, type TestAccount } from '../support/fixtures';
@@ -171,6 +171,18 @@ describe('widget sessions', () => {
       assertStatus(await mint(widget.metadata.id, { secrets: { [`A${'b'.repeat(128)}`]: watch.canary() } }), 400, Code.INVALID_ARGUMENT, /^secrets\.A/);
       const many = Object.fromEntries(Array.from({ length: 65 }, (_, index) => [`S${index}`, watch.canary()]));
       assertStatus(await mint(widget.metadata.id, { secrets: many }), 400, Code.INVALID_ARGUMENT, /^secrets: must hold at most 64 secrets/);
+    });
+
+    it('opens a session\'s secrets only before its expiry by the service\'s clock, as verify does', async () => {
+      const widget = await createWidget();
+      const session = await minted(widget.metadata.id, { secrets: { CRM_TOKEN: watch.canary() }, ttlSeconds: 3600 });
+      const expiresAt = Date.parse(session.expiresAt);
+      // The same store, keyring and tokens as the node's service, with a clock of its own.
+      const { store, widgets, tenants, keyring, tokens: signer } = api.services.widgetSessions as unknown as Record<string, never>;
+      const at = (time: number) => new WidgetSessionService(store, widgets, tenants, keyring, signer, { now: () => new Date(time) });
+      assert.deepEqual(Object.keys(await at(expiresAt - 1000).sessionSecrets(session.sessionId) ?? {}), ['CRM_TOKEN']);
+      assert.equal(await at(expiresAt).sessionSecrets(session.sessionId), null, 'expired by the clock, though not by the wall');
+      await assert.rejects(at(expiresAt).verify(session.token, widget.spec.hostname), UnauthenticatedError);
     });
 
     it('answers {} for a session without secrets, null for one that does not exist', async () => {
