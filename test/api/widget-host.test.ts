@@ -575,7 +575,9 @@ describe('widget host', function () {
       const kinds = events.map((event) => String(event.data.data.type).replace('OBJECTIVE_EVENT_TYPE_', ''));
       for (const kind of ['USER_MESSAGE', 'ASSISTANT_MESSAGE', 'TOOL_CALLED', 'TOOL_RESULT', 'FINALIZED']) assert.ok(kinds.includes(kind), `${kind} in ${kinds.join(', ')}`);
       const call = events.find((event) => event.data.data.assistantMessage?.toolCalls?.length)!;
-      assert.deepEqual(call.data.data.assistantMessage.toolCalls, [{ functionName: 'lookup' }]);
+      const called = events.find((event) => event.data.data.toolCalled)!;
+      assert.match(called.data.data.toolCalled.toolCallId, /^toolcall_/);
+      assert.deepEqual(call.data.data.assistantMessage.toolCalls, [{ id: called.data.data.toolCalled.toolCallId, functionName: 'lookup' }], 'the call names the id its TOOL_* events carry');
       const result = events.find((event) => event.data.data.toolResult)!;
       assert.deepEqual(Object.keys(result.data.data.toolResult), ['toolCallId']);
       assert.deepEqual(Object.keys(result.data).sort(), ['createdAt', 'data', 'sequence']);

@@ -128,6 +128,15 @@ describe('widget page in Chromium (fake widget host)', function () {
     ]);
   });
 
+  it('names each tool call by its id, whatever order parallel calls run in', async () => {
+    const { chat } = await embed(host.mint());
+    // One answer calls order_status then refund_order; refund_order's events come first.
+    await chat.fill('#chat-input', 'PARALLEL order_status refund_order\nSAY Both done.');
+    await chat.press('#chat-input', 'Enter');
+    await chat.waitForSelector('.msg-assistant:text("Both done.")');
+    assert.deepEqual(await chat.$$eval('#chat-log .note', (nodes) => nodes.map((n) => n.textContent)), ['refund order: Done', 'order status: Done']);
+  });
+
   it('asks the visitor to approve a tool call only when the widget allows it', async () => {
     let { chat } = await embed(host.mint());
     await chat.fill('#chat-input', 'ASK cancel_order');

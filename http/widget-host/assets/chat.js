@@ -26,7 +26,8 @@
     pendingMessages: 0,
     finished: true,
     stopped: false,
-    toolNames: [],
+    /** Tool names by tool call id, from the answers' toolCalls: the TOOL_* events name the id only. */
+    toolNames: new Map(),
     tools: new Map(),
     /** Pending answers by model turn: { line, text (its Text node) }, until their ASSISTANT_MESSAGE. */
     pending: new Map(),
@@ -192,7 +193,7 @@
   function tool(toolCallId) {
     let entry = state.tools.get(toolCallId);
     if (!entry) {
-      const name = friendly(state.toolNames.shift());
+      const name = friendly(state.toolNames.get(toolCallId));
       entry = { name, line: addNote(`Looking up ${name}…`, false) };
       entry.line.dataset.toolCallId = toolCallId;
       state.tools.set(toolCallId, entry);
@@ -273,7 +274,7 @@
       case 'ASSISTANT_MESSAGE': {
         const msg = data.assistantMessage || {};
         answer(msg.content || '');
-        for (const call of msg.toolCalls || []) state.toolNames.push(call.functionName);
+        for (const call of msg.toolCalls || []) if (call.id) state.toolNames.set(call.id, call.functionName);
         break;
       }
       case 'TOOL_CALLED': tool(data.toolCalled.toolCallId); break;

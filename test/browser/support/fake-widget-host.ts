@@ -5,7 +5,8 @@
 // (streaming, resume, dedupe, approvals, errors) is tested in a browser on its own.
 //
 // Script lines: SAY <text> | CALL <tool> | CALLFAIL <tool> <error type> <message> | ASK <tool>
-// (approval; waits for the visitor) | WAIT (until release()) | FAIL <message> |
+// (approval; waits for the visitor) | PARALLEL <tool> <tool> (one answer calling both; the second
+// runs first, as parallel calls may) | WAIT (until release()) | FAIL <message> |
 // DELTA {"offset":0,"text":"Hel"} (a delta frame of the next answer's model turn, sent to open streams only).
 import http from 'node:http';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -239,12 +240,20 @@ export class FakeWidgetHost {
       const [word = '', ...rest] = line.trim().split(' ');
       const text = rest.join(' ');
       const callId = `toolcall_${this.nextId++}`;
-      const call = (name: string) => ev('ASSISTANT_MESSAGE', 'assistantMessage', { content: '', toolCalls: [{ functionName: name, arguments: '{}', tool: name }] });
+      // As the node records it: each call with the id its TOOL_* events name.
+      const call = (name: string, id = callId) => ev('ASSISTANT_MESSAGE', 'assistantMessage', { content: '', toolCalls: [{ functionName: name, id, arguments: '{}', tool: name }] });
+      const ran = (id: string) => {
+        ev('TOOL_CALLED', 'toolCalled', { toolCallId: id });
+        ev('TOOL_RESULT', 'toolResult', { toolCallId: id, content: 'ok', type: 'text' });
+      };
       if (word === 'SAY') ev('ASSISTANT_MESSAGE', 'assistantMessage', { content: text, toolCalls: [] });
       else if (word === 'CALL') {
         call(text);
-        ev('TOOL_CALLED', 'toolCalled', { toolCallId: callId });
-        ev('TOOL_RESULT', 'toolResult', { toolCallId: callId, content: 'ok', type: 'text' });
+        ran(callId);
+      } else if (word === 'PARALLEL') {
+        const ids = rest.map(() => `toolcall_${this.nextId++}`);
+        ev('ASSISTANT_MESSAGE', 'assistantMessage', { content: '', toolCalls: rest.map((name, index) => ({ functionName: name, id: ids[index], arguments: '{}', tool: name })) });
+        for (const id of [...ids].reverse()) ran(id);
       } else if (word === 'CALLFAIL') {
         call(rest[0] ?? '');
         ev('TOOL_CALLED', 'toolCalled', { toolCallId: callId });
@@ -258,8 +267,7 @@ export class FakeWidgetHost {
         objective.decisions.delete(callId);
         if (verdict === 'approve') {
           ev('TOOL_APPROVED', 'toolApproved', { toolCallId: callId });
-          ev('TOOL_CALLED', 'toolCalled', { toolCallId: callId });
-          ev('TOOL_RESULT', 'toolResult', { toolCallId: callId, content: 'ok', type: 'text' });
+          ran(callId);
         } else ev('TOOL_DENIED', 'toolDenied', { toolCallId: callId, memo: '' });
       } else if (word === 'DELTA') {
         const delta = { modelTurn: objective.modelTurns + 1, ...(JSON.parse(text) as { offset: number; text: string }) };
