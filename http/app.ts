@@ -27,7 +27,7 @@ export interface AppDependencies {
   version: string;
   /** Whether Postgres and NATS are reachable: the error handler reports database failures to it and answers 503 while one is down. */
   health?: DependencyHealthPort;
-  /** Serves the widgets' hostnames (http/widget-host); absent: every Host is the API's. */
+  /** Serves the widget host's paths on the widgets' hostnames (http/widget-host); absent: every request is the API's. */
   widgetHost?: WidgetHostOptions;
 }
 
@@ -45,7 +45,7 @@ export function createApp(deps: AppDependencies): Koa {
   app.use(requestContext(deps.logger));
   app.use(requestMetrics());
   app.use(errorHandler(deps.logger, deps.health));
-  // Before every router: on a widget's hostname nothing of the API answers.
+  // Before every router: the widget host's own paths on a widget's hostname (no API path is one of them).
   if (deps.widgetHost) app.use(widgetHost(deps.widgetHost));
   app.use(system.routes());
   app.use(api.routes());
