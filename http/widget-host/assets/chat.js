@@ -27,8 +27,9 @@
     lastSequence: 0,
     allowApprovals: false,
     streaming: false,
-    /** Aborts the open stream's request (the conversation it reads was forgotten). */
+    /** Aborts the open stream's request, and ends its wait between requests (the conversation it reads was forgotten). */
     streamAbort: null,
+    wake: null,
     pendingMessages: 0,
     finished: true,
     stopped: false,
@@ -328,14 +329,15 @@
 
   // ---- the event stream -----------------------------------------------------
 
-  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  const sleep = (ms) => new Promise((resolve) => { state.wake = resolve; setTimeout(resolve, ms); });
 
-  /** Waits `ms`, or less if the browser comes back online. */
+  /** Waits `ms`, or less if the browser comes back online (or the conversation is forgotten: state.wake). */
   function pause(ms) {
     return new Promise((resolve) => {
       const done = () => { clearTimeout(timer); removeEventListener('online', done); resolve(); };
       const timer = setTimeout(done, ms);
       addEventListener('online', done);
+      state.wake = done;
     });
   }
 
@@ -454,6 +456,7 @@
     state.pendingMessages = 0;
     state.finished = true;
     if (state.streamAbort) state.streamAbort.abort();
+    if (state.wake) state.wake();
     dropPending();
     state.answeredTurn = 0;
     save();
