@@ -31,7 +31,7 @@ export interface AppDependencies {
   health?: DependencyHealthPort;
   /** The read model's open objectives, counted into /metrics at scrape time (ObjectivesStore.openCounts); absent: not exported. */
   openObjectiveCounts?: () => Promise<OpenObjectiveCounts>;
-  /** Serves the widgets' hostnames (http/widget-host); absent: every Host is the API's. */
+  /** Serves the widget host's paths on the widgets' hostnames (http/widget-host); absent: every request is the API's. */
   widgetHost?: WidgetHostOptions;
 }
 
@@ -53,7 +53,7 @@ export function createApp(deps: AppDependencies): Koa {
   app.use(requestContext(deps.logger));
   app.use(requestMetrics());
   app.use(errorHandler(deps.logger, deps.health));
-  // Before every router: on a widget's hostname nothing of the API answers.
+  // Before every router: the widget host's own paths on a widget's hostname (no API path is one of them).
   if (deps.widgetHost) app.use(widgetHost(deps.widgetHost));
   app.use(system.routes());
   app.use(api.routes());

@@ -36,6 +36,8 @@ export interface WidgetApiOptions {
 const validateMessage = compileValidator(FollowUpMessageBody, 'body');
 const validateDeny = compileValidator(DenyToolCallBody, 'body');
 const validateApprove = compileValidator(Strict({}), 'body');
+/** No route takes a query parameter (a stream resumes from the Last-Event-ID header only): any is INVALID_ARGUMENT naming it, as /v1 answers an unknown one. */
+const validateQuery = compileValidator(Strict({}), 'query');
 const validatePath = compileValidator(Strict({
   id: Type.String({ pattern: idPattern('objective') }),
   toolCallId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
@@ -80,6 +82,7 @@ export function widgetApiRoutes(options: WidgetApiOptions): Router {
   router.use(async function widgetSession(ctx, next) {
     const session = await authenticateSession(ctx, options.widgets);
     options.rateLimiter.take(`widget_session:${session.sessionId}`);
+    validateQuery({ ...ctx.query });
     state(ctx).session = session;
     await next();
   });

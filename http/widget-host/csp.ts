@@ -1,13 +1,15 @@
 // Content-Security-Policy of the widget host's page and loader: only the
 // widget's allowedOrigins may frame them (api-decisions "Widgets"); the page
 // loads nothing but the node's own files.
+import { isCspOrigin } from '../../src/widgets/frame-origin';
 
-/** An origin as it may appear in a CSP source list (scheme://host[:port]); anything else is dropped, never echoed into a header. */
-const ORIGIN = /^https?:\/\/[a-z0-9.-]+(?::\d{1,5})?$/i;
-
-/** `frame-ancestors` of the widget's allowed origins, `'none'` when it has none. */
+/**
+ * `frame-ancestors` of the widget's allowed origins, `'none'` when it has none.
+ * Writes refuse an origin a CSP cannot name (isCspOrigin); one stored before is
+ * still dropped here, never echoed into a header.
+ */
 export function frameAncestors(allowedOrigins: readonly string[]): string {
-  const origins = allowedOrigins.filter((origin) => ORIGIN.test(origin));
+  const origins = allowedOrigins.filter(isCspOrigin);
   return `frame-ancestors ${origins.length ? origins.join(' ') : "'none'"}`;
 }
 

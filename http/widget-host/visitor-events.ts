@@ -30,6 +30,16 @@ export function plainToolError(type: unknown): string {
   }
 }
 
+/**
+ * A tool call of an answer: its name and its id, the toolCallId its TOOL_*
+ * events name (the page pairs them by it; not secret). No arguments, no tool
+ * metadata. An event recorded before calls carried their id has none.
+ */
+function visitorToolCall(call: unknown): Fields {
+  const { id, functionName } = fieldsOf(call);
+  return { ...(typeof id === 'string' ? { id } : {}), functionName: text(functionName) };
+}
+
 /** What a visitor is told of any objective error (its message is internal). */
 export const VISITOR_ERROR_MESSAGE = 'Sorry, something went wrong.';
 
@@ -46,7 +56,7 @@ export function visitorEvent(event: ObjectiveEventView): VisitorEvent | undefine
       break;
     case 'ASSISTANT_MESSAGE': {
       const calls = Array.isArray(kind('assistantMessage').toolCalls) ? (kind('assistantMessage').toolCalls as unknown[]) : [];
-      body = { assistantMessage: { content: text(kind('assistantMessage').content), toolCalls: calls.map((call) => ({ functionName: text(fieldsOf(call).functionName) })) } };
+      body = { assistantMessage: { content: text(kind('assistantMessage').content), toolCalls: calls.map(visitorToolCall) } };
       break;
     }
     case 'TOOL_CALLED': body = { toolCalled: callId('toolCalled') }; break;

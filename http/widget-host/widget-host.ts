@@ -1,7 +1,10 @@
-// The widget host (api-decisions "Widgets"): a request whose Host is a
-// widget's hostname is answered here (the chat page, the loader, the page's
-// files, the /api routes of a visitor's session) and never reaches the API;
-// any other request passes through untouched after one memoised lookup.
+// The widget host (api-decisions "Widgets"): a request for one of the widget
+// host's own paths (`/`, `/widget.js`, `/assets/…`, `/api/…`, which the API
+// never serves) whose Host is a widget's hostname is answered here (the chat
+// page, the loader, the page's files, the /api routes of a visitor's session).
+// Every other request goes to the API whatever its Host, untouched and without
+// a lookup: a widget named after the hostname the API is reached by can never
+// take /v1, /healthz or any other API path over.
 import type Koa from 'koa';
 import type { RateLimiter } from '../../src/auth/rate-limiter';
 import { NotFoundError } from '../../src/errors';
@@ -13,6 +16,7 @@ import { streamSettings, type ObjectiveRoutesOptions } from '../routes/objective
 import { widgetApiRoutes } from './api.routes';
 import { VisitorLimits } from './visitor-limits';
 import { widgetCors } from './cors';
+import { LOADER_FILE } from './assets';
 import { widgetPages, type WidgetPagesOptions } from './pages';
 import { requestHostname, type WidgetRequest } from './widget-site';
 
@@ -43,6 +47,7 @@ export function widgetHost(options: WidgetHostOptions): Koa.Middleware {
     if (ctx.path === '/api' || ctx.path.startsWith('/api/')) await cors(ctx, () => routes(ctx as Parameters<typeof routes>[0], end));
   });
   return async function widgetHost(ctx, next) {
+    if (!isWidgetPath(ctx.path)) return next();
     const hostname = requestHostname(ctx);
     const site = hostname && hostname !== options.apiHostname ? await options.widgets.widgetByHostname(hostname) : null;
     if (!site) return next();
@@ -54,7 +59,12 @@ export function widgetHost(options: WidgetHostOptions): Koa.Middleware {
       const matched = (ctx as { _matchedRoute?: string })._matchedRoute;
       ctx.state.routePath ??= matched ? `widget ${matched}` : undefined;
     }
-    // Nothing of the API answers on a widget host.
+    // A widget path no widget route serves (the API has nothing there either).
     if (ctx.body === undefined && ctx.status === 404) throw new NotFoundError(`no widget route for ${ctx.method} ${ctx.path}`);
   };
+}
+
+/** The widget host's own paths (their CORS preflights included): the API serves none of them. */
+export function isWidgetPath(path: string): boolean {
+  return path === '/' || path === `/${LOADER_FILE}` || path === '/api' || path.startsWith('/api/') || path.startsWith('/assets/');
 }

@@ -1,18 +1,25 @@
 // WidgetsStore over TypeORM: widgets and widget sessions (migration Widgets).
 // The hostname's uniqueness is the unique index's (race-safe); the session read
-// of every widget request joins its widget in one statement.
-import type { DataSource } from 'typeorm';
+// of every widget request joins its widget in one statement. A session is
+// inserted under a share lock of its widget's row and a hostname change holds
+// that row locked while it ends the sessions, so no session outlives a move.
+import type { DataSource, EntityManager } from 'typeorm';
 import type { WorkspaceStatus } from '../../src/auth/workspace-access';
 import type { WidgetsStore } from '../../src/ports/widgets-store';
 import { WidgetEntity, WidgetSessionEntity } from '../entities/widget.entity';
 import { registerUniqueMessage, translateDriverError } from './driver-errors';
 import { fetchPage } from './list-query';
 import { entityColumns, readRows, readStatement, recordTable } from './record-table';
+import { runTransaction } from '../transaction-runner';
 
 registerUniqueMessage('uq_widgets_hostname', 'a widget with this hostname already exists (hostnames are unique across all accounts)');
 
 export function createWidgetsStore(dataSource: DataSource): WidgetsStore {
-  const manager = dataSource.manager;
+  return storeFor(dataSource.manager, dataSource);
+}
+
+/** The widgets store bound to `manager` (the data source's, or an open transaction's). */
+function storeFor(manager: EntityManager, dataSource: DataSource): WidgetsStore {
   const widgets = manager.getRepository(WidgetEntity);
   const sessions = manager.getRepository(WidgetSessionEntity);
   const widgetColumns = entityColumns(manager, WidgetEntity, 'w');
@@ -21,6 +28,7 @@ export function createWidgetsStore(dataSource: DataSource): WidgetsStore {
     `SELECT ${sessionColumns.json} AS s, ${widgetColumns.json} AS w, ws.status AS workspace_status FROM widget_sessions s JOIN widgets w ON w.id = s.widget_id JOIN workspaces ws ON ws.id = s.workspace_id WHERE s.id = $1`,
   );
   return {
+    transaction: (work) => runTransaction(dataSource, (tx) => work(storeFor(tx, dataSource)), { joining: manager }),
     widgets: {
       ...recordTable(manager, WidgetEntity),
       list(workspaceId, page, filter) {
@@ -29,15 +37,25 @@ export function createWidgetsStore(dataSource: DataSource): WidgetsStore {
         return fetchPage(query, 'w', page, filter);
       },
       findByHostname: (hostname) => widgets.findOneBy({ hostname }),
+      findForUpdate: (id) => widgets.findOne({ where: { id }, lock: { mode: 'pessimistic_write' } }),
     },
     sessions: {
-      async insert(record) {
-        try {
-          await sessions.insert(record);
-        } catch (error) {
-          throw translateDriverError(error);
-        }
-        return record;
+      insert(record, hostname) {
+        return runTransaction(dataSource, async (tx) => {
+          // FOR SHARE waits for a hostname change holding the row (FOR UPDATE), then reads the row it left.
+          const serving = await tx.query('SELECT 1 FROM widgets WHERE id = $1 AND hostname = $2 FOR SHARE', [record.widgetId, hostname]);
+          if (serving.length === 0) return false;
+          try {
+            await tx.getRepository(WidgetSessionEntity).insert(record);
+          } catch (error) {
+            throw translateDriverError(error);
+          }
+          return true;
+        }, { joining: manager });
+      },
+      async deleteOfWidget(widgetId) {
+        const result = await sessions.delete({ widgetId });
+        return result.affected ?? 0;
       },
       findById: (id) => sessions.findOneBy({ id }),
       async findWithWidget(id) {

@@ -314,11 +314,16 @@ function dispositionsOf(turn: ObjectiveTurn, calls: ChatToolCall[]): CallDisposi
 export function acceptModelResponse(turn: ObjectiveTurn, effectId: string, response: ChatResponse, validateOutput: OutputValidator): void {
   turn.apply({ type: 'model_call_ended', effectId });
   const calls = response.toolCalls ?? [];
+  // The service's own id for each call (issue 24 item 5): a provider's ids repeat within an answer, or
+  // across turns and objectives (`call_0` every turn), and this id is the tool's Idempotency-Key, so it must
+  // name one call across the service. Drawn here, recorded with the call (a reader pairs the call's name
+  // with its TOOL_* events by it) and journaled below, so a replay keeps it.
+  const ids = calls.map(() => newId('toolCall'));
   turn.record(
     'ASSISTANT_MESSAGE',
     {
       content: response.content ?? '',
-      toolCalls: calls.map((call) => ({ arguments: call.arguments, functionName: call.name, tool: toolReferenceOf(turn, call.name) })),
+      toolCalls: calls.map((call, index) => ({ arguments: call.arguments, functionName: call.name, id: ids[index], tool: toolReferenceOf(turn, call.name) })),
       // Every model call records its usage, zeros when the provider reported none.
       usage: response.usage ?? NO_USAGE,
     },
@@ -326,10 +331,6 @@ export function acceptModelResponse(turn: ObjectiveTurn, effectId: string, respo
     { assistant: { toolCallIds: calls.map((call) => call.id), ...(response.content === null || response.content === undefined ? { content: null } : {}) } },
   );
   const dispositions = dispositionsOf(turn, calls);
-  // The service's own id for each call (issue 24 item 5): a provider's ids repeat within an answer, or
-  // across turns and objectives (`call_0` every turn), and this id is the tool's Idempotency-Key, so it must
-  // name one call across the service. Drawn here and journaled below, so a replay keeps it.
-  const ids = calls.map(() => newId('toolCall'));
   turn.apply({
     type: 'tool_calls_received',
     calls: calls.map((call, index) => {

@@ -2,6 +2,7 @@
 // "Widgets"), one function per field, each naming its field and returning the
 // canonical value. Pure.
 import { InvalidArgumentError } from '../errors';
+import { isCspOrigin } from './frame-origin';
 import { DEFAULT_WIDGET_THEME, type WidgetTheme } from './records';
 
 /** Most origins one widget allows. */
@@ -30,7 +31,8 @@ export function checkHostname(value: string, field = 'spec.hostname'): string {
 
 /**
  * Exact origins, normalised (lower case, default port dropped) and without repeats:
- * http or https, no path (not even `/`), query, fragment, credentials or wildcard.
+ * http or https, no path (not even `/`), query, fragment, credentials or wildcard,
+ * and a host a Content-Security-Policy can name (isCspOrigin).
  * @throws InvalidArgumentError naming `spec.allowedOrigins` or the offending `spec.allowedOrigins[i]`
  */
 export function checkAllowedOrigins(values: readonly string[] | undefined): string[] {
@@ -52,6 +54,10 @@ function checkOrigin(value: string, field: string): string {
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password) throw InvalidArgumentError.forField(field, rule);
   // A Content-Security-Policy source cannot name an IPv6 address: frame-ancestors could never let such an origin frame the widget.
   if (url.hostname.startsWith('[')) throw InvalidArgumentError.forField(field, 'cannot be an IPv6 address: frame-ancestors cannot name one; use a hostname');
+  // CORS would answer such an origin while the page's frame-ancestors (the same rule) leaves it out.
+  if (!isCspOrigin(url.origin)) {
+    throw InvalidArgumentError.forField(field, 'must have a host of letters, digits, dots and hyphens only (as frame-ancestors can name it), such as https://www.example.com');
+  }
   return url.origin;
 }
 

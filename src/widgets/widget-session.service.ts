@@ -12,7 +12,7 @@ import type { Principal } from '../auth/principal';
 import { checkWorkspaceActive, type WorkspaceRef } from '../auth/workspace-access';
 import type { FieldRef } from '../crypto/envelope';
 import type { WorkspaceKeyring } from '../crypto/workspace-keyring';
-import { InvalidArgumentError, NotFoundError, UnauthenticatedError } from '../errors';
+import { AbortedError, InvalidArgumentError, NotFoundError, UnauthenticatedError } from '../errors';
 import { newId } from '../ids';
 import type { WidgetSessionPrincipal, WidgetSessionVerifier } from '../ports/widget-sessions';
 import type { WidgetsStore } from '../ports/widgets-store';
@@ -69,6 +69,7 @@ export class WidgetSessionService implements WidgetSessionVerifier {
    * @throws NotFoundError when the widget is not the workspace's
    * @throws FailedPreconditionError when the widget's agent was deleted (the session could start no conversation)
    * @throws InvalidArgumentError naming `tenant.…`, `subject.…`, `secrets.<NAME>` or `ttlSeconds` (never a secret's value)
+   * @throws AbortedError when the widget's hostname changed (or the widget was deleted) while minting
    */
   async create(principal: Principal, workspace: WorkspaceRef, widgetId: string, body: CreateWidgetSessionBody): Promise<WidgetSession> {
     const widget = await this.widgets.findWithAgent(workspace, widgetId);
@@ -80,10 +81,12 @@ export class WidgetSessionService implements WidgetSessionVerifier {
     // Whole seconds: the token's `exp` and the row's expiry are one instant.
     const expiresAt = new Date((Math.floor(now.getTime() / 1000) + ttlSeconds) * 1000);
     const secretsCiphertext = secrets ? await this.keyring.encrypt(secretsRef(workspace.id, id), JSON.stringify(secrets)) : null;
-    await this.store.sessions.insert({
+    const inserted = await this.store.sessions.insert({
       id, widgetId: widget.id, accountId: workspace.accountId, workspaceId: workspace.id,
       tenantId: tenant?.id ?? null, subjectId: subject?.id ?? null, secretsCiphertext, profileId: principal.profileId, expiresAt, createdAt: now,
-    });
+    }, widget.hostname);
+    // The widget moved (or went) since it was read: a token for its old hostname must not outlive the move.
+    if (!inserted) throw new AbortedError('the widget changed while the session was minted (its hostname, or it was deleted); mint the session again');
     const token = await this.tokens.issue(id, widget.hostname, expiresAt);
     return {
       sessionId: id,
@@ -163,7 +166,7 @@ export class WidgetSessionService implements WidgetSessionVerifier {
 
   async sessionSecrets(sessionId: string): Promise<Record<string, string> | null> {
     const session = await this.store.sessions.findById(sessionId);
-    if (!session || session.expiresAt.getTime() <= Date.now()) return null;
+    if (!session || session.expiresAt.getTime() <= this.now().getTime()) return null;
     if (!session.secretsCiphertext) return {};
     return JSON.parse(await this.keyring.decrypt(secretsRef(session.workspaceId, session.id), session.secretsCiphertext)) as Record<string, string>;
   }

@@ -76,7 +76,9 @@ export class WidgetService {
 
   /**
    * Applies the masked fields (without a mask: the fields present); a masked
-   * optional field absent from the body returns to its default.
+   * optional field absent from the body returns to its default. A change of
+   * hostname ends every session of the widget (their rows go in the same
+   * transaction): their tokens stop verifying, even if the hostname comes back.
    * @throws AbortedError when If-Match does not match `metadata.updatedAt`
    * @throws InvalidArgumentError, NotFoundError, AlreadyExistsError as create
    */
@@ -88,7 +90,15 @@ export class WidgetService {
     const touched = SPEC_PATHS.filter((path) => touches(paths, path));
     const spec = await this.checkSpec(workspace, fields.spec ?? {}, touched, record);
     const changes: Partial<WidgetRecord> = { ...metadataChanges(body.metadata, paths), ...spec, updatedAt: new Date() };
-    const updated = await this.store.widgets.update(record.id, changes);
+    const updated = await this.store.transaction(async (store) => {
+      const current = await store.widgets.findForUpdate(record.id);
+      if (!current) return null;
+      const row = await store.widgets.update(record.id, changes);
+      // A session's token names the hostname it was minted for: a move ends the sessions, so moving
+      // back (A→B→A) revives none of them.
+      if (row && row.hostname !== current.hostname) await store.sessions.deleteOfWidget(record.id);
+      return row;
+    });
     if (!updated) throw NotFoundError.resource('widget', id);
     this.options.onHostnameChanged?.(record.hostname);
     if (updated.hostname !== record.hostname) this.options.onHostnameChanged?.(updated.hostname);

@@ -96,6 +96,10 @@ describe('tool call ids and tool names inside objectives', function () {
     assert.deepEqual([...keys].sort(), [...calledIds].sort(), 'the Idempotency-Key is the id the events show');
     assert.deepEqual(of('TOOL_RESULT').map((event) => event.data.toolResult.toolCallId).sort(), [...calledIds].sort());
     assert.equal(objective.info.toolCallCount, 2);
+    // The answer's calls name the service's ids, each the one its own run went under (not the provider's call_dup).
+    const argumentsByKey = new Map(received.map((request) => [request.headers['idempotency-key'], JSON.parse(request.body).q]));
+    const [answer] = of('ASSISTANT_MESSAGE');
+    assert.deepEqual(answer.data.assistantMessage.toolCalls.map((call: any) => argumentsByKey.get(call.id)), ['first', 'second']);
 
     const second = openRouter.requests[1].body.messages as any[];
     const toolMessages = second.filter((message) => message.role === 'tool');

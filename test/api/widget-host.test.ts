@@ -236,12 +236,46 @@ describe('widget host', function () {
       assert.equal((await widget(`${HOST}..`, undefined, 'GET', '/')).status, 404);
     });
 
-    it('answers none of the API on a widget hostname', async () => {
-      assert.equal((await apiHost('GET', '/v1/workspace_secrets', { headers: { authorization: `Bearer ${ws.token}` } })).status, 200);
-      const response = await widget(HOST, ws.token, 'GET', '/v1/workspace_secrets');
-      assert.equal(response.status, 404);
-      assert.match(response.body.message, /no widget route/);
-      assert.equal((await widget(HOST, undefined, 'GET', '/healthz')).status, 404);
+    it('leaves every path but its own to the API whatever the Host: a widget named after the hostname the API is reached by takes none of the API', async () => {
+      // The API is reached as TAKEN too, which is not AGENTRT_PUBLIC_URL's (as when that is unset): any account may name a widget after it.
+      const taken = `api-${suffix}.example.com`;
+      const made = await created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/widgets`, {
+        metadata: { name: 'takeover' }, spec: { agentId, hostname: taken, allowedOrigins: [ALLOWED] },
+      });
+      try {
+        const globalKey = { authorization: `Bearer ${ws.account.globalApiKey.token}` };
+        const onTaken = (method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}) => hostRequest(api.url, taken, method, path, options);
+        const account = await onTaken('GET', '/v1/account', { headers: globalKey });
+        assert.equal(account.status, 200, account.text);
+        assert.deepEqual(account.body, (await apiHost('GET', '/v1/account', { headers: globalKey })).body);
+        for (const path of ['/healthz', '/readyz', '/metrics', '/v1/openapi.json']) {
+          const response = await onTaken('GET', path);
+          assert.equal(response.status, 200, `${path}: ${response.text.slice(0, 300)}`);
+          assert.equal(response.headers['content-type'], (await apiHost('GET', path)).headers['content-type'], path);
+        }
+        const secrets = await onTaken('GET', '/v1/workspace_secrets', { headers: { authorization: `Bearer ${ws.token}` } });
+        assert.equal(secrets.status, 200, secrets.text);
+        const nowhere = await onTaken('GET', `/nowhere-${suffix}`);
+        assert.equal(nowhere.status, 404);
+        assert.equal(nowhere.body.message, `no route for GET /nowhere-${suffix}`, 'the API answers it, as on any Host');
+        // The widget host's own paths stay the widget's.
+        const page = await onTaken('GET', '/');
+        assert.equal(page.status, 200, page.text);
+        assert.match(String(page.headers['content-type']), /^text\/html/);
+        assert.equal((await onTaken('GET', '/widget.js')).status, 200);
+        assert.equal((await onTaken('GET', `/api/objectives/${newId('objective')}`)).body.code, 16, 'the widget\'s /api asks for its session token');
+      } finally {
+        await api.request('DELETE', `/v1/workspaces/${ws.workspaceId}/widgets/${made.metadata.id}`, { token: ws.token });
+      }
+    });
+
+    it('answers a widget path no widget route serves with NOT_FOUND, never the API', async () => {
+      const { token } = await widgets.mint(HOST);
+      for (const path of ['/api/nothing-here', '/api', '/assets/nothing.css']) {
+        const response = await widget(HOST, token, 'GET', path);
+        assert.equal(response.status, 404, `${path}: ${response.text}`);
+        assert.equal(response.body.message, `no ${path.startsWith('/assets/') ? 'widget asset "nothing.css"' : `widget route for GET ${path}`}`);
+      }
     });
 
     it('reads the database for an API hostname at most once per memo period, not once per request', async () => {
@@ -542,6 +576,22 @@ describe('widget host', function () {
       assert.equal(badResume.body.code, 3);
       assert.match(badResume.text, /Last-Event-ID/);
       assert.equal((await widget(HOST, token, 'GET', `/api/objectives/${newId('objective')}/events/stream`, { headers: { 'last-event-id': '1' } })).status, 404);
+      // No /api route takes a query parameter: one is refused by name (the resume point is the header only), as /v1 refuses an unknown one.
+      const v1 = await apiHost('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${id}/events/stream?bogus=1`, { headers: { authorization: `Bearer ${ws.token}` } });
+      for (const [method, path, body] of [
+        ['GET', `/api/objectives/${id}/events/stream?lastEventId=abc`], ['GET', `/api/objectives/${id}?bogus=1`],
+        ['POST', '/api/objectives?bogus=1', { content: 'SAY hi' }], ['POST', `/api/objectives/${id}/messages?bogus=1`, { content: 'SAY hi' }],
+      ] as const) {
+        const response = await widget(HOST, token, method, path, body ? { body } : {});
+        assert.equal(response.status, 400, `${method} ${path}: ${response.text}`);
+        assert.equal(response.body.code, 3);
+        const name = /\?(\w+)=/.exec(path)![1];
+        assert.equal(response.body.message, `${name}: is not a known field`);
+        assert.deepEqual(response.body.details[0].fieldViolations, [{ field: name, description: 'is not a known field' }]);
+      }
+      assert.equal(v1.status, 400, v1.text);
+      assert.equal(v1.body.message, 'bogus: is not a known field');
+      assert.equal((await widget(HOST, token, 'GET', `/api/objectives/${id}`)).body.lastMessage, 'hi', 'nothing was sent');
     });
 
     it('streams the visitor only what the page shows: no tenant, usage, tool arguments or results; the API\'s stream keeps them', async () => {
@@ -559,7 +609,9 @@ describe('widget host', function () {
       const kinds = events.map((event) => String(event.data.data.type).replace('OBJECTIVE_EVENT_TYPE_', ''));
       for (const kind of ['USER_MESSAGE', 'ASSISTANT_MESSAGE', 'TOOL_CALLED', 'TOOL_RESULT', 'FINALIZED']) assert.ok(kinds.includes(kind), `${kind} in ${kinds.join(', ')}`);
       const call = events.find((event) => event.data.data.assistantMessage?.toolCalls?.length)!;
-      assert.deepEqual(call.data.data.assistantMessage.toolCalls, [{ functionName: 'lookup' }]);
+      const called = events.find((event) => event.data.data.toolCalled)!;
+      assert.match(called.data.data.toolCalled.toolCallId, /^toolcall_/);
+      assert.deepEqual(call.data.data.assistantMessage.toolCalls, [{ id: called.data.data.toolCalled.toolCallId, functionName: 'lookup' }], 'the call names the id its TOOL_* events carry');
       const result = events.find((event) => event.data.data.toolResult)!;
       assert.deepEqual(Object.keys(result.data.data.toolResult), ['toolCallId']);
       assert.deepEqual(Object.keys(result.data).sort(), ['createdAt', 'data', 'sequence']);

@@ -9,7 +9,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { WidgetSessionSweeper } from '../../actors/kinds/widget-session-sweeper';
 import { UnauthenticatedError } from '../../src/errors';
-import { INVALID_WIDGET_TOKEN } from '../../src/widgets/widget-session.service';
+import { newId } from '../../src/ids';
+import type { WidgetsStore } from '../../src/ports/widgets-store';
+import type { WidgetSessionRecord } from '../../src/widgets/records';
+import { INVALID_WIDGET_TOKEN, WidgetSessionService } from '../../src/widgets/widget-session.service';
 import { createAgent } from '../support/agents-world';
 import { startTestApi, type ApiResponse, type RequestOptions, type TestApi } from '../support/api';
 import { assertStatus, Code, missingId, newAccount, newKey, type TestAccount } from '../support/fixtures';
@@ -173,6 +176,18 @@ describe('widget sessions', () => {
       assertStatus(await mint(widget.metadata.id, { secrets: many }), 400, Code.INVALID_ARGUMENT, /^secrets: must hold at most 64 secrets/);
     });
 
+    it('opens a session\'s secrets only before its expiry by the service\'s clock, as verify does', async () => {
+      const widget = await createWidget();
+      const session = await minted(widget.metadata.id, { secrets: { CRM_TOKEN: watch.canary() }, ttlSeconds: 3600 });
+      const expiresAt = Date.parse(session.expiresAt);
+      // The same store, keyring and tokens as the node's service, with a clock of its own.
+      const { store, widgets, tenants, keyring, tokens: signer } = api.services.widgetSessions as unknown as Record<string, never>;
+      const at = (time: number) => new WidgetSessionService(store, widgets, tenants, keyring, signer, { now: () => new Date(time) });
+      assert.deepEqual(Object.keys(await at(expiresAt - 1000).sessionSecrets(session.sessionId) ?? {}), ['CRM_TOKEN']);
+      assert.equal(await at(expiresAt).sessionSecrets(session.sessionId), null, 'expired by the clock, though not by the wall');
+      await assert.rejects(at(expiresAt).verify(session.token, widget.spec.hostname), UnauthenticatedError);
+    });
+
     it('answers {} for a session without secrets, null for one that does not exist', async () => {
       const widget = await createWidget();
       const session = await minted(widget.metadata.id, { secrets: {} });
@@ -259,6 +274,68 @@ describe('widget sessions', () => {
       assertStatus(await call('DELETE', path), 404, Code.NOT_FOUND, /widget session wsess_\w+ not found/);
       const other = await createWidget();
       assertStatus(await call('DELETE', `${sessionsPath(other.metadata.id)}/${kept.sessionId}`), 404, Code.NOT_FOUND);
+    });
+  });
+
+  describe('a change of hostname', () => {
+    const patchWidget = (id: string, spec: Record<string, unknown>) => call('PATCH', `${widgetsPath()}/${id}`, { body: { spec } });
+    const sessionRows = async (widgetId: string) =>
+      (await api.dataSource.query('SELECT count(*)::int AS n FROM widget_sessions WHERE widget_id = $1', [widgetId]))[0].n as number;
+
+    it('ends the widget\'s sessions: moving back (A→B→A) revives no token; other changes and other widgets keep theirs', async () => {
+      const a = uniqueHostname('a');
+      const b = uniqueHostname('b');
+      const widget = await createWidget(a);
+      const session = await minted(widget.metadata.id, { secrets: { CRM_TOKEN: watch.canary() } });
+      const neighbour = await createWidget();
+      const kept = await minted(neighbour.metadata.id);
+      assert.equal((await api.services.widgetSessions.verify(session.token, a)).sessionId, session.sessionId);
+
+      assert.equal((await patchWidget(widget.metadata.id, { hostname: b })).status, 200);
+      await refused(session.token, a);
+      await refused(session.token, b);
+      assert.equal((await patchWidget(widget.metadata.id, { hostname: a })).status, 200);
+      await refused(session.token, a);
+      assert.equal(await api.services.widgetSessions.sessionSecrets(session.sessionId), null, 'its objectives\' tools get its secrets no more');
+      assert.equal(await sessionRows(widget.metadata.id), 0, 'the session rows went with the move');
+
+      const fresh = await minted(widget.metadata.id);
+      assert.equal((await patchWidget(widget.metadata.id, { title: 'Help', hostname: a.toUpperCase() })).status, 200, 'the same hostname is no move');
+      assert.equal((await api.services.widgetSessions.verify(fresh.token, a)).sessionId, fresh.sessionId);
+      assert.equal((await api.services.widgetSessions.verify(kept.token, neighbour.spec.hostname)).sessionId, kept.sessionId);
+    });
+
+    it('mints no session for a hostname the widget has left, even one read before a move still in progress', async () => {
+      const from = uniqueHostname('from');
+      const widget = await createWidget(from);
+      const store = (api.services.widgetSessions as unknown as { store: WidgetsStore }).store;
+      const session = (id: string): WidgetSessionRecord => ({
+        id, widgetId: widget.metadata.id, accountId: account.accountId, workspaceId: account.workspaceId, tenantId: null, subjectId: null,
+        secretsCiphertext: null, profileId: null, expiresAt: new Date(Date.now() + 60_000), createdAt: new Date(),
+      });
+      assert.equal(await store.sessions.insert(session(newId('widgetSession')), uniqueHostname('elsewhere')), false);
+
+      // A move holds the widget's row until it commits; an insert for the old hostname waits for it, then sees the move.
+      let moved!: () => void;
+      const locked = new Promise<void>((resolve) => (moved = resolve));
+      let commit!: () => void;
+      const held = new Promise<void>((resolve) => (commit = resolve));
+      const move = store.transaction(async (tx) => {
+        await tx.widgets.findForUpdate(widget.metadata.id);
+        await tx.widgets.update(widget.metadata.id, { hostname: uniqueHostname('to') });
+        await tx.sessions.deleteOfWidget(widget.metadata.id);
+        moved();
+        await held;
+      });
+      await locked;
+      const late = newId('widgetSession');
+      const insert = store.sessions.insert(session(late), from);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      commit();
+      await move;
+      assert.equal(await insert, false);
+      assert.equal(await store.sessions.findById(late), null);
+      assert.equal(await sessionRows(widget.metadata.id), 0);
     });
   });
 

@@ -121,6 +121,14 @@ describe('widgets', () => {
         assert.equal(response.body.details[0].fieldViolations[0].field, 'spec.allowedOrigins[1]', origin);
       }
       assertError(await post({ allowedOrigins: ['http://[::1]:8080'] }), 400, Code.INVALID_ARGUMENT, /^spec\.allowedOrigins\[0\]: cannot be an IPv6 address/);
+      // Origins a URL takes but a CSP source list cannot name: CORS would answer them, frame-ancestors would leave them out.
+      for (const origin of ['http://my_site.com', 'https://shop$.example.com', 'https://a~b.example.com']) {
+        const response = await post({ allowedOrigins: ['https://ok.example.com', origin] });
+        assertError(response, 400, Code.INVALID_ARGUMENT, /^spec\.allowedOrigins\[1\]: must have a host of letters, digits, dots and hyphens only/);
+        assert.equal(response.body.details[0].fieldViolations[0].field, 'spec.allowedOrigins[1]', origin);
+      }
+      const widget = await createWidget({ allowedOrigins: ['https://Bücher.example'] });
+      assert.deepEqual(widget.spec.allowedOrigins, ['https://xn--bcher-kva.example'], 'an international name is stored as the punycode a CSP can name');
       const many = Array.from({ length: 51 }, (_, index) => `https://site${index}.example.com`);
       assertError(await post({ allowedOrigins: many }), 400, Code.INVALID_ARGUMENT, /^spec\.allowedOrigins: must name at most 50/);
     });
@@ -195,6 +203,7 @@ describe('widgets', () => {
       assertError(await patch(widget.metadata.id, { updateMask: 'spec.color' }), 400, Code.INVALID_ARGUMENT, /^updateMask: "spec\.color" is not an updatable field/);
       assertError(await patch(widget.metadata.id, { spec: { agentId: missingId('agent') } }), 404, Code.NOT_FOUND, /^spec\.agentId: /);
       assertError(await patch(widget.metadata.id, { spec: { allowedOrigins: ['https://a.example.com/x'] } }), 400, Code.INVALID_ARGUMENT, /^spec\.allowedOrigins\[0\]/);
+      assertError(await patch(widget.metadata.id, { spec: { allowedOrigins: ['https://ok.example.com', 'http://my_site.com'] } }), 400, Code.INVALID_ARGUMENT, /^spec\.allowedOrigins\[1\]: must have a host/);
     });
 
     it("refuses the service's own API hostname, and keeps the widget's", async () => {

@@ -35,7 +35,25 @@ describe('widget end to end in Chromium (the node\'s widget host)', function () 
   const mint = async (hostname: string, body: Record<string, unknown> = {}) => {
     const response = await api.request('POST', `/v1/workspaces/${ws.workspaceId}/widgets/${widgetIds[hostname]}/sessions`, { token: ws.token, body });
     assert.equal(response.status, 200, JSON.stringify(response.body));
-    return response.body as { token: string; expiresAt: string; widgetUrl: string };
+    return response.body as { sessionId: string; token: string; expiresAt: string; widgetUrl: string };
+  };
+  /** The objectives a session created, oldest first. */
+  const objectivesOf = async (sessionId: string) =>
+    ((await api.dataSource.query('SELECT id FROM objectives WHERE widget_session_id = $1 ORDER BY created_at, id', [sessionId])) as Array<{ id: string }>).map((row) => row.id);
+  /** The one objective of the session, once it exists. */
+  const onlyObjective = async (sessionId: string) => {
+    let ids: string[] = [];
+    await eventually(async () => (ids = await objectivesOf(sessionId)).length === 1, 'the objective exists', 10_000);
+    return ids[0];
+  };
+  const cancel = async (objectiveId: string) => {
+    const response = await api.request('POST', `/v1/workspaces/${ws.workspaceId}/objectives/${objectiveId}/cancel`, { token: ws.token, body: { reason: 'stopped by the shop' } });
+    assert.equal(response.status, 200, JSON.stringify(response.body));
+  };
+  /** Nothing of a server's own words (objective ids, statuses) reached the visitor. */
+  const assertPlainWords = async (chat: Frame) => {
+    const text = await chat.textContent('#chat-log') ?? '';
+    assert.doesNotMatch(text, /That did not work|obj_|OBJECTIVE_STATUS|FAILED_PRECONDITION|takes no more messages/, text);
   };
   /** Whether the node takes `token` on `hostname`'s /api (a request naming the widget's Host). */
   const accepted = (hostname: string, token: string) => new Promise<boolean>((resolve, reject) => {
@@ -151,6 +169,65 @@ describe('widget end to end in Chromium (the node\'s widget host)', function () 
     await (await chat.waitForSelector('button:text("Approve")')).press('Enter');
     await chat.waitForSelector('.msg-assistant:text("Cancelled.")');
     assert.deepEqual(await notes(chat), ['cancel order: Done']);
+  });
+
+  it('starts a new conversation with the message after one that FAILED, and a reload of the shop does not bring the failed one back', async () => {
+    const session = await mint(HOST);
+    const { page, chat } = await embed(HOST, session.token);
+    await say(chat, 'FAIL upstream answered 502 at http://10.0.0.7/internal');
+    await chat.waitForSelector('.note-divider:text("Your next message starts a new conversation.")');
+    await say(chat, 'SAY Fresh start.');
+    await chat.waitForSelector('.msg-assistant:text("Fresh start.")');
+    const [failed, fresh] = await objectivesOf(session.sessionId);
+    assert.ok(fresh, 'the message started a second objective');
+    assert.equal((await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${failed}`, { token: ws.token })).body.info.status, 'OBJECTIVE_STATUS_FAILED');
+    assert.deepEqual(await messages(chat), [
+      'user: You: FAIL upstream answered 502 at http://10.0.0.7/internal', 'user: You: SAY Fresh start.', 'assistant: Assistant: Fresh start.',
+    ]);
+    assert.deepEqual(await notes(chat), ['Sorry, something went wrong.', 'The assistant could not finish this answer.', 'Your next message starts a new conversation.']);
+    await assertPlainWords(chat);
+
+    await page.reload();
+    const again = (await (await page.waitForSelector('iframe')).contentFrame())!;
+    await again.waitForSelector('.msg-assistant:text("Fresh start.")');
+    assert.deepEqual(await messages(again), ['user: You: SAY Fresh start.', 'assistant: Assistant: Fresh start.'], 'the reload resumes the new conversation');
+  });
+
+  it('settles the question of a conversation cancelled through the API (no live button) and starts a new one with the next message', async () => {
+    const session = await mint(APPROVING_HOST);
+    const { chat } = await embed(APPROVING_HOST, session.token);
+    await say(chat, 'CALL cancel_order {}\nSAY Cancelled.');
+    await chat.waitForSelector('button:text("Approve")');
+    await cancel(await onlyObjective(session.sessionId));
+    await chat.waitForSelector('.note-divider');
+    assert.equal(await chat.$$eval('#chat-log button', (buttons) => buttons.length), 0, 'no Approve or Deny of a cancelled conversation');
+    assert.deepEqual(await notes(chat), ['cancel order: not run, the conversation ended', 'The conversation was stopped.', 'Your next message starts a new conversation.']);
+    await say(chat, 'SAY Hello again.');
+    await chat.waitForSelector('.msg-assistant:text("Hello again.")');
+    assert.equal((await objectivesOf(session.sessionId)).length, 2);
+    await assertPlainWords(chat);
+  });
+
+  it('sends a follow-up to a new conversation when the node refuses it because the conversation ended unseen (FAILED_PRECONDITION)', async () => {
+    const session = await mint(HOST);
+    const { chat } = await embed(HOST, session.token);
+    await say(chat, 'CALL cancel_order {}\nSAY Cancelled.');
+    await chat.waitForSelector('text=Waiting for a team member to allow cancel order…');
+    const first = await onlyObjective(session.sessionId);
+    // The page hears nothing more of the first conversation: its stream is cut and every reconnection fails.
+    await context.route(`**/api/objectives/${first}/events/stream`, (route) => route.abort());
+    proxy.cut();
+    await chat.waitForSelector('#chat-status:text("Connection lost. Reconnecting…")');
+    await cancel(first);
+    await say(chat, 'SAY Still there?');
+    await chat.waitForSelector('.msg-assistant:text("Still there?")');
+    const objectives = await objectivesOf(session.sessionId);
+    assert.equal(objectives.length, 2, 'the follow-up started a new objective');
+    assert.deepEqual(await messages(chat), ['user: You: CALL cancel_order {}\nSAY Cancelled.', 'user: You: SAY Still there?', 'assistant: Assistant: Still there?']);
+    assert.deepEqual(await notes(chat), ['cancel order: not run, the conversation ended', 'This conversation has ended. Your message starts a new one.']);
+    await assertPlainWords(chat);
+    const follow = (await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${first}`, { token: ws.token })).body;
+    assert.equal(follow.info.status, 'OBJECTIVE_STATUS_CANCELLED');
   });
 
   it('refuses an expired token in plain words', async () => {

@@ -118,14 +118,68 @@ describe('widget page in Chromium (fake widget host)', function () {
     const { chat } = await embed(host.mint());
     await chat.fill('#chat-input', 'CALL order_status\nCALLFAIL refund_order TIMED_OUT upstream said 504 at http://10.0.0.1/refund\nFAIL the model gave up');
     await chat.press('#chat-input', 'Enter');
-    await chat.waitForFunction(() => /could not finish/.test(document.getElementById('chat-log')!.textContent ?? ''));
+    await chat.waitForFunction(() => /new conversation/.test(document.getElementById('chat-log')!.textContent ?? ''));
     const notes = await chat.$$eval('#chat-log .note', (nodes) => nodes.map((n) => n.textContent));
     assert.deepEqual(notes, [
       'order status: Done',
       'refund order: The tool did not answer in time.',
       'Sorry, something went wrong.',
-      'The assistant could not finish this answer. You can try again.',
+      'The assistant could not finish this answer.',
+      'Your next message starts a new conversation.',
     ]);
+  });
+
+  it('starts a new conversation with the message after one that FAILED (the failed one takes no more), and forgets the failed one', async () => {
+    const { page, chat } = await embed(host.mint());
+    await chat.fill('#chat-input', 'SAY Checking.\nFAIL the model gave up');
+    await chat.press('#chat-input', 'Enter');
+    await chat.waitForSelector('.note-divider:text("Your next message starts a new conversation.")');
+    await chat.fill('#chat-input', 'SAY Fresh start.');
+    await chat.press('#chat-input', 'Enter');
+    await chat.waitForSelector('.msg-assistant:text("Fresh start.")');
+    assert.equal(host.objectiveIds.length, 2, 'the message started a second objective');
+    assert.deepEqual(await messages(chat), [
+      'user: You: SAY Checking.\nFAIL the model gave up', 'assistant: Assistant: Checking.', 'user: You: SAY Fresh start.', 'assistant: Assistant: Fresh start.',
+    ], 'the failed conversation stays above the note');
+    assert.equal(await chat.$$eval('#chat-log .note-error', (nodes) => nodes.map((n) => n.textContent).join(' | ')),
+      'Sorry, something went wrong. | The assistant could not finish this answer.', 'no raw server text');
+    await page.reload();
+    const again = (await (await page.waitForSelector('iframe')).contentFrame())!;
+    await again.waitForSelector('.msg-assistant:text("Fresh start.")');
+    assert.deepEqual(await messages(again), ['user: You: SAY Fresh start.', 'assistant: Assistant: Fresh start.'], 'a reload resumes the new conversation');
+  });
+
+  it('settles the questions of a CANCELLED conversation (no live button) and starts a new one with the next message', async () => {
+    await startHost({ allowVisitorApprovals: true });
+    const { page, chat } = await embed(host.mint());
+    await chat.fill('#chat-input', 'ASK cancel_order\nSAY Cancelled.');
+    await chat.press('#chat-input', 'Enter');
+    await chat.waitForSelector('button:text("Approve")');
+    host.cancel(host.objectiveIds[0]);
+    await chat.waitForSelector('.note-divider');
+    assert.equal(await chat.$$eval('#chat-log button', (buttons) => buttons.length), 0, 'no Approve or Deny of an ended conversation');
+    assert.deepEqual(await chat.$$eval('#chat-log .note', (nodes) => nodes.map((n) => n.textContent)), [
+      'cancel order: not run, the conversation ended', 'The conversation was stopped.', 'Your next message starts a new conversation.',
+    ]);
+    assert.equal(await chat.textContent('#chat-status'), '');
+    await page.reload();
+    const again = (await (await page.waitForSelector('iframe')).contentFrame())!;
+    await again.waitForSelector('#chat-input');
+    assert.deepEqual(await messages(again), [], 'a reload does not bring the ended conversation back');
+    await again.fill('#chat-input', 'SAY Hello again.');
+    await again.press('#chat-input', 'Enter');
+    await again.waitForSelector('.msg-assistant:text("Hello again.")');
+    assert.equal(host.objectiveIds.length, 2);
+    assert.deepEqual(host.decisions, []);
+  });
+
+  it('names each tool call by its id, whatever order parallel calls run in', async () => {
+    const { chat } = await embed(host.mint());
+    // One answer calls order_status then refund_order; refund_order's events come first.
+    await chat.fill('#chat-input', 'PARALLEL order_status refund_order\nSAY Both done.');
+    await chat.press('#chat-input', 'Enter');
+    await chat.waitForSelector('.msg-assistant:text("Both done.")');
+    assert.deepEqual(await chat.$$eval('#chat-log .note', (nodes) => nodes.map((n) => n.textContent)), ['refund order: Done', 'order status: Done']);
   });
 
   it('asks the visitor to approve a tool call only when the widget allows it', async () => {

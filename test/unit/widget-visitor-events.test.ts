@@ -30,13 +30,22 @@ describe('widget visitor events', () => {
     });
   });
 
-  it('gives an assistant message its content and each tool call\'s function name, no arguments, tool metadata or usage', () => {
+  it('gives an assistant message its content and each tool call\'s id and function name, no arguments, tool metadata or usage', () => {
     const shown = view('ASSISTANT_MESSAGE', 'assistantMessage', {
       content: 'Let me look',
-      toolCalls: [{ functionName: 'order_status', arguments: `{"order":"${SECRETISH}"}`, tool: { id: 'tool_1', labels: { k: SECRETISH } } }],
+      toolCalls: [
+        { functionName: 'order_status', id: 'toolcall_2', arguments: `{"order":"${SECRETISH}"}`, tool: { id: 'tool_1', labels: { k: SECRETISH } } },
+        { functionName: 'refund', id: 'toolcall_1', arguments: '{}', tool: { id: 'tool_2' } },
+      ],
       usage: { promptTokens: 10, completionTokens: 5, costCents: 3 },
     });
-    assert.deepEqual(shown!.data, { type: 'OBJECTIVE_EVENT_TYPE_ASSISTANT_MESSAGE', assistantMessage: { content: 'Let me look', toolCalls: [{ functionName: 'order_status' }] } });
+    assert.deepEqual(shown!.data, {
+      type: 'OBJECTIVE_EVENT_TYPE_ASSISTANT_MESSAGE',
+      assistantMessage: { content: 'Let me look', toolCalls: [{ id: 'toolcall_2', functionName: 'order_status' }, { id: 'toolcall_1', functionName: 'refund' }] },
+    });
+    // An event recorded before calls carried their id: the name only.
+    assert.deepEqual(view('ASSISTANT_MESSAGE', 'assistantMessage', { content: '', toolCalls: [{ functionName: 'order_status', arguments: '{}' }] })!.data.assistantMessage,
+      { content: '', toolCalls: [{ functionName: 'order_status' }] });
   });
 
   it('gives tool events their toolCallId only: no result content, memo or internal error message', () => {

@@ -6,10 +6,14 @@
 // their sequence, so no message is lost or shown twice. Between stored events
 // the stream sends `delta` frames (no id, never replayed): the answer's text as
 // the model writes it, shown in a pending bubble until the ASSISTANT_MESSAGE
-// event, which carries the whole answer and replaces it.
+// event, which carries the whole answer and replaces it. A conversation that
+// ends FAILED or CANCELLED takes no more messages: the page forgets it (its
+// messages stay above a note) and the next message starts a new one.
 'use strict';
 (() => {
   const KEY = 'agentrt.widget';
+  /** The Status code of a message to a conversation that has ended (FAILED, CANCELLED, erased). */
+  const FAILED_PRECONDITION = 9;
   const $ = (id) => document.getElementById(id);
   const log = $('chat-log');
   const form = $('chat-form');
@@ -23,10 +27,14 @@
     lastSequence: 0,
     allowApprovals: false,
     streaming: false,
+    /** Aborts the open stream's request, and ends its wait between requests (the conversation it reads was forgotten). */
+    streamAbort: null,
+    wake: null,
     pendingMessages: 0,
     finished: true,
     stopped: false,
-    toolNames: [],
+    /** Tool names by tool call id, from the answers' toolCalls: the TOOL_* events name the id only. */
+    toolNames: new Map(),
     tools: new Map(),
     /** Pending answers by model turn: { line, text (its Text node) }, until their ASSISTANT_MESSAGE. */
     pending: new Map(),
@@ -64,7 +72,7 @@
   // ---- HTTP ---------------------------------------------------------------
 
   class HttpError extends Error {
-    constructor(status, message) { super(message); this.status = status; }
+    constructor(status, message, code) { super(message); this.status = status; this.code = code; }
   }
 
   async function api(method, path, body) {
@@ -74,7 +82,7 @@
     const text = await res.text();
     let json = null;
     try { json = text ? JSON.parse(text) : null; } catch { json = null; }
-    if (!res.ok) throw new HttpError(res.status, (json && json.message) || res.statusText);
+    if (!res.ok) throw new HttpError(res.status, (json && json.message) || res.statusText, json && json.code);
     return json;
   }
 
@@ -84,6 +92,8 @@
       if (err.status === 403) return 'This chat is not allowed to do that.';
       if (err.status === 404) return 'This conversation could not be found.';
       if (err.status === 429) return 'Too many messages at once. Please wait a moment and try again.';
+      // The server's words name objectives and statuses: the visitor gets plain ones.
+      if (err.code === FAILED_PRECONDITION) return 'This chat cannot start a conversation right now. Please try again later.';
       if (err.status >= 500) return 'The chat service is having trouble. Please try again in a moment.';
       return `That did not work: ${err.message}`;
     }
@@ -192,7 +202,7 @@
   function tool(toolCallId) {
     let entry = state.tools.get(toolCallId);
     if (!entry) {
-      const name = friendly(state.toolNames.shift());
+      const name = friendly(state.toolNames.get(toolCallId));
       entry = { name, line: addNote(`Looking up ${name}…`, false) };
       entry.line.dataset.toolCallId = toolCallId;
       state.tools.set(toolCallId, entry);
@@ -213,6 +223,8 @@
 
   function askApproval(toolCallId) {
     const entry = tool(toolCallId);
+    entry.waiting = true;
+    const objectiveId = state.objectiveId;
     status.textContent = state.allowApprovals ? 'Waiting for your answer…' : 'Waiting for a team member…';
     if (!state.allowApprovals) {
       entry.line.textContent = `Waiting for a team member to allow ${entry.name}…`;
@@ -235,8 +247,10 @@
     const decide = async (verdict) => {
       approve.disabled = deny.disabled = true;
       try {
-        await api('PUT', `/api/objectives/${encodeURIComponent(state.objectiveId)}/tool_calls/${encodeURIComponent(toolCallId)}/${verdict}`, {});
+        await api('PUT', `/api/objectives/${encodeURIComponent(objectiveId)}/tool_calls/${encodeURIComponent(toolCallId)}/${verdict}`, {});
       } catch (err) {
+        // Decided elsewhere, or the conversation ended meanwhile: the question is over either way.
+        if (err instanceof HttpError && err.code === FAILED_PRECONDITION) return void settle(entry, `${entry.name}: no longer waiting for an answer`);
         approve.disabled = deny.disabled = false;
         addNote(plainError(err), true);
         return;
@@ -252,9 +266,10 @@
     else status.textContent = `The assistant asks to use ${entry.name}: Approve or Deny is in the conversation.`;
   }
 
-  function settleApproval(toolCallId, text) {
-    const entry = tool(toolCallId);
-    entry.line.className = 'note';
+  /** Puts `text` in a tool call's line, in place of its approval question (and buttons) if it had one. */
+  function settle(entry, text, isError) {
+    entry.waiting = false;
+    entry.line.className = isError ? 'note note-error' : 'note';
     entry.line.removeAttribute('role');
     entry.line.removeAttribute('aria-labelledby');
     entry.line.textContent = text;
@@ -273,20 +288,19 @@
       case 'ASSISTANT_MESSAGE': {
         const msg = data.assistantMessage || {};
         answer(msg.content || '');
-        for (const call of msg.toolCalls || []) state.toolNames.push(call.functionName);
+        for (const call of msg.toolCalls || []) if (call.id) state.toolNames.set(call.id, call.functionName);
         break;
       }
       case 'TOOL_CALLED': tool(data.toolCalled.toolCallId); break;
-      case 'TOOL_RESULT': tool(data.toolResult.toolCallId).line.textContent = `${tool(data.toolResult.toolCallId).name}: Done`; break;
+      case 'TOOL_RESULT': { const entry = tool(data.toolResult.toolCallId); settle(entry, `${entry.name}: Done`); break; }
       case 'TOOL_ERROR': {
         const entry = tool(data.toolError.toolCallId);
-        entry.line.textContent = `${entry.name}: ${data.toolError.message || 'The tool failed.'}`;
-        entry.line.className = 'note note-error';
+        settle(entry, `${entry.name}: ${data.toolError.message || 'The tool failed.'}`, true);
         break;
       }
       case 'TOOL_APPROVAL_REQUESTED': askApproval(data.toolApprovalRequested.toolCallId); break;
-      case 'TOOL_APPROVED': settleApproval(data.toolApproved.toolCallId, `${tool(data.toolApproved.toolCallId).name}: allowed`); break;
-      case 'TOOL_DENIED': settleApproval(data.toolDenied.toolCallId, `${tool(data.toolDenied.toolCallId).name}: not allowed`); break;
+      case 'TOOL_APPROVED': { const entry = tool(data.toolApproved.toolCallId); settle(entry, `${entry.name}: allowed`); break; }
+      case 'TOOL_DENIED': { const entry = tool(data.toolDenied.toolCallId); settle(entry, `${entry.name}: not allowed`); break; }
       case 'ERROR': {
         dropPending();
         const err = data.error || {};
@@ -299,7 +313,9 @@
         dropPending();
         state.finished = true;
         const end = (data.finalized && data.finalized.status) || '';
-        if (/FAILED/.test(end)) addNote('The assistant could not finish this answer. You can try again.', true);
+        if (/FAILED/.test(end)) addNote('The assistant could not finish this answer.', true);
+        // COMPLETED takes follow-ups; FAILED and CANCELLED take no more messages.
+        if (/FAILED|CANCELLED/.test(end)) endConversation('Your next message starts a new conversation.');
         setBusy(false);
         break;
       }
@@ -313,19 +329,20 @@
 
   // ---- the event stream -----------------------------------------------------
 
-  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  const sleep = (ms) => new Promise((resolve) => { state.wake = resolve; setTimeout(resolve, ms); });
 
-  /** Waits `ms`, or less if the browser comes back online. */
+  /** Waits `ms`, or less if the browser comes back online (or the conversation is forgotten: state.wake). */
   function pause(ms) {
     return new Promise((resolve) => {
       const done = () => { clearTimeout(timer); removeEventListener('online', done); resolve(); };
       const timer = setTimeout(done, ms);
       addEventListener('online', done);
+      state.wake = done;
     });
   }
 
-  /** Reads one SSE response; returns when it ends (throws when the connection drops). */
-  async function readStream(res) {
+  /** Reads one SSE response of objective `id`; returns when it ends (throws when the connection drops or is aborted). */
+  async function readStream(res, id) {
     const reader = res.body.getReader();
     const decoder = new TextDecoder();
     let buffer = '';
@@ -339,7 +356,7 @@
       buffer = lines.pop();
       for (const line of lines) {
         if (line === '') {
-          if (data.length) dispatch(type || 'message', data.join('\n'));
+          if (data.length) dispatch(id, type || 'message', data.join('\n'));
           data = [];
           type = '';
           continue;
@@ -355,7 +372,8 @@
   }
 
   /** One SSE frame: a stored event (`message`) or a delta of the answer being written (never counted in lastSequence). */
-  function dispatch(type, text) {
+  function dispatch(id, type, text) {
+    if (state.objectiveId !== id) return; // of a conversation this page has forgotten
     let event;
     try { event = JSON.parse(text); } catch { return; }
     if (type === 'delta') {
@@ -369,19 +387,22 @@
     try { render(event); } catch { /* an event of an unexpected shape is skipped, not fatal to the stream */ }
   }
 
-  /** Keeps one stream open until the objective rests (FINALIZED, nothing sent since). */
+  /** Keeps one stream of the conversation open until it rests (FINALIZED, nothing sent since) or is forgotten. */
   async function stream() {
     if (state.streaming || !state.objectiveId) return;
+    const id = state.objectiveId;
     state.streaming = true;
     let wait = 250;
     let empties = 0;
     try {
-      while (!state.stopped) {
+      while (!state.stopped && state.objectiveId === id) {
         let dropped = false;
         try {
           const headers = { Authorization: `Bearer ${state.token}`, Accept: 'text/event-stream' };
           if (state.lastSequence > 0) headers['Last-Event-ID'] = String(state.lastSequence);
-          const res = await fetch(`/api/objectives/${encodeURIComponent(state.objectiveId)}/events/stream`, { headers, cache: 'no-store' });
+          const abort = new AbortController();
+          state.streamAbort = abort;
+          const res = await fetch(`/api/objectives/${encodeURIComponent(id)}/events/stream`, { headers, cache: 'no-store', signal: abort.signal });
           if (res.status === 204) {
             // Finished with nothing new. A message just sent may not be readable yet: ask again a few times.
             state.finished = true;
@@ -395,7 +416,7 @@
             dropped = true;
           } else {
             if (status.dataset.reconnecting) { delete status.dataset.reconnecting; setBusy(!state.finished); }
-            await readStream(res);
+            await readStream(res, id);
             wait = 250;
             empties = 0;
             // Closed before the objective rested (a node stopping, a proxy): come back after a pause.
@@ -405,6 +426,7 @@
           if (err instanceof HttpError && err.status !== 429 && err.status < 500) throw err;
           dropped = true;
         }
+        if (state.objectiveId !== id) return;
         if (!dropped && state.finished && state.pendingMessages === 0) return;
         if (dropped) {
           status.dataset.reconnecting = '1';
@@ -414,22 +436,43 @@
         }
       }
     } catch (err) {
-      addNote(plainError(err), true);
-      if (err instanceof HttpError && err.status === 401) stop();
-      if (err instanceof HttpError && err.status === 404) forgetObjective();
+      if (state.objectiveId === id) {
+        addNote(plainError(err), true);
+        if (err instanceof HttpError && err.status === 401) stop();
+        if (err instanceof HttpError && err.status === 404) forgetObjective();
+      }
     } finally {
       state.streaming = false;
+      state.streamAbort = null;
+      // The conversation changed while this stream ran (a new one began as the old one ended): stream the new one.
+      if (state.objectiveId && state.objectiveId !== id && !state.stopped) stream();
     }
   }
 
-  /** The next message starts a new conversation (this one is gone). */
+  /** The next message starts a new conversation (this one is gone or ended); its stream stops. */
   function forgetObjective() {
     state.objectiveId = null;
     state.lastSequence = 0;
+    state.pendingMessages = 0;
+    state.finished = true;
+    if (state.streamAbort) state.streamAbort.abort();
+    if (state.wake) state.wake();
     dropPending();
     state.answeredTurn = 0;
     save();
     setBusy(false);
+  }
+
+  /**
+   * The conversation ended (FAILED or CANCELLED): it takes no more messages.
+   * Its questions are settled (no button of it stays live), its messages stay
+   * above `note`, and the page forgets it, so neither the next message nor a
+   * reload goes to it.
+   */
+  function endConversation(note) {
+    for (const entry of state.tools.values()) if (entry.waiting) settle(entry, `${entry.name}: not run, the conversation ended`);
+    forgetObjective();
+    addNote(note, false).classList.add('note-divider');
   }
 
   function stop() {
@@ -445,9 +488,17 @@
     if (!content || state.stopped || send.disabled) return;
     send.disabled = true;
     try {
-      if (state.objectiveId) {
-        await api('POST', `/api/objectives/${encodeURIComponent(state.objectiveId)}/messages`, { content });
-      } else {
+      const current = state.objectiveId;
+      if (current) {
+        try {
+          await api('POST', `/api/objectives/${encodeURIComponent(current)}/messages`, { content });
+        } catch (err) {
+          // It ended since the page last heard (cancelled, failed, erased): the message starts a new conversation.
+          if (!(err instanceof HttpError && err.code === FAILED_PRECONDITION)) throw err;
+          if (state.objectiveId === current) endConversation('This conversation has ended. Your message starts a new one.');
+        }
+      }
+      if (!state.objectiveId) {
         const objective = await api('POST', '/api/objectives', { content });
         state.objectiveId = (objective && objective.metadata && objective.metadata.id) || (objective && objective.id);
         save();

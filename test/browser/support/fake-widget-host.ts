@@ -5,8 +5,11 @@
 // (streaming, resume, dedupe, approvals, errors) is tested in a browser on its own.
 //
 // Script lines: SAY <text> | CALL <tool> | CALLFAIL <tool> <error type> <message> | ASK <tool>
-// (approval; waits for the visitor) | WAIT (until release()) | FAIL <message> |
+// (approval; waits for the visitor) | PARALLEL <tool> <tool> (one answer calling both; the second
+// runs first, as parallel calls may) | WAIT (until release()) | FAIL <message> |
 // DELTA {"offset":0,"text":"Hel"} (a delta frame of the next answer's model turn, sent to open streams only).
+// As the node does, an objective that ended FAILED or CANCELLED (cancel()) refuses
+// messages and decisions with 400 FAILED_PRECONDITION.
 import http from 'node:http';
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -50,6 +53,7 @@ interface FakeObjective {
   decisions: Map<string, (verdict: 'approve' | 'deny') => void>;
   /** Assistant messages so far (the model turns answered). */
   modelTurns: number;
+  status: 'OBJECTIVE_STATUS_RUNNING' | 'OBJECTIVE_STATUS_COMPLETED' | 'OBJECTIVE_STATUS_FAILED' | 'OBJECTIVE_STATUS_CANCELLED';
 }
 
 export interface StreamRequest { objectiveId: string; lastEventId: string | null }
@@ -97,6 +101,21 @@ export class FakeWidgetHost {
     const waiting = this.waiting;
     this.waiting = [];
     for (const resolve of waiting) resolve();
+  }
+
+  /** Ids of the objectives created, oldest first. */
+  get objectiveIds(): string[] {
+    return [...this.objectives.keys()];
+  }
+
+  /** Cancels an objective as `POST /v1/…/objectives/{id}/cancel` does: CANCELLED, then FINALIZED; a question waiting for the visitor is dropped. */
+  cancel(objectiveId: string): void {
+    const objective = this.objectives.get(objectiveId);
+    if (!objective) throw new Error(`no objective ${objectiveId}`);
+    objective.status = 'OBJECTIVE_STATUS_CANCELLED';
+    objective.decisions.clear();
+    this.emit(objective, { type: 'OBJECTIVE_EVENT_TYPE_CANCELLED' });
+    this.emit(objective, { type: 'OBJECTIVE_EVENT_TYPE_FINALIZED', finalized: { status: objective.status } });
   }
 
   /** Drops every open event stream, as a network failure would. */
@@ -164,7 +183,9 @@ export class FakeWidgetHost {
     const body = req.method === 'GET' ? {} : await readJson(req);
     const parts = url.pathname.split('/').filter(Boolean).slice(1); // after "api"
     if (req.method === 'POST' && parts.join('/') === 'objectives') {
-      const objective: FakeObjective = { id: `obj_${this.nextId++}`, token, events: [], listeners: new Set(), decisions: new Map(), modelTurns: 0 };
+      const objective: FakeObjective = {
+        id: `obj_${this.nextId++}`, token, events: [], listeners: new Set(), decisions: new Map(), modelTurns: 0, status: 'OBJECTIVE_STATUS_RUNNING',
+      };
       this.objectives.set(objective.id, objective);
       this.run(objective, String(body.content ?? ''));
       return this.json(res, 201, { id: objective.id, status: 'OBJECTIVE_STATUS_RUNNING' });
@@ -172,6 +193,9 @@ export class FakeWidgetHost {
     const objective = this.objectives.get(parts[1] ?? '');
     if (parts[0] !== 'objectives' || !objective || objective.token !== token) return this.status(res, 404, 5, 'objective not found');
     if (req.method === 'POST' && parts[2] === 'messages') {
+      if (objective.status === 'OBJECTIVE_STATUS_FAILED' || objective.status === 'OBJECTIVE_STATUS_CANCELLED') {
+        return this.status(res, 400, 9, `objective ${objective.id} is ${objective.status}: it takes no more messages`);
+      }
       this.run(objective, String(body.content ?? ''));
       return this.json(res, 200, {});
     }
@@ -229,6 +253,9 @@ export class FakeWidgetHost {
   }
 
   private async run(objective: FakeObjective, content: string): Promise<void> {
+    objective.status = 'OBJECTIVE_STATUS_RUNNING';
+    /** Whether cancel() ended it while the script waited (it then records nothing more). */
+    const cancelled = (): boolean => objective.status === 'OBJECTIVE_STATUS_CANCELLED';
     const ev = (kind: string, key: string, value: unknown) => {
       if (kind === 'ASSISTANT_MESSAGE') objective.modelTurns += 1;
       this.emit(objective, { type: `OBJECTIVE_EVENT_TYPE_${kind}`, [key]: value });
@@ -239,12 +266,20 @@ export class FakeWidgetHost {
       const [word = '', ...rest] = line.trim().split(' ');
       const text = rest.join(' ');
       const callId = `toolcall_${this.nextId++}`;
-      const call = (name: string) => ev('ASSISTANT_MESSAGE', 'assistantMessage', { content: '', toolCalls: [{ functionName: name, arguments: '{}', tool: name }] });
+      // As the node records it: each call with the id its TOOL_* events name.
+      const call = (name: string, id = callId) => ev('ASSISTANT_MESSAGE', 'assistantMessage', { content: '', toolCalls: [{ functionName: name, id, arguments: '{}', tool: name }] });
+      const ran = (id: string) => {
+        ev('TOOL_CALLED', 'toolCalled', { toolCallId: id });
+        ev('TOOL_RESULT', 'toolResult', { toolCallId: id, content: 'ok', type: 'text' });
+      };
       if (word === 'SAY') ev('ASSISTANT_MESSAGE', 'assistantMessage', { content: text, toolCalls: [] });
       else if (word === 'CALL') {
         call(text);
-        ev('TOOL_CALLED', 'toolCalled', { toolCallId: callId });
-        ev('TOOL_RESULT', 'toolResult', { toolCallId: callId, content: 'ok', type: 'text' });
+        ran(callId);
+      } else if (word === 'PARALLEL') {
+        const ids = rest.map(() => `toolcall_${this.nextId++}`);
+        ev('ASSISTANT_MESSAGE', 'assistantMessage', { content: '', toolCalls: rest.map((name, index) => ({ functionName: name, id: ids[index], arguments: '{}', tool: name })) });
+        for (const id of [...ids].reverse()) ran(id);
       } else if (word === 'CALLFAIL') {
         call(rest[0] ?? '');
         ev('TOOL_CALLED', 'toolCalled', { toolCallId: callId });
@@ -256,22 +291,25 @@ export class FakeWidgetHost {
           ev('TOOL_APPROVAL_REQUESTED', 'toolApprovalRequested', { toolCallId: callId });
         });
         objective.decisions.delete(callId);
+        if (cancelled()) return;
         if (verdict === 'approve') {
           ev('TOOL_APPROVED', 'toolApproved', { toolCallId: callId });
-          ev('TOOL_CALLED', 'toolCalled', { toolCallId: callId });
-          ev('TOOL_RESULT', 'toolResult', { toolCallId: callId, content: 'ok', type: 'text' });
+          ran(callId);
         } else ev('TOOL_DENIED', 'toolDenied', { toolCallId: callId, memo: '' });
       } else if (word === 'DELTA') {
         const delta = { modelTurn: objective.modelTurns + 1, ...(JSON.parse(text) as { offset: number; text: string }) };
         for (const listener of [...objective.listeners]) listener({ delta });
-      } else if (word === 'WAIT') await new Promise<void>((resolve) => this.waiting.push(resolve));
-      else if (word === 'FAIL') {
+      } else if (word === 'WAIT') {
+        await new Promise<void>((resolve) => this.waiting.push(resolve));
+        if (cancelled()) return;
+      } else if (word === 'FAIL') {
         ev('ERROR', 'error', { message: text, type: 'SCRIPT_FAILED' });
         failed = true;
         break;
       }
     }
-    ev('FINALIZED', 'finalized', { status: failed ? 'OBJECTIVE_STATUS_FAILED' : 'OBJECTIVE_STATUS_COMPLETED' });
+    objective.status = failed ? 'OBJECTIVE_STATUS_FAILED' : 'OBJECTIVE_STATUS_COMPLETED';
+    ev('FINALIZED', 'finalized', { status: objective.status });
   }
 
   private json(res: http.ServerResponse, status: number, body: unknown): void {

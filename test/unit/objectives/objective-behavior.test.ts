@@ -216,7 +216,12 @@ describe('objective behaviour', () => {
       assert.deepEqual(driver.state.output, { answer: 42 });
       assert.deepEqual(driver.kinds(), ['user_message', 'assistant_message', 'tool_called', 'tool_result', 'finalized']);
       const assistant = driver.published[1].data as { assistantMessage: { toolCalls: unknown[] } };
-      assert.deepEqual(assistant.assistantMessage.toolCalls, [{ arguments: '{"answer":42}', functionName: 'emit_output', tool: { serviceProvidedTool: { name: 'emit_output' } } }]);
+      // The call's id is the service's (not the model's out_1): the one its TOOL_* events name.
+      const called = driver.published[2].data as { toolCalled: { toolCallId: string } };
+      assert.match(called.toolCalled.toolCallId, /^toolcall_/);
+      assert.deepEqual(assistant.assistantMessage.toolCalls, [
+        { arguments: '{"answer":42}', functionName: 'emit_output', id: called.toolCalled.toolCallId, tool: { serviceProvidedTool: { name: 'emit_output' } } },
+      ]);
       assert.deepEqual((driver.published.at(-1)?.data as { finalized: { output: unknown } }).finalized.output, { answer: 42 });
       assert.equal(driver.state.toolCallCount, 0, 'emit_output does not count against maxToolCalls');
     });
