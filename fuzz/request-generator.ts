@@ -119,7 +119,11 @@ function queryValue(schema: JsonSchema): fc.Arbitrary<string> {
 
 /** A query string with some of the declared parameters, valid by their schemas, plus a mutation for `badQuery`. */
 function queryArbitrary(operation: Operation, mutate: boolean): fc.Arbitrary<string> {
-  const parts = operation.query.map((parameter) => fc.option(queryValue(parameter.schema).map((value) => `${parameter.name}=${value}`), { freq: parameter.required ? 0 : 2 }));
+  const parts = operation.query.map((parameter) => {
+    const part = queryValue(parameter.schema).map((value) => `${parameter.name}=${value}`);
+    // A required parameter is always sent (fast-check refuses an option that is never absent).
+    return parameter.required ? part : fc.option(part, { freq: 2 });
+  });
   const extra = mutate ? queryMutation(operation.query.map((parameter) => parameter.name)) : fc.constant(null);
   return fc.tuple(fc.tuple(...parts), extra).map(([chosen, mutation]) => {
     const query = [...chosen, mutation].filter((part): part is string => Boolean(part)).join('&');
