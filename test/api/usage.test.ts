@@ -221,8 +221,13 @@ describe('GET /v1/workspaces/{workspaceId}/usage', function () {
     await bad('groupBy=agent&to=2026-01-01', /^to: /);
     await bad('groupBy=agent&from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z', /^from: must not be after to/);
     await bad('groupBy=agent&from=2024-01-01T00:00:00Z&to=2025-06-01T00:00:00Z', /^from: .*longer than 366 days/);
+    await bad('groupBy=agent&from=9999-12-31T00:00:00Z&to=9999-12-31T23:59:59Z', /^to: must be within the years 0001 to 9999/);
+    await bad('groupBy=agent&to=0000-01-10T00:00:00Z', /^to: must be within the years 0001 to 9999/);
     await bad('groupBy=agent&limit=0', /^limit: /);
     await bad('groupBy=agent&cursor=nonsense', /^cursor: /);
+    // A forged cursor whose key holds a NUL (Postgres refuses it in a parameter).
+    await bad(`groupBy=agent&cursor=${Buffer.from(JSON.stringify({ a: 'agent:\u0000x', s: 'asc' })).toString('base64url')}`, /^cursor: is not a cursor returned by this list/);
+    await bad('groupBy=agent&cursor=eyJhIjoiYWdlbnQ6XHUwMDAweCIsInMiOiJhc2MifQ', /^cursor: is not a cursor returned by this list/);
     await bad('groupBy=agent&sortOrder=desc', /^sortOrder: is not a known field/);
   });
 

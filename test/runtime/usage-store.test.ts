@@ -36,7 +36,7 @@ function deltasOf(seed: number, count: number): UsageDelta[] {
   const next = generator(seed);
   return Array.from({ length: count }, () => ({
     // Any millisecond of the ten days.
-    at: new Date(START + next(SPAN_HOURS) * HOUR_MS + next(HOUR_MS)).toISOString(),
+    createdAt: new Date(START + next(SPAN_HOURS) * HOUR_MS + next(HOUR_MS)).toISOString(),
     agentId: `agent_${next(3)}`,
     variationId: `agentvar_${next(4)}`,
     tenantId: next(6) === 0 ? null : `tenant_${next(5)}`,
@@ -53,7 +53,7 @@ function deltasOf(seed: number, count: number): UsageDelta[] {
 function expected(deltas: UsageDelta[], dimension: UsageDimension, range: UsageRange): Map<string, UsageSums> {
   const sums = new Map<string, UsageSums>();
   for (const delta of deltas) {
-    const at = Date.parse(delta.at);
+    const at = Date.parse(delta.createdAt);
     if (at < range.from.getTime() || at >= range.to.getTime()) continue;
     if (!delta.promptTokens && !delta.completionTokens && !delta.costCents && !delta.objectives) continue;
     const key = keyOf(delta, dimension);
