@@ -2,9 +2,9 @@
 // asserts nothing. A fresh database holds the roll-ups of OBJECTIVES
 // objectives over the last 30 days of one workspace (AGENTS agents of
 // VARIATIONS_PER_AGENT variations each, TENANTS tenants, MODELS models),
-// seeded with SQL straight into the tables (generate_series: one hour row and
-// one day row per dimension, summed, as the objectives' turns would have left
-// them; each objective's usage in the hour it was created). Then the real API
+// seeded with SQL straight into the tables (generate_series: one row of each
+// bucket size per dimension, summed, as the objectives' turns would have left
+// them; each objective's usage in the buckets of its creation). Then the real API
 // (no actor runtime) answers GET .../usage over keep-alive HTTP, one request
 // at a time, REQUESTS times per groupBy and range after WARMUP requests: p50
 // and p99 in milliseconds, from the request's start to its last byte.
@@ -14,6 +14,7 @@ import { Agent, request } from 'undici';
 import { startTestApi } from '../test/support/api';
 import { sharedTestDatabase } from '../test/support/global-setup';
 import { encodeCursor } from '../src/resource/pagination';
+import { BUCKET_HOURS } from '../src/usage/usage-rollup';
 import { analyzeAsAutovacuumWould } from './support/table-statistics';
 
 const OBJECTIVES = Number(process.env.OBJECTIVES ?? 1_000_000);
@@ -35,7 +36,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /*
- * $1 workspace, $2 the end of the 30 days. Each objective: a uniform instant
+ * $1 workspace, $2 the end of the 30 days, $3 the bucket sizes in hours. Each objective: a uniform instant
  * of the 30 days, an agent, one of its variations, a tenant (uniform; ids in
  * the API's form), the variation's model, and its model calls' usage.
  */
@@ -57,7 +58,7 @@ const SEED_ROLLUPS = `
     ('tenant', 'tenant_bench' || lpad(o.tenant::text, 20, '0')),
     ('model', 'vendor-' || (o.variation % ${MODELS}) || '/model-' || (o.variation % ${MODELS}))
   ) AS d(dimension, key)
-  CROSS JOIN LATERAL (VALUES (1, date_trunc('hour', o.at, 'UTC')), (24, date_trunc('day', o.at, 'UTC'))) AS b(hours, bucket_start)
+  CROSS JOIN LATERAL (SELECT hours, to_timestamp(floor(extract(epoch FROM o.at) / (hours * 3600)) * hours * 3600) FROM unnest($3::int[]) AS hours) AS b(hours, bucket_start)
   GROUP BY d.dimension, d.key, b.hours, b.bucket_start`;
 
 const SEED_KEYS = `
@@ -79,7 +80,7 @@ async function main(): Promise<void> {
 
     const now = Date.now();
     const seedStarted = performance.now();
-    await api.dataSource.query(SEED_ROLLUPS, [workspaceId, new Date(now).toISOString()]);
+    await api.dataSource.query(SEED_ROLLUPS, [workspaceId, new Date(now).toISOString(), [...BUCKET_HOURS]]);
     await api.dataSource.query(SEED_KEYS, [workspaceId]);
     await api.dataSource.query('VACUUM (ANALYZE) usage_rollups');
     await api.dataSource.query('VACUUM (ANALYZE) usage_rollup_keys');

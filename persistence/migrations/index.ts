@@ -25,6 +25,7 @@ import { EpisodicMemoryLayers1763833500000 } from './1763833500000-EpisodicMemor
 import { Widgets1763834460000 } from './1763834460000-Widgets';
 import { WidgetHostObjectiveSessions1763834600000 } from './1763834600000-WidgetHostObjectiveSessions';
 import { UsageRollups1763835000000 } from './1763835000000-UsageRollups';
+import { UsageRollupEightDayBuckets1763835100000 } from './1763835100000-UsageRollupEightDayBuckets';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -51,4 +52,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   Widgets1763834460000,
   WidgetHostObjectiveSessions1763834600000,
   UsageRollups1763835000000,
+  UsageRollupEightDayBuckets1763835100000,
 ];

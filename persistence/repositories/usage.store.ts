@@ -3,14 +3,14 @@
 // below as two more CTEs of the objectives store's one statement (no round
 // trip of their own): one upsert of hour and day rows, summed per row in the
 // batch, and one of the keys' first and last hours. The API's read is one
-// prepared statement: the page's keys in key order, each key's sums from three
-// index-only range scans of the primary key, which includes the sums (its
-// whole days, the hours before and after).
+// prepared statement: the page's keys in key order, each key's sums from a
+// few index-only range scans of the primary key, which includes the sums (the
+// range's terms: whole 8-day buckets, days and hours, some taken away).
 import type { DataSource } from 'typeorm';
 import type { ObjectiveChange } from '../../src/objectives/objective-events';
 import type { UsagePage, UsagePageRequest, UsageStore } from '../../src/ports/usage-store';
 import { roundCents } from '../../src/models/model-usage';
-import { ERASED_TENANT_KEY, rangeParts, rollupRowsOf } from '../../src/usage/usage-rollup';
+import { ERASED_TENANT_KEY, rangeTerms, rollupRowsOf } from '../../src/usage/usage-rollup';
 import { readRows, readStatement } from './record-table';
 
 const SUMS = 'prompt_tokens, completion_tokens, cost_cents, objective_count';
@@ -53,32 +53,32 @@ export function usageRollupParameters(changes: ReadonlyArray<{ change: Objective
 }
 
 /**
- * One key's sums over the range: its day rows in [$7, $8), its hour rows in
- * [$4, $7) and [$8, $5). A range without a whole day passes $7 = $8 = $5.
- */
-const KEY_SUMS = (bucketHours: number, from: string, to: string) => `
-      SELECT ${SUMS} FROM usage_rollups r
-      WHERE r.workspace_id = $1 AND r.dimension = $2 AND r.key = k.key AND r.bucket_hours = ${bucketHours} AND r.bucket_start >= ${from} AND r.bucket_start < ${to}`;
-
-/**
  * The page: $6 keys of the dimension in key order whose first and last hours
  * overlap [$4, $5), from $3 on the first page ('', the least text: objectives
  * without a tenant have that key) and after it on later ones, each with its
- * sums (`n` = 0: it has no row in the range).
+ * sums over the range's terms (rangeTerms: $7 bucket sizes, $8 and $9 the
+ * starts, $10 the signs), one index-only range scan of the primary key per
+ * term. A key whose sums are all 0 had nothing in the range (every row adds
+ * something, and a term taken away is part of one added).
  */
 const pageStatement = (after: boolean) => readStatement(`
   WITH k AS (
     SELECT key FROM usage_rollup_keys
     WHERE workspace_id = $1 AND dimension = $2 AND key ${after ? '>' : '>='} $3 AND last_hour >= $4 AND first_hour < $5
     ORDER BY key LIMIT $6
+  ), t AS (
+    SELECT * FROM unnest($7::int[], $8::timestamptz[], $9::timestamptz[], $10::int[]) AS t(bucket_hours, from_start, to_start, sign)
   )
-  SELECT k.key, s.n, s.prompt_tokens, s.completion_tokens, s.cost_cents, s.objective_count
+  SELECT k.key, s.prompt_tokens, s.completion_tokens, s.cost_cents, s.objective_count
   FROM k CROSS JOIN LATERAL (
-    SELECT count(*)::int AS n, sum(prompt_tokens)::text AS prompt_tokens, sum(completion_tokens)::text AS completion_tokens,
-      sum(cost_cents) AS cost_cents, sum(objective_count)::text AS objective_count
-    FROM (${KEY_SUMS(24, '$7', '$8')}
-      UNION ALL ${KEY_SUMS(1, '$4', '$7')}
-      UNION ALL ${KEY_SUMS(1, '$8', '$5')}) rows
+    SELECT sum(t.sign * r.prompt_tokens)::text AS prompt_tokens, sum(t.sign * r.completion_tokens)::text AS completion_tokens,
+      sum(t.sign * r.cost_cents) AS cost_cents, sum(t.sign * r.objective_count)::text AS objective_count
+    FROM t CROSS JOIN LATERAL (
+      SELECT ${SUMS} FROM usage_rollups r
+      WHERE r.workspace_id = $1 AND r.dimension = $2 AND r.key = k.key AND r.bucket_hours = t.bucket_hours
+        AND r.bucket_start >= t.from_start AND r.bucket_start < t.to_start
+      OFFSET 0 -- kept a subquery: flattened, the planner reads all the key's rows and joins them with t by hash
+    ) r
   ) s
   ORDER BY k.key`);
 const FIRST_PAGE = pageStatement(false);
@@ -107,7 +107,6 @@ const ERASE_TENANT = `
 
 interface PageRow {
   key: string;
-  n: number;
   prompt_tokens: string | null;
   completion_tokens: string | null;
   cost_cents: number | null;
@@ -118,21 +117,23 @@ export function createUsageStore(dataSource: DataSource): UsageStore {
   const manager = dataSource.manager;
   return {
     async page({ workspaceId, dimension, range, after, limit }: UsagePageRequest): Promise<UsagePage> {
-      const { days } = rangeParts(range);
-      const daysFrom = days?.from ?? range.to;
-      const daysTo = days?.to ?? range.to;
-      const values = [workspaceId, dimension, after ?? '', range.from, range.to, limit + 1, daysFrom, daysTo];
+      const terms = rangeTerms(range);
+      const values = [
+        workspaceId, dimension, after ?? '', range.from, range.to, limit + 1,
+        terms.map((term) => term.bucketHours), terms.map((term) => term.from), terms.map((term) => term.to), terms.map((term) => term.sign),
+      ];
       const rows = (await readRows(manager, after === undefined ? FIRST_PAGE : NEXT_PAGE, values)) as unknown as PageRow[];
       const more = rows.length > limit;
       const looked = more ? rows.slice(0, limit) : rows;
+      const sums = looked.map((row) => ({
+        key: row.key,
+        promptTokens: Number(row.prompt_tokens),
+        completionTokens: Number(row.completion_tokens),
+        costCents: roundCents(Number(row.cost_cents)),
+        objectiveCount: Number(row.objective_count),
+      }));
       return {
-        items: looked.filter((row) => row.n > 0).map((row) => ({
-          key: row.key,
-          promptTokens: Number(row.prompt_tokens),
-          completionTokens: Number(row.completion_tokens),
-          costCents: roundCents(Number(row.cost_cents)),
-          objectiveCount: Number(row.objective_count),
-        })),
+        items: sums.filter((item) => item.promptTokens !== 0 || item.completionTokens !== 0 || item.costCents !== 0 || item.objectiveCount !== 0),
         next: more ? looked[looked.length - 1].key : null,
       };
     },

@@ -133,10 +133,14 @@ export class ObjectiveTurn {
     this.snapshotRequested = true;
   }
 
-  /** What this turn adds to the usage roll-ups, at the turn's time; null when nothing. */
+  /**
+   * What this turn adds to the usage roll-ups, in the buckets of the
+   * objective's creation (a turn with usage comes after the created event, so
+   * createdAt is set); null when nothing.
+   */
   private usageDelta(config: ObjectiveStart): UsageDelta | null {
     const delta: UsageDelta = {
-      at: this.now, agentId: config.agentId, variationId: config.variationId, tenantId: config.spec.tenantId, modelId: config.modelId,
+      createdAt: this.state.createdAt ?? this.now, agentId: config.agentId, variationId: config.variationId, tenantId: config.spec.tenantId, modelId: config.modelId,
       ...this.ownUsage, objectives: this.created ? 1 : 0,
     };
     return addsToRollups(delta) ? delta : null;

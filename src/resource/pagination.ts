@@ -31,10 +31,27 @@ export function encodeCursor(lastId: string, sortOrder: SortOrder): string {
   return Buffer.from(JSON.stringify(payload)).toString('base64url');
 }
 
+/**
+ * The longest `a` a list makes: an id, an event sequence, or a usage report's
+ * `<groupBy>:<key>` (a model id is at most 256 characters).
+ */
+export const MAX_CURSOR_POSITION_LENGTH = 512;
+
+/**
+ * Whether `a` could have come from a list: a string of a sane length without
+ * NUL (no stored text holds one; Postgres refuses it in a parameter).
+ */
+function isPosition(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_CURSOR_POSITION_LENGTH && !value.includes('\u0000');
+}
+
 function decodeCursor(cursor: string): CursorPayload {
   try {
-    const payload = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as CursorPayload;
-    if (typeof payload.a === 'string' && (payload.s === 'asc' || payload.s === 'desc')) return payload;
+    const payload = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (typeof payload === 'object' && payload !== null) {
+      const { a, s } = payload as Record<string, unknown>;
+      if (isPosition(a) && (s === 'asc' || s === 'desc')) return { a, s };
+    }
   } catch {
     // fall through to the error below
   }

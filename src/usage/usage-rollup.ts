@@ -1,13 +1,16 @@
 // Usage roll-ups (issue 27 item 2): the workspace's model usage summed per
-// dimension (agent, variation, tenant, model) in UTC hour and day buckets,
-// maintained as the objectives' turns commit. Each turn that used the model
-// adds its own calls' usage (never a sub-objective's: that one is counted by
-// its own turns, under its own agent) to one hour row and one day row per
-// dimension; the turn that creates an objective adds 1 to objectiveCount the
-// same way. A range of whole hours reads its whole UTC days from day rows and
-// the hours at its edges from hour rows, so a 30-day range reads about 30
-// rows per key whatever the traffic. Pure: the rows' storage is
-// persistence/repositories/usage.store.ts.
+// dimension (agent, variation, tenant, model) in UTC buckets of an hour, a
+// day and 8 days, by the objective's creation time: every model call of an
+// objective (its own, never a sub-objective's: that one is counted by its own
+// turns, under its own agent), whenever it happens, adds to the buckets of
+// the objective's `createdAt`, and the turn that creates the objective adds 1
+// to objectiveCount there. A range's sums and objectiveCount are so about the
+// same objectives: those created in it. Each turn with usage adds to one row
+// of each bucket size per dimension. A range of whole hours reads whole
+// 8-day buckets, then days, then hours at its edges, an edge taken as a
+// bucket minus its rest when that reads fewer rows (rangeTerms), so a 30-day
+// range reads about 20 rows per key whatever the traffic. Pure: the rows'
+// storage is persistence/repositories/usage.store.ts.
 
 export const USAGE_DIMENSIONS = ['agent', 'variation', 'tenant', 'model'] as const;
 export type UsageDimension = (typeof USAGE_DIMENSIONS)[number];
@@ -22,8 +25,12 @@ export const DAY_MS = 24 * HOUR_MS;
 
 /** What one objective turn adds to the roll-ups (the `objective_usage` change). */
 export interface UsageDelta {
-  /** When it happened: the turn's time (ISO 8601). */
-  at: string;
+  /**
+   * The objective's `createdAt` (ISO 8601): every usage of an objective, whenever
+   * its model calls happen, is summed in the buckets of its creation, so a
+   * range's sums and its objectiveCount are about the same objectives.
+   */
+  createdAt: string;
   agentId: string;
   variationId: string;
   tenantId: string | null;
@@ -44,8 +51,12 @@ export interface UsageSums {
   objectiveCount: number;
 }
 
-/** Buckets are an hour or a UTC day long. */
-export type BucketHours = 1 | 24;
+/**
+ * The bucket sizes, in hours: an hour, a UTC day, and 8 days (aligned on the
+ * Unix epoch, like the days). Each usage is in one bucket of each size.
+ */
+export const BUCKET_HOURS = [1, 24, 192] as const;
+export type BucketHours = (typeof BUCKET_HOURS)[number];
 
 /** One roll-up row's increment. */
 export interface UsageRollupRow extends UsageSums {
@@ -103,7 +114,7 @@ const byIdentity = <T>(identity: (row: T) => string) => (a: T, b: T) => {
 };
 
 /**
- * The rows a batch of deltas adds to: one hour and one day row per dimension
+ * The rows a batch of deltas adds to: one row of each bucket size per dimension
  * and delta, summed per row (an upsert may touch a row once per statement),
  * and the keys' first and last hours. Both lists are sorted by key, so two
  * batches written at once lock their common rows in the same order (no
@@ -114,12 +125,12 @@ export function rollupRowsOf(deltas: ReadonlyArray<{ workspaceId: string; delta:
   const keys = new Map<string, UsageKeyRow>();
   for (const { workspaceId, delta } of deltas) {
     if (!addsToRollups(delta)) continue;
-    const at = Date.parse(delta.at);
+    const at = Date.parse(delta.createdAt);
     const hour = new Date(floorToHour(at)).toISOString();
-    const day = new Date(Math.floor(at / DAY_MS) * DAY_MS).toISOString();
+    const buckets = BUCKET_HOURS.map((bucketHours) => [bucketHours, new Date(Math.floor(at / (bucketHours * HOUR_MS)) * bucketHours * HOUR_MS).toISOString()] as const);
     for (const dimension of USAGE_DIMENSIONS) {
       const key = keyOf(delta, dimension);
-      for (const [bucketHours, bucketStart] of [[1, hour], [24, day]] as const) {
+      for (const [bucketHours, bucketStart] of buckets) {
         const row: UsageRollupRow = { workspaceId, dimension, key, bucketHours, bucketStart, promptTokens: 0, completionTokens: 0, costCents: 0, objectiveCount: 0 };
         const identity = rowIdentity(row);
         const sums = rows.get(identity) ?? row;
@@ -147,22 +158,73 @@ export interface UsageRange {
   to: Date;
 }
 
-/** Where a range's sums are read: its whole UTC days from day rows, the hours around them from hour rows. */
-export interface RangeParts {
-  /** [start, end) of the whole days, or null when the range holds none. */
-  days: { from: Date; to: Date } | null;
-  /** The hours before the first whole day and after the last ([from, to) each; empty when from = to). */
-  hours: Array<{ from: Date; to: Date }>;
+/**
+ * One index range a report reads of each key: the rows of one bucket size
+ * starting in [from, to), added (sign 1) or taken away (sign -1).
+ */
+export interface RangeTerm {
+  bucketHours: BucketHours;
+  from: Date;
+  to: Date;
+  sign: 1 | -1;
 }
 
-export function rangeParts(range: UsageRange): RangeParts {
-  const from = range.from.getTime();
-  const to = range.to.getTime();
-  const firstDay = Math.ceil(from / DAY_MS) * DAY_MS;
-  const lastDay = Math.floor(to / DAY_MS) * DAY_MS;
-  if (firstDay >= lastDay) return { days: null, hours: [{ from: range.from, to: range.to }] };
-  return {
-    days: { from: new Date(firstDay), to: new Date(lastDay) },
-    hours: [{ from: range.from, to: new Date(firstDay) }, { from: new Date(lastDay), to: range.to }],
+interface HourTerm {
+  level: number;
+  from: number;
+  to: number;
+  sign: 1 | -1;
+}
+
+/** How many buckets (rows, at most) the terms read. */
+const rowsOf = (terms: HourTerm[]) => terms.reduce((rows, term) => rows + (term.to - term.from) / BUCKET_HOURS[term.level], 0);
+const negated = (terms: HourTerm[]) => terms.map((term) => ({ ...term, sign: -term.sign as 1 | -1 }));
+
+/**
+ * [from, to) in hours, both multiples of the level's bucket, with the fewest
+ * rows: whole buckets of the level, and each piece at an edge (inside one
+ * bucket) either from smaller buckets, or as that bucket minus the smaller
+ * buckets of the rest of it, whichever reads fewer rows.
+ */
+function termsOf(from: number, to: number, level: number): HourTerm[] {
+  if (from >= to) return [];
+  if (level === 0) return [{ level, from, to, sign: 1 }];
+  const size = BUCKET_HOURS[level];
+  const edge = (pieceFrom: number, pieceTo: number): HourTerm[] => {
+    const bucketFrom = Math.floor(pieceFrom / size) * size;
+    const bucketTo = bucketFrom + size;
+    const plain = termsOf(pieceFrom, pieceTo, level - 1);
+    const complement: HourTerm[] = [
+      { level, from: bucketFrom, to: bucketTo, sign: 1 },
+      ...negated(termsOf(bucketFrom, pieceFrom, level - 1)),
+      ...negated(termsOf(pieceTo, bucketTo, level - 1)),
+    ];
+    return rowsOf(complement) < rowsOf(plain) ? complement : plain;
   };
+  const firstWhole = Math.ceil(from / size) * size;
+  const lastWhole = Math.floor(to / size) * size;
+  if (firstWhole > lastWhole) return edge(from, to); // inside one bucket
+  return [
+    ...edge(from, firstWhole),
+    ...(firstWhole < lastWhole ? [{ level, from: firstWhole, to: lastWhole, sign: 1 as const }] : []),
+    ...edge(lastWhole, to),
+  ];
+}
+
+/**
+ * Where a range's sums are read: for each bucket size, the index ranges to add
+ * and to take away, adjacent ones of the same size and sign merged. A 30-day
+ * range reads about 20 rows per key (four 8-day buckets, a few days and a few
+ * hours at each edge) in at most 6 index ranges.
+ */
+export function rangeTerms(range: UsageRange): RangeTerm[] {
+  const terms = termsOf(range.from.getTime() / HOUR_MS, range.to.getTime() / HOUR_MS, BUCKET_HOURS.length - 1)
+    .sort((a, b) => a.level - b.level || a.sign - b.sign || a.from - b.from);
+  const merged: HourTerm[] = [];
+  for (const term of terms) {
+    const last = merged[merged.length - 1];
+    if (last && last.level === term.level && last.sign === term.sign && last.to === term.from) last.to = term.to;
+    else merged.push({ ...term });
+  }
+  return merged.map((term) => ({ bucketHours: BUCKET_HOURS[term.level], from: new Date(term.from * HOUR_MS), to: new Date(term.to * HOUR_MS), sign: term.sign }));
 }

@@ -22,15 +22,27 @@ function instantOf(field: 'from' | 'to', value: string): number {
   return time;
 }
 
+/** The instants a range may take, rounded: years 0001 to 9999, the ones RFC 3339 writes (and `toISOString` without a sign). */
+const EARLIEST = Date.parse('0001-01-01T00:00:00Z');
+const LATEST = Date.parse('9999-12-31T23:00:00Z');
+
+function withinYears(field: 'from' | 'to', time: number): number {
+  if (time < EARLIEST || time > LATEST) throw InvalidArgumentError.forField(field, 'must be within the years 0001 to 9999 once rounded to the hour');
+  return time;
+}
+
 /**
  * The query's range as whole hours.
- * @throws InvalidArgumentError naming `from` when it is after `to`, or the range is longer than MAX_USAGE_RANGE_DAYS
+ * @throws InvalidArgumentError naming `from` when it is after `to`, or the range is longer than MAX_USAGE_RANGE_DAYS;
+ *   naming the field outside the years 0001 to 9999 once rounded
  */
 export function usageRangeOf(query: Pick<UsageQuery, 'from' | 'to'>, now: Date): UsageRange {
   const to = query.to === undefined ? now.getTime() : instantOf('to', query.to);
-  const from = query.from === undefined ? to - DEFAULT_USAGE_RANGE_DAYS * DAY_MS : instantOf('from', query.from);
+  const roundedTo = withinYears('to', ceilToHour(to));
+  // The default from stops at the first hour of year 0001 (a `to` in January 0001).
+  const from = query.from === undefined ? Math.max(EARLIEST, to - DEFAULT_USAGE_RANGE_DAYS * DAY_MS) : instantOf('from', query.from);
   if (from > to) throw InvalidArgumentError.forField('from', `must not be after to (${new Date(to).toISOString()})`);
-  const range = { from: new Date(floorToHour(from)), to: new Date(ceilToHour(to)) };
+  const range = { from: new Date(withinYears('from', floorToHour(from))), to: new Date(roundedTo) };
   if (range.to.getTime() - range.from.getTime() > MAX_USAGE_RANGE_DAYS * DAY_MS) {
     throw InvalidArgumentError.forField('from', `the range from ${range.from.toISOString()} to ${range.to.toISOString()} is longer than ${MAX_USAGE_RANGE_DAYS} days`);
   }

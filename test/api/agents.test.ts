@@ -112,6 +112,13 @@ describe('agents', () => {
       assert.equal(descending.body.items[0].metadata.id, second.metadata.id);
     });
 
+    it('refuses a cursor no list could have made (a NUL in its position, a wrong type, too long) naming cursor', async () => {
+      const forged = (payload: unknown) => Buffer.from(JSON.stringify(payload)).toString('base64url');
+      for (const cursor of [forged({ a: 'agent_\u0000x', s: 'asc' }), forged({ a: 42, s: 'asc' }), forged({ a: 'a'.repeat(513), s: 'asc' }), forged(null)]) {
+        assertError(await api.request('GET', `${agentsPath()}?cursor=${cursor}`, { token: ws.token }), 400, 3, /^cursor: is not a cursor returned by this list/);
+      }
+    });
+
     it("does not list another workspace's agents", async () => {
       const other = await ws.otherWorkspace();
       await createAgent(api, other.token, other.workspaceId);

@@ -1,5 +1,5 @@
 // Spending budgets through the API (issue 27 item 3), with the embedded
-// runtime, the fake OpenRouter over HTTP (15 tokens per answer unless told,
+// runtime and (the maxTokens case) in cluster mode over NATS (runtime-modes.ts), the fake OpenRouter over HTTP (15 tokens per answer unless told,
 // the cost it reports) and the real tool server: a variation's maxTokens or
 // maxCostCents ends a looping objective FAILED before the model call that the
 // usage so far forbids, with an ERROR (LIMIT_REACHED, naming the constraint)
@@ -8,12 +8,13 @@
 // usage it reports stops the parent at its next model call.
 import assert from 'node:assert/strict';
 import { eventually } from '../support/cluster-harness';
-import { startTestApi, type TestApi } from '../support/api';
+import type { TestApi } from '../support/api';
 import { created, createAgent, createVariation } from '../support/agents-world';
 import { fakeAnswers, startFakeOpenRouter, type FakeOpenRouter } from '../support/fake-openrouter';
 import { TERMINAL_OBJECTIVE_STATUSES } from '../support/objective-status';
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
 import { workspaceFixture, type WorkspaceFixture } from '../support/workspace-keys';
+import { casesOf, RUNTIME_MODES } from '../support/runtime-modes';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -21,7 +22,8 @@ const MODEL = 'openai/gpt-4o-mini';
 /** The fake's usage per answer when a test sets none. */
 const TOKENS_PER_CALL = 15;
 
-describe('objective spending budgets', function () {
+for (const mode of RUNTIME_MODES) describe(`objective spending budgets (${mode.name})`, function () {
+  const { representative, everyCase } = casesOf(mode);
   this.timeout(60_000);
   let api: TestApi;
   let ws: WorkspaceFixture;
@@ -80,7 +82,7 @@ describe('objective spending budgets', function () {
   const lookupCall = (usage?: Record<string, unknown>) => fakeAnswers.completion({ toolCalls: [{ id: 'call_0', name: 'lookup', arguments: '{}' }], ...(usage ? { usage } : {}) });
 
   before(async () => {
-    api = await startTestApi({ runtime: true, env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' } });
+    api = await mode.start({ env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' } });
     ws = await workspaceFixture(api);
     openRouter = await startFakeOpenRouter();
     tools = await startTestToolServer();
@@ -97,7 +99,7 @@ describe('objective spending budgets', function () {
     await tools?.close();
   });
 
-  it('maxTokens: after two calls of 15 tokens under a budget of 20 no third call starts; FAILED naming maxTokens', async () => {
+  representative('maxTokens: after two calls of 15 tokens under a budget of 20 no third call starts; FAILED naming maxTokens', async () => {
     openRouter.fallback(lookupCall());
     const objective = await runToEnd(await agentWith('token-budget', { maxTokens: 20 }));
     const events = await assertEndedBy(objective, 'limit reached: maxTokens (30 tokens used; the limit is 20)');
@@ -108,7 +110,7 @@ describe('objective spending budgets', function () {
     assert.ok(tokensOf(objective) <= 20 + TOKENS_PER_CALL, 'passed by at most one call');
   });
 
-  it('maxCostCents: with 0.4 cents per call and a budget of 0.5, FAILED naming maxCostCents after the second call', async () => {
+  everyCase('maxCostCents: with 0.4 cents per call and a budget of 0.5, FAILED naming maxCostCents after the second call', async () => {
     // The provider reports cost in USD credits: 0.004 is 0.4 cents.
     openRouter.fallback(lookupCall({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, cost: 0.004 }));
     const objective = await runToEnd(await agentWith('cost-budget', { maxCostCents: 0.5 }));
@@ -118,7 +120,7 @@ describe('objective spending budgets', function () {
     assert.ok(objective.info.usage.costCents <= 0.5 + 0.4, 'passed by at most one call');
   });
 
-  it("a sub-objective runs on its parent's free budget; the usage it reports stops the parent at its next model call", async () => {
+  everyCase("a sub-objective runs on its parent's free budget; the usage it reports stops the parent at its next model call", async () => {
     const researcher = await agentWith('researcher', {});
     const lead = await agentWith('lead', { maxTokens: 40 }, [researcher]);
     openRouter.answer(

@@ -1,18 +1,20 @@
 // The usage report (issue 27 item 2) through the API, with the embedded
-// runtime: objectives run to completion on the builtin/scripted model (a
+// runtime and (the sums case) in cluster mode over NATS (runtime-modes.ts): objectives run to completion on the builtin/scripted model (a
 // parent with a sub-objective among them) and on a fake OpenRouter that
 // reports a cost, then GET .../usage for each groupBy matches the usage their
 // events show, summed by hand: each objective's own model calls once, a
-// sub-objective under its own agent and never again in its parent. Ranges,
+// sub-objective under its own agent and never again in its parent; a range
+// selects the objectives by their createdAt. Ranges,
 // paging, the scope, another workspace, bad parameters and tenant erasure.
 import assert from 'node:assert/strict';
-import { startTestApi, type TestApi } from '../support/api';
+import type { TestApi } from '../support/api';
 import { assertError, createAgent, created, createVariation, MODEL_ID } from '../support/agents-world';
 import { eventually } from '../support/cluster-harness';
 import { fakeAnswers, startFakeOpenRouter, type FakeOpenRouter } from '../support/fake-openrouter';
 import { objectiveEvents, runObjective, type FinishedObjective } from '../support/objective-runs';
 import { workspaceFixture, type WorkspaceFixture } from '../support/workspace-keys';
 import { roundCents } from '../../src/models/model-usage';
+import { casesOf, RUNTIME_MODES } from '../support/runtime-modes';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -40,7 +42,8 @@ function ownUsage(events: any[]): Omit<Sums, 'objectiveCount'> {
   };
 }
 
-describe('GET /v1/workspaces/{workspaceId}/usage', function () {
+for (const mode of RUNTIME_MODES) describe(`GET /v1/workspaces/{workspaceId}/usage (${mode.name})`, function () {
+  const { representative, everyCase } = casesOf(mode);
   this.timeout(60_000);
   let api: TestApi;
   let ws: WorkspaceFixture;
@@ -57,10 +60,15 @@ describe('GET /v1/workspaces/{workspaceId}/usage', function () {
   };
   const byKey = (items: Array<Sums & { key: string | null }>) => Object.fromEntries(items.map(({ key, ...sums }) => [String(key), sums]));
 
-  /** What the report should say for `groupBy`, summed by hand from the runs. */
-  function expected(keyOf: (objective: any) => string | null): Record<string, Sums> {
+  /**
+   * What the report should say for `groupBy`, summed by hand from the runs:
+   * the objectives created in [from, to) (all of them by default), each with
+   * all its own model calls.
+   */
+  function expected(keyOf: (objective: any) => string | null, range?: { from: string; to: string }): Record<string, Sums> {
     const sums: Record<string, Sums> = {};
-    for (const { objective, events } of runs) {
+    const inRange = (objective: any) => !range || (objective.metadata.createdAt >= range.from && objective.metadata.createdAt < range.to);
+    for (const { objective, events } of runs.filter((entry) => inRange(entry.objective))) {
       const key = String(keyOf(objective));
       const own = ownUsage(events);
       const sum = sums[key] ?? { promptTokens: 0, completionTokens: 0, costCents: 0, objectiveCount: 0 };
@@ -83,7 +91,7 @@ describe('GET /v1/workspaces/{workspaceId}/usage', function () {
   };
 
   before(async () => {
-    api = await startTestApi({ runtime: true, env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' } });
+    api = await mode.start({ env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' } });
     ws = await workspaceFixture(api);
     openRouter = await startFakeOpenRouter();
     await created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/ai_provider_keys`, {
@@ -113,7 +121,7 @@ describe('GET /v1/workspaces/{workspaceId}/usage', function () {
     await openRouter?.close();
   });
 
-  it('sums each objective\'s own model calls once per agent, variation, tenant and model; a sub-objective under its own agent', async () => {
+  representative('sums each objective\'s own model calls once per agent, variation, tenant and model; a sub-objective under its own agent', async () => {
     const modelOf = (objective: any) => Object.values(agents).find((agent) => agent.id === objective.spec.agentId)!.model;
     const dimensions: Array<[string, (objective: any) => string | null]> = [
       ['agent', (objective) => objective.spec.agentId],
@@ -159,14 +167,25 @@ describe('GET /v1/workspaces/{workspaceId}/usage', function () {
     assert.equal(tenants[child.spec.tenantId].objectiveCount, 3, 'the sub-objective counts under the tenant it inherited');
   });
 
-  it('selects by when the usage happened: a range after or before it holds nothing; from and to are rounded out to whole hours', async () => {
-    const now = Date.now();
+  everyCase("selects objectives by their createdAt: each range sums the objectives created in it; from and to are rounded out to whole hours", async () => {
     const iso = (time: number) => new Date(time).toISOString();
-    const all = byKey((await report('groupBy=agent')).items);
-    assert.deepEqual(byKey((await report(`groupBy=agent&from=${encodeURIComponent(iso(now - HOUR_MS))}&to=${encodeURIComponent(iso(now + 60_000))}`)).items), all);
-    const later = await report(`groupBy=agent&from=${encodeURIComponent(iso(now + 2 * HOUR_MS))}&to=${encodeURIComponent(iso(now + 3 * HOUR_MS))}`);
-    assert.deepEqual(later.items, []);
-    const to = now - 2 * HOUR_MS;
+    const created = runs.map((entry) => Date.parse(entry.objective.metadata.createdAt)).sort((a, b) => a - b);
+    const agentKey = (objective: any) => objective.spec.agentId;
+    const firstHour = Math.floor(created[0] / HOUR_MS) * HOUR_MS;
+    const lastHour = Math.floor(created[created.length - 1] / HOUR_MS) * HOUR_MS;
+    const ranges = [
+      [firstHour - 24 * HOUR_MS, lastHour + HOUR_MS], // all of them
+      [firstHour + HOUR_MS, lastHour + 3 * HOUR_MS], // after the first hour: none, or those of a later hour if the runs crossed one
+      [firstHour - 3 * HOUR_MS, firstHour], // before them
+      [lastHour, lastHour + HOUR_MS], // the last hour's
+    ];
+    for (const [from, to] of ranges) {
+      const answer = await report(`groupBy=agent&from=${encodeURIComponent(iso(from))}&to=${encodeURIComponent(iso(to))}`);
+      assert.deepEqual([answer.from, answer.to], [iso(from), iso(to)]);
+      assert.deepEqual(byKey(answer.items), expected(agentKey, { from: answer.from, to: answer.to }), `[${answer.from}, ${answer.to})`);
+    }
+    assert.deepEqual(byKey((await report(`groupBy=agent&from=${encodeURIComponent(iso(lastHour + HOUR_MS))}&to=${encodeURIComponent(iso(lastHour + 2 * HOUR_MS))}`)).items), {}, 'nothing created after');
+    const to = firstHour - 2 * HOUR_MS;
     const earlier = await report(`groupBy=agent&to=${encodeURIComponent(iso(to))}`);
     assert.deepEqual(earlier.items, []);
     const hours = (time: number, round: (hours: number) => number) => iso(round(time / HOUR_MS) * HOUR_MS);
@@ -175,7 +194,7 @@ describe('GET /v1/workspaces/{workspaceId}/usage', function () {
     assert.deepEqual([answer.from, answer.to], ['2026-01-01T08:00:00.000Z', '2026-01-01T11:00:00.000Z']);
   });
 
-  it('pages through the keys in key order', async () => {
+  everyCase('pages through the keys in key order', async () => {
     const all = (await report('groupBy=agent')).items;
     const seen: typeof all = [];
     let cursor = '';
@@ -191,14 +210,14 @@ describe('GET /v1/workspaces/{workspaceId}/usage', function () {
     assertError(await api.request('GET', usagePath(`groupBy=agent&cursor=${tenantCursor}`), { token: ws.token }), 400, 3, /^cursor: was made for another groupBy/);
   });
 
-  it('needs objectives:read', async () => {
+  everyCase('needs objectives:read', async () => {
     const without = await ws.keyWith(['agents:manage', 'workspaces:read']);
     assertError(await api.request('GET', usagePath('groupBy=agent'), { token: without }), 403, 7, /^this credential lacks the objectives:read scope$/);
     const reader = await ws.keyWith(['objectives:read']);
     assert.deepEqual(byKey((await report('groupBy=agent', reader)).items), byKey((await report('groupBy=agent')).items));
   });
 
-  it("never shows another workspace's usage, and another workspace's key is refused", async () => {
+  everyCase("never shows another workspace's usage, and another workspace's key is refused", async () => {
     const other = await ws.otherWorkspace();
     const agentId = (await createAgent(api, other.token, other.workspaceId, { metadata: { name: 'elsewhere' } })).metadata.id as string;
     await createVariation(api, other.token, other.workspaceId, agentId, { spec: { prompt: 'You help.', modelConfig: { modelId: MODEL_ID } } });
@@ -213,7 +232,7 @@ describe('GET /v1/workspaces/{workspaceId}/usage', function () {
     assertError(await api.request('GET', usagePath('groupBy=agent', other.workspaceId), { token: ws.token }), 403, 7, /workspace/);
   });
 
-  it('refuses bad parameters naming them', async () => {
+  everyCase('refuses bad parameters naming them', async () => {
     const bad = async (query: string, message: RegExp) => assertError(await api.request('GET', usagePath(query), { token: ws.token }), 400, 3, message);
     await bad('', /^groupBy: is required/);
     await bad('groupBy=subject', /^groupBy: must be one of agent, variation, tenant, model/);
@@ -221,12 +240,17 @@ describe('GET /v1/workspaces/{workspaceId}/usage', function () {
     await bad('groupBy=agent&to=2026-01-01', /^to: /);
     await bad('groupBy=agent&from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z', /^from: must not be after to/);
     await bad('groupBy=agent&from=2024-01-01T00:00:00Z&to=2025-06-01T00:00:00Z', /^from: .*longer than 366 days/);
+    await bad('groupBy=agent&from=9999-12-31T00:00:00Z&to=9999-12-31T23:59:59Z', /^to: must be within the years 0001 to 9999/);
+    await bad('groupBy=agent&to=0000-01-10T00:00:00Z', /^to: must be within the years 0001 to 9999/);
     await bad('groupBy=agent&limit=0', /^limit: /);
     await bad('groupBy=agent&cursor=nonsense', /^cursor: /);
+    // A forged cursor whose key holds a NUL (Postgres refuses it in a parameter).
+    await bad(`groupBy=agent&cursor=${Buffer.from(JSON.stringify({ a: 'agent:\u0000x', s: 'asc' })).toString('base64url')}`, /^cursor: is not a cursor returned by this list/);
+    await bad('groupBy=agent&cursor=eyJhIjoiYWdlbnQ6XHUwMDAweCIsInMiOiJhc2MifQ', /^cursor: is not a cursor returned by this list/);
     await bad('groupBy=agent&sortOrder=desc', /^sortOrder: is not a known field/);
   });
 
-  it("moves an erased tenant's sums to the key [erased] once its erasure job completes", async () => {
+  everyCase("moves an erased tenant's sums to the key [erased] once its erasure job completes", async () => {
     const before = byKey((await report('groupBy=tenant')).items);
     const acme = runs.find((entry) => entry.objective.spec.tenantId && entry.objective.spec.agentId === agentOf('writer'))!.objective.spec.tenantId as string;
     const deleted = await api.request('DELETE', `/v1/workspaces/${ws.workspaceId}/tenants/${acme}`, { token: ws.token });

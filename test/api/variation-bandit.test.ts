@@ -1,5 +1,6 @@
 // THOMPSON_SAMPLING end to end (issue 27 item 1): the real app with an
-// embedded actor runtime over the shared test database. Feedback posted on
+// embedded actor runtime over the shared test database, and (the selection
+// with feedback case) in cluster mode over NATS (runtime-modes.ts). Feedback posted on
 // objectives moves later objectives to the better-rated variation; creating
 // objectives reads feedback counts from memory, not one query per objective;
 // another node's feedback is counted once its loaded counts expire.
@@ -8,13 +9,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { FEEDBACK_TALLY_TTL_MS, FeedbackTallyCache } from '../../src/agents/feedback-tallies';
 import { FeedbackService } from '../../src/agents/feedback.service';
 import { createAgentsStore } from '../../persistence/repositories/agents.store';
-import { startTestApi, type TestApi } from '../support/api';
+import type { TestApi } from '../support/api';
 import { assertError, createAgent, createVariation, MODEL_ID, workspaceFixture } from '../support/agents-world';
 import { Code } from '../support/fixtures';
 import { seeded } from '../support/seeded-random';
 import { captureStatements, countStatements, explainOnLargeTables } from '../support/statement-plans';
 import { sharedTestDatabase } from '../support/global-setup';
 import type { WorkspaceFixture } from '../support/workspace-keys';
+import { casesOf, RUNTIME_MODES } from '../support/runtime-modes';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Json = any;
@@ -23,13 +25,14 @@ const THOMPSON = 'VARIATION_SELECTION_MODE_THOMPSON_SAMPLING';
 /** Any read of the feedback table, however it is written. */
 const FEEDBACK_READ = /\bFROM\s+"?feedback"?(\s|$)/i;
 
-describe('THOMPSON_SAMPLING variation selection', function () {
+for (const mode of RUNTIME_MODES) describe(`THOMPSON_SAMPLING variation selection (${mode.name})`, function () {
+  const { representative, everyCase } = casesOf(mode);
   this.timeout(120_000);
   let api: TestApi;
   let ws: WorkspaceFixture;
 
   before(async () => {
-    api = await startTestApi({ runtime: true });
+    api = await mode.start();
     ws = await workspaceFixture(api);
   });
   after(async () => api?.close());
@@ -57,7 +60,7 @@ describe('THOMPSON_SAMPLING variation selection', function () {
     return { agentId, good: await variation('good', 1), poor: await variation('poor', 1), dark: await variation('dark', 0) };
   }
 
-  it('accepts VARIATION_SELECTION_MODE_THOMPSON_SAMPLING on create and update, and refuses an unknown mode naming the field', async () => {
+  everyCase('accepts VARIATION_SELECTION_MODE_THOMPSON_SAMPLING on create and update, and refuses an unknown mode naming the field', async () => {
     const agent = await createAgent(api, ws.token, ws.workspaceId, { metadata: { name: 'bandit-mode' }, spec: { variationSelectionMode: THOMPSON } });
     assert.equal(agent.spec.variationSelectionMode, THOMPSON);
     const path = `/v1/workspaces/${ws.workspaceId}/agents/${agent.metadata.id}`;
@@ -72,7 +75,7 @@ describe('THOMPSON_SAMPLING variation selection', function () {
     );
   });
 
-  it('sends objectives mostly to the variation rated better through POST .../feedback, reading no feedback per objective', async () => {
+  representative('sends objectives mostly to the variation rated better through POST .../feedback, reading no feedback per objective', async () => {
     const { agentId, good, poor, dark } = await banditAgent('bandit');
     // Users rate `good` 9 of 10 positive and `poor` 2 of 10.
     for (let i = 0; i < 10; i++) {
@@ -109,7 +112,7 @@ describe('THOMPSON_SAMPLING variation selection', function () {
     assert.equal((await api.services.variations.select(workspaceRef(), agentId, undefined, seeded(3))).id, good);
   });
 
-  it("counts this node's feedback at once and another node's once that node's loaded counts expire", async () => {
+  everyCase("counts this node's feedback at once and another node's once that node's loaded counts expire", async () => {
     const { agentId, good, poor, dark } = await banditAgent('bandit-nodes');
     const ttlMs = 1000;
     // Another node: its own services over the same database, with a short TTL.
@@ -141,7 +144,7 @@ describe('THOMPSON_SAMPLING variation selection', function () {
     assert.deepEqual([after.get(good), after.get(poor)], [{ positive: 1, negative: 1 }, { positive: 0, negative: 1 }]);
   });
 
-  it("loads an agent's counts through the feedback index by variation, not a scan of the feedback table once it is large", async () => {
+  everyCase("loads an agent's counts through the feedback index by variation, not a scan of the feedback table once it is large", async () => {
     const { agentId, good } = await banditAgent('bandit-plans');
     await api.services.feedback.recordFeedback(workspaceRef(), { agentId, variationId: good, rating: 'FEEDBACK_RATING_POSITIVE' });
     const capture = captureStatements();

@@ -2,8 +2,8 @@
 // deltas projected as the objective kind does, through the projector's one
 // statement (a turn alone, in its transaction) and through the batch
 // statement's CTEs, read back for many ranges and every dimension, and
-// compared with the deltas summed by hand: a range's whole days from day rows
-// and its edge hours from hour rows count each usage once. Paging, another
+// compared with the deltas summed by hand: a range's terms (8-day buckets,
+// days, hours, some taken away) count each usage once. Paging, another
 // workspace's rows and tenant erasure, too.
 import assert from 'node:assert/strict';
 import { Pool } from 'pg';
@@ -36,7 +36,7 @@ function deltasOf(seed: number, count: number): UsageDelta[] {
   const next = generator(seed);
   return Array.from({ length: count }, () => ({
     // Any millisecond of the ten days.
-    at: new Date(START + next(SPAN_HOURS) * HOUR_MS + next(HOUR_MS)).toISOString(),
+    createdAt: new Date(START + next(SPAN_HOURS) * HOUR_MS + next(HOUR_MS)).toISOString(),
     agentId: `agent_${next(3)}`,
     variationId: `agentvar_${next(4)}`,
     tenantId: next(6) === 0 ? null : `tenant_${next(5)}`,
@@ -53,7 +53,7 @@ function deltasOf(seed: number, count: number): UsageDelta[] {
 function expected(deltas: UsageDelta[], dimension: UsageDimension, range: UsageRange): Map<string, UsageSums> {
   const sums = new Map<string, UsageSums>();
   for (const delta of deltas) {
-    const at = Date.parse(delta.at);
+    const at = Date.parse(delta.createdAt);
     if (at < range.from.getTime() || at >= range.to.getTime()) continue;
     if (!delta.promptTokens && !delta.completionTokens && !delta.costCents && !delta.objectives) continue;
     const key = keyOf(delta, dimension);
@@ -131,7 +131,7 @@ describe('usage roll-ups store', function () {
     await dataSource?.destroy();
   });
 
-  it('sums each usage once over any range of hours, for every dimension: whole days from day rows, edge hours from hour rows', async () => {
+  it('sums each usage once over any range of hours, for every dimension: 8-day buckets, days and hours, an edge taken as a bucket minus its rest', async () => {
     const hour = (offset: number) => new Date(START + offset * HOUR_MS);
     const ranges: UsageRange[] = [
       { from: hour(-24), to: hour(SPAN_HOURS + 24) }, // all of it
@@ -140,6 +140,9 @@ describe('usage roll-ups store', function () {
       { from: hour(22), to: hour(27) }, // across midnight, no whole day
       { from: hour(13), to: hour(24 * 4 + 7) }, // edge hours, whole days, edge hours
       { from: hour(24 * 3), to: hour(24 * 7 + 1) }, // whole days and one hour
+      // The 8-day buckets of the ten days start at hours 48 and 240 (02-28 and 03-08: on the Unix epoch).
+      { from: hour(2), to: hour(24 * 10 + 2) }, // a whole 8-day bucket, two days minus two hours before it, two hours after it
+      { from: hour(48 + 25), to: hour(240 - 1) }, // most of an 8-day bucket: it minus a day and an hour at the start and an hour at the end
       { from: hour(40), to: hour(40) }, // empty
       { from: hour(SPAN_HOURS + 1), to: hour(SPAN_HOURS + 48) }, // after everything
     ];

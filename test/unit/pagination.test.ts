@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { encodeCursor, MAX_PAGE_SIZE, pageRequest, toPage } from '../../src/resource/pagination';
+import { encodeCursor, MAX_CURSOR_POSITION_LENGTH, MAX_PAGE_SIZE, pageRequest, toPage } from '../../src/resource/pagination';
 import { resolveUpdatePaths } from '../../src/resource/update-mask';
 import { newId } from '../../src/ids';
 
@@ -11,6 +11,11 @@ describe('pageRequest', () => {
   it('refuses a cursor that is not ours or was made for the other order', () => {
     assert.throws(() => pageRequest({ cursor: 'garbage' }), /cursor: is not a cursor returned by this list/);
     assert.throws(() => pageRequest({ cursor: encodeCursor('x', 'asc'), sortOrder: 'desc' }), /other sortOrder/);
+    for (const forged of [encodeCursor('agent:\u0000x', 'asc'), encodeCursor('a'.repeat(MAX_CURSOR_POSITION_LENGTH + 1), 'asc'), encodeCursor('', 'asc'),
+      Buffer.from('{"a":1,"s":"asc"}').toString('base64url'), Buffer.from('null').toString('base64url')]) {
+      assert.throws(() => pageRequest({ cursor: forged }), /cursor: is not a cursor returned by this list/);
+    }
+    assert.equal(pageRequest({ cursor: encodeCursor('a'.repeat(MAX_CURSOR_POSITION_LENGTH), 'asc') }).after?.length, MAX_CURSOR_POSITION_LENGTH);
   });
   it('reports a next cursor only when an extra row was fetched', () => {
     const request = pageRequest({ limit: 2 });

@@ -606,8 +606,12 @@ describe('objective sub-agents', () => {
       const before = parent.projected.length;
       await deliver(child, actors);
       assert.equal(deltasOf({ projected: parent.projected.slice(before) } as ObjectiveDriver).length, 0, 'the child\'s report projects no usage of the parent');
+      // The parent's last model call comes two days after its creation: its usage still goes to the creation's buckets.
+      const createdAt = parent.state.createdAt;
+      parent.now = new Date(parent.now.getTime() + 2 * 24 * 3_600_000);
       await parent.modelAnswers({ content: 'The answer is 42.', usage: { promptTokens: 20, completionTokens: 4, costCents: 4 } });
       assert.equal(statusOf(parent), 'COMPLETED');
+      assert.deepEqual(new Set(deltasOf(parent).map((delta) => delta.createdAt)), new Set([createdAt]), 'every delta in the buckets of the objective\'s createdAt');
 
       assert.deepEqual(parent.state.usage, { promptTokens: 35, completionTokens: 7, costCents: 7 }, 'the parent\'s info sums its child in');
       assert.deepEqual(summed(deltasOf(parent)), { promptTokens: 30, completionTokens: 6, costCents: 5, objectives: 1 }, 'its roll-up deltas are its own calls only');
@@ -618,7 +622,7 @@ describe('objective sub-agents', () => {
       );
       assert.deepEqual(new Set(deltasOf(child).map((delta) => `${delta.agentId} ${delta.tenantId}`)), new Set(['agent_2 tenant_1']), 'the child under its own agent, with the tenant it inherited');
       assert.deepEqual(deltasOf(parent)[0], {
-        at: parent.now.toISOString(), agentId: 'agent_1', variationId: 'agentvar_1', tenantId: 'tenant_1', modelId: 'builtin/scripted',
+        createdAt, agentId: 'agent_1', variationId: 'agentvar_1', tenantId: 'tenant_1', modelId: 'builtin/scripted',
         promptTokens: 0, completionTokens: 0, costCents: 0, objectives: 1,
       }, 'the start turn counts the objective');
       const projected = parent.projected.slice(-2).map((change) => change.type);
