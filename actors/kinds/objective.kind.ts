@@ -38,7 +38,7 @@ export interface ObjectiveKindDependencies {
   /** A widget session's secrets, opened (WidgetSessionVerifier.sessionSecrets); read per call, never journaled. @default none */
   sessionSecrets?: (sessionId: string) => Promise<Record<string, string> | null>;
   /** Where a model call's answer text goes as the provider streams it (the objective's open event streams). @default nowhere */
-  live?: Pick<ObjectiveLiveFeed, 'publish'>;
+  live?: Pick<ObjectiveLiveFeed, 'publish' | 'answerEnded'>;
 }
 
 /** The onDelta of a model call: each piece of the answer published as a delta of the objective's model turn. */
@@ -65,9 +65,13 @@ export function createObjectiveKind(dependencies: ObjectiveKindDependencies): Ac
         if (!request) throw new InternalError(`model call ${context.effectId} of ${context.actorId} was started without its request`);
         const onDelta = answerDeltas(live, context);
         const options: ChatCallOptions = { signal: context.signal, deadline: context.deadline, ...(onDelta ? { onDelta } : {}) };
-        return tracingEnabled()
-          ? traceModelCall({ request, workspaceId: input.workspaceId, objectiveId: context.actorId }, () => models.complete(input.workspaceId, request, options))
-          : models.complete(input.workspaceId, request, options);
+        try {
+          return await (tracingEnabled()
+            ? traceModelCall({ request, workspaceId: input.workspaceId, objectiveId: context.actorId }, () => models.complete(input.workspaceId, request, options))
+            : models.complete(input.workspaceId, request, options));
+        } finally {
+          if (onDelta) live?.answerEnded?.(context.actorId);
+        }
       },
       // Compaction's summary, through the same provider (objective-compaction.ts); the request is transient too.
       [MODEL_SUMMARIZE_EFFECT]: async (input: SummarizeEffectInput, context: EffectContext) => {

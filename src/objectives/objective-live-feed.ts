@@ -10,6 +10,11 @@
 // stream open the runtime's cost is one check of an empty set). A node
 // subscribes on the bus only for the objectives its open streams follow,
 // once per objective however many streams follow it.
+// A stream that opens while an answer streams would miss its beginning (deltas
+// are not stored): the node answering keeps the text of each answer it is
+// streaming, and a new follower asks for it on `<prefix>.live.catchup.<id>`
+// (one wildcard subscription per node); the answering node sends it as one
+// delta at offset 0, which a stream takes as the answer's start.
 import type { Bus, BusMessage, BusSubscription } from '../ports/bus';
 import type { ObjectiveLiveFeed, ObjectiveLiveNews } from '../ports/objective-live';
 import { objectiveEventsOfIdPattern } from './objective-events';
@@ -43,6 +48,20 @@ export function objectiveLiveSubject(subjectPrefix: string, objectiveId: string)
   return `${subjectPrefix}.live.objective.${objectiveId}`;
 }
 
+/** Where a new follower asks the node answering for an objective for the answer's text so far. */
+function catchUpSubject(subjectPrefix: string, objectiveId: string): string {
+  return `${subjectPrefix}.live.catchup.${objectiveId}`;
+}
+
+/** The most text kept of one answer for streams that open late; past it the answer is no longer offered (the ASSISTANT_MESSAGE still comes). */
+const MAX_CATCH_UP_CHARS = 1 << 20;
+
+/** An answer this node is streaming: its model turn and text so far. */
+interface Answering {
+  modelTurn: number;
+  text: string;
+}
+
 /** The news in a live message, when it is well formed and of `objectiveId`. */
 function newsIn(message: BusMessage, objectiveId: string): ObjectiveLiveNews | undefined {
   let news: Partial<ObjectiveLiveNews>;
@@ -63,6 +82,8 @@ export class BusObjectiveLiveFeed implements ObjectiveLiveFeed {
   private runtime: LiveFeedRuntime | null = null;
   private stopCommitHook: (() => void) | undefined;
   private readonly followed = new Map<string, Followed>();
+  private readonly answering = new Map<string, Answering>();
+  private catchUpRequests: BusSubscription | undefined;
 
   /** Starts carrying news over `runtime`'s bus (objectives followed already included). */
   bind(runtime: LiveFeedRuntime): void {
@@ -70,18 +91,28 @@ export class BusObjectiveLiveFeed implements ObjectiveLiveFeed {
     this.runtime = runtime;
     for (const [objectiveId, followed] of this.followed) this.subscribe(objectiveId, followed);
     this.hookCommits();
+    try {
+      this.catchUpRequests = runtime.bus.subscribe(catchUpSubject(runtime.subjectPrefix, '*'), (message) => this.answerCatchUp(message.subject));
+    } catch {
+      // A closed bus: late streams show the whole answer when it is recorded.
+    }
   }
 
   /** Stops carrying news (the runtime stops): publications are dropped, followers get nothing more until bound again. */
   unbind(): void {
     this.unhookCommits();
+    this.catchUpRequests?.unsubscribe();
+    this.catchUpRequests = undefined;
+    this.answering.clear();
     for (const followed of this.followed.values()) this.unsubscribe(followed);
     this.runtime = null;
   }
 
   publish(news: ObjectiveLiveNews): void {
     const runtime = this.runtime;
-    if (!runtime || !SUBJECT_TOKEN.test(news.objectiveId) || runtime.bus.connected?.() === false) return;
+    if (!runtime || !SUBJECT_TOKEN.test(news.objectiveId)) return;
+    if (news.type === 'delta') this.keepAnswer(news);
+    if (runtime.bus.connected?.() === false) return;
     try {
       runtime.bus.publish(objectiveLiveSubject(runtime.subjectPrefix, news.objectiveId), JSON.stringify(news));
     } catch {
@@ -101,6 +132,7 @@ export class BusObjectiveLiveFeed implements ObjectiveLiveFeed {
     // A wrapper of its own: one listener function may follow twice, and each follow ends on its own.
     const own: Listener = (news) => listener(news);
     followed.listeners.add(own);
+    this.askCatchUp(objectiveId);
     return () => {
       const current = this.followed.get(objectiveId);
       if (!current?.listeners.delete(own) || current.listeners.size > 0) return;
@@ -108,6 +140,38 @@ export class BusObjectiveLiveFeed implements ObjectiveLiveFeed {
       this.followed.delete(objectiveId);
       if (this.followed.size === 0) this.unhookCommits();
     };
+  }
+
+  answerEnded(objectiveId: string): void {
+    this.answering.delete(objectiveId);
+  }
+
+  /** Keeps the text of an answer streaming here (offset 0 starts it again); one that outgrows the cap or skips text is no longer offered. */
+  private keepAnswer(delta: Extract<ObjectiveLiveNews, { type: 'delta' }>): void {
+    const kept = delta.offset === 0 ? { modelTurn: delta.modelTurn, text: '' } : this.answering.get(delta.objectiveId);
+    if (!kept || kept.modelTurn !== delta.modelTurn || kept.text.length !== delta.offset || kept.text.length + delta.text.length > MAX_CATCH_UP_CHARS) {
+      this.answering.delete(delta.objectiveId);
+      return;
+    }
+    kept.text += delta.text;
+    this.answering.set(delta.objectiveId, kept);
+  }
+
+  /** A new follower: the node answering for the objective, if any, sends the text so far (after the follower's subscription, so nothing falls between). */
+  private askCatchUp(objectiveId: string): void {
+    const runtime = this.runtime;
+    if (!runtime || runtime.bus.connected?.() === false) return;
+    try {
+      runtime.bus.publish(catchUpSubject(runtime.subjectPrefix, objectiveId), '');
+    } catch {
+      // The bus is closing: the stream shows the whole answer when it is recorded.
+    }
+  }
+
+  private answerCatchUp(subject: string): void {
+    const objectiveId = subject.slice(subject.lastIndexOf('.') + 1);
+    const kept = this.answering.get(objectiveId);
+    if (kept?.text) this.publish({ type: 'delta', objectiveId, modelTurn: kept.modelTurn, offset: 0, text: kept.text });
   }
 
   /** What the feed holds now: followed objectives, their listeners, bus subscriptions, and whether it listens to the runtime's commits (none once every stream closed). */

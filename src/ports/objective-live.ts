@@ -28,6 +28,13 @@ export type ObjectiveLiveNews = ObjectiveAnswerDelta | ObjectiveEventsCommitted;
 export interface ObjectiveLiveFeed {
   /** Hands `news` to the streams following its objective, on any node; lost when none follows. Never throws. */
   publish(news: ObjectiveLiveNews): void;
-  /** Calls `listener` with each piece of news of `objectiveId` until the returned function is called. */
+  /**
+   * Calls `listener` with each piece of news of `objectiveId` until the
+   * returned function is called. When a node is answering for the objective
+   * meanwhile, the answer's text so far follows as one delta at offset 0, so
+   * a stream opened after the model's first token still shows the answer grow.
+   */
   follow(objectiveId: string, listener: (news: ObjectiveLiveNews) => void): () => void;
+  /** The model call streaming the objective's answer on this node has ended: its text is no longer offered to streams that open. */
+  answerEnded?(objectiveId: string): void;
 }

@@ -185,6 +185,28 @@ describe('streamed answers on event streams (embedded mode)', function () {
     await assertFeedEmpty(api);
   });
 
+  it('gives a stream opened after the model\'s first token the answer so far as one delta at offset 0, then the rest', async () => {
+    openRouter.answer(fakeAnswers.completion({ content: ANSWER }, { chunkChars: 5, chunkDelayMs: 150 }));
+    const id = await startObjective(api, world.ws, world.providerAgent, 'Stream it');
+    await eventually(() => openRouter.requests[0]?.firstContentAt !== undefined, 'the model wrote its first token', 10_000);
+    // Two chunks out: a stream opening now has missed the first deltas.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const stream = await apiStream(api, world.ws, id, '?deltas=true');
+    await endsWithin(stream, 10_000);
+    const deltas = deltasOf(stream.frames);
+    assert.ok(deltas.length >= 2, `the text so far, then more deltas: ${JSON.stringify(deltas)}`);
+    assert.equal(deltas[0].data.offset, 0, 'the text so far starts the answer');
+    assert.ok(deltas[0].data.text.length >= 5, `the text so far holds what was streamed before the stream opened: ${JSON.stringify(deltas[0].data)}`);
+    let offset = 0;
+    for (const { data } of deltas) {
+      if (data.offset !== 0) assert.equal(data.offset, offset, 'contiguous after the text so far');
+      offset = data.offset + data.text.length;
+    }
+    assert.equal(offset, ANSWER.length);
+    assert.ok(ANSWER.startsWith(deltas[0].data.text));
+    await assertFeedEmpty(api);
+  });
+
   it('sends no delta frame without deltas=true: the stream is the stored events', async () => {
     openRouter.answer(fakeAnswers.completion({ content: ANSWER }, SLOW));
     const id = await startObjective(api, world.ws, world.providerAgent, 'Stream it');
