@@ -107,11 +107,9 @@ export function addsToRollups(delta: Pick<UsageDelta, 'promptTokens' | 'completi
 const rowIdentity = (row: Pick<UsageRollupRow, 'workspaceId' | 'dimension' | 'key' | 'bucketHours' | 'bucketStart'>) =>
   `${row.workspaceId}\u0000${row.dimension}\u0000${row.key}\u0000${row.bucketHours}\u0000${row.bucketStart}`;
 const keyIdentity = (row: Pick<UsageKeyRow, 'workspaceId' | 'dimension' | 'key'>) => `${row.workspaceId}\u0000${row.dimension}\u0000${row.key}`;
-const byIdentity = <T>(identity: (row: T) => string) => (a: T, b: T) => {
-  const left = identity(a);
-  const right = identity(b);
-  return left < right ? -1 : left > right ? 1 : 0;
-};
+/** A map's values in the order of its keys (the rows' identities, each built once). */
+const valuesByKey = <T>(map: Map<string, T>): T[] =>
+  [...map].sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0)).map(([, value]) => value);
 
 /**
  * The rows a batch of deltas adds to: one row of each bucket size per dimension
@@ -141,15 +139,16 @@ export function rollupRowsOf(deltas: ReadonlyArray<{ workspaceId: string; delta:
         rows.set(identity, sums);
       }
       const keyRow: UsageKeyRow = { workspaceId, dimension, key, firstHour: hour, lastHour: hour };
-      const known = keys.get(keyIdentity(keyRow));
-      if (!known) keys.set(keyIdentity(keyRow), keyRow);
+      const identity = keyIdentity(keyRow);
+      const known = keys.get(identity);
+      if (!known) keys.set(identity, keyRow);
       else {
         if (hour < known.firstHour) known.firstHour = hour;
         if (hour > known.lastHour) known.lastHour = hour;
       }
     }
   }
-  return { rows: [...rows.values()].sort(byIdentity(rowIdentity)), keys: [...keys.values()].sort(byIdentity(keyIdentity)) };
+  return { rows: valuesByKey(rows), keys: valuesByKey(keys) };
 }
 
 /** A range of whole hours, [from, to). */
