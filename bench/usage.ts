@@ -3,8 +3,9 @@
 // objectives over the last 30 days of one workspace (AGENTS agents of
 // VARIATIONS_PER_AGENT variations each, TENANTS tenants, MODELS models),
 // seeded with SQL straight into the tables (generate_series: one row of each
-// bucket size per dimension, summed, as the objectives' turns would have left
-// them; each objective's usage in the buckets of its creation). Then the real API
+// bucket size per dimension and slot, summed, as the objectives' turns would
+// have left them; each objective's usage in the buckets of its creation, in
+// a slot picked at random as each turn batch picks one). Then the real API
 // (no actor runtime) answers GET .../usage over keep-alive HTTP, one request
 // at a time, REQUESTS times per groupBy and range after WARMUP requests: p50
 // and p99 in milliseconds, from the request's start to its last byte.
@@ -15,6 +16,7 @@ import { startTestApi } from '../test/support/api';
 import { sharedTestDatabase } from '../test/support/global-setup';
 import { encodeCursor } from '../src/resource/pagination';
 import { BUCKET_HOURS } from '../src/usage/usage-rollup';
+import { USAGE_ROLLUP_SLOTS } from '../persistence/repositories/usage.store';
 import { analyzeAsAutovacuumWould } from './support/table-statistics';
 
 const OBJECTIVES = Number(process.env.OBJECTIVES ?? 1_000_000);
@@ -46,11 +48,11 @@ const SEED_ROLLUPS = `
       i % ${AGENTS} AS agent, (i % ${AGENTS}) * ${VARIATIONS_PER_AGENT} + (i / ${AGENTS}) % ${VARIATIONS_PER_AGENT} AS variation,
       floor(random() * ${TENANTS})::int AS tenant,
       (1000 + floor(random() * 6000))::bigint AS prompt_tokens, (100 + floor(random() * 900))::bigint AS completion_tokens,
-      round((random() * 4)::numeric, 4)::float8 AS cost_cents
+      round((random() * 4)::numeric, 4)::float8 AS cost_cents, floor(random() * ${USAGE_ROLLUP_SLOTS})::int AS slot
     FROM generate_series(1, ${OBJECTIVES}) AS i
   )
-  INSERT INTO usage_rollups (workspace_id, dimension, key, bucket_hours, bucket_start, prompt_tokens, completion_tokens, cost_cents, objective_count)
-  SELECT $1, d.dimension, d.key, b.hours, b.bucket_start, sum(o.prompt_tokens), sum(o.completion_tokens), sum(o.cost_cents), count(*)
+  INSERT INTO usage_rollups (workspace_id, dimension, key, bucket_hours, bucket_start, slot, prompt_tokens, completion_tokens, cost_cents, objective_count)
+  SELECT $1, d.dimension, d.key, b.hours, b.bucket_start, o.slot, sum(o.prompt_tokens), sum(o.completion_tokens), sum(o.cost_cents), count(*)
   FROM o
   CROSS JOIN LATERAL (VALUES
     ('agent', 'agent_bench' || lpad(o.agent::text, 21, '0')),
@@ -59,12 +61,12 @@ const SEED_ROLLUPS = `
     ('model', 'vendor-' || (o.variation % ${MODELS}) || '/model-' || (o.variation % ${MODELS}))
   ) AS d(dimension, key)
   CROSS JOIN LATERAL (SELECT hours, to_timestamp(floor(extract(epoch FROM o.at) / (hours * 3600)) * hours * 3600) FROM unnest($3::int[]) AS hours) AS b(hours, bucket_start)
-  GROUP BY d.dimension, d.key, b.hours, b.bucket_start`;
+  GROUP BY d.dimension, d.key, b.hours, b.bucket_start, o.slot`;
 
 const SEED_KEYS = `
-  INSERT INTO usage_rollup_keys (workspace_id, dimension, key, first_hour, last_hour)
-  SELECT workspace_id, dimension, key, min(bucket_start), max(bucket_start) FROM usage_rollups
-  WHERE workspace_id = $1 AND bucket_hours = 1 GROUP BY workspace_id, dimension, key`;
+  INSERT INTO usage_rollup_keys (workspace_id, dimension, key, slot, first_hour, last_hour)
+  SELECT workspace_id, dimension, key, slot, min(bucket_start), max(bucket_start) FROM usage_rollups
+  WHERE workspace_id = $1 AND bucket_hours = 1 GROUP BY workspace_id, dimension, key, slot`;
 
 async function main(): Promise<void> {
   const database = await sharedTestDatabase();
@@ -85,6 +87,8 @@ async function main(): Promise<void> {
     await api.dataSource.query('VACUUM (ANALYZE) usage_rollups');
     await api.dataSource.query('VACUUM (ANALYZE) usage_rollup_keys');
     await analyzeAsAutovacuumWould(api.dataSource);
+    // The seed's writes flushed now, not by a checkpoint during the first reports (a node's checkpoints spread its turns' writes).
+    await api.dataSource.query('CHECKPOINT');
     const rows = await api.dataSource.query(
       `SELECT dimension, bucket_hours, count(*)::int AS rows FROM usage_rollups WHERE workspace_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`, [workspaceId]);
     const [size] = await api.dataSource.query(`SELECT pg_total_relation_size('usage_rollups')::bigint AS rollups, pg_total_relation_size('usage_rollup_keys')::bigint AS keys`);

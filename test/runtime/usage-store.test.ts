@@ -4,7 +4,9 @@
 // statement's CTEs, read back for many ranges and every dimension, and
 // compared with the deltas summed by hand: a range's terms (8-day buckets,
 // days, hours, some taken away) count each usage once. Paging, another
-// workspace's rows and tenant erasure, too.
+// workspace's rows and tenant erasure, too. Batches pick their rows' slot at
+// random: sums span slots, and two batches of the same keys in different
+// slots never wait for each other.
 import assert from 'node:assert/strict';
 import { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
@@ -15,7 +17,7 @@ import type { UsageStore } from '../../src/ports/usage-store';
 import { ERASED_TENANT_KEY, HOUR_MS, keyOf, NO_TENANT_KEY, USAGE_DIMENSIONS, type UsageDelta, type UsageDimension, type UsageRange, type UsageSums } from '../../src/usage/usage-rollup';
 import { createDataSource } from '../../persistence/data-source';
 import { createObjectivesStore } from '../../persistence/repositories/objectives.store';
-import { createUsageStore } from '../../persistence/repositories/usage.store';
+import { createUsageStore, USAGE_ROLLUP_SLOTS, usageRollupParameters, usageRollupStatements } from '../../persistence/repositories/usage.store';
 import { sharedTestDatabase } from '../support/global-setup';
 
 type Changes = Array<{ actorId: string; change: ObjectiveChange }>;
@@ -187,6 +189,34 @@ describe('usage roll-ups store', function () {
       after = page.next;
     }
     assert.deepEqual(items, [...expected(deltas, 'tenant', quiet).keys()]);
+  });
+
+  it('spreads batches over slots, so two open batches of the same keys in different slots do not wait for each other', async () => {
+    const [{ slots }] = await dataSource.query('SELECT count(DISTINCT slot)::int AS slots FROM usage_rollups WHERE workspace_id = $1', [workspaceId]);
+    assert.ok(slots > 1 && slots <= USAGE_ROLLUP_SLOTS, `the batches above wrote ${slots} slots`);
+    const workspace = newId('workspace');
+    const batch = changesOf(workspace, deltasOf(3, 5).map((delta) => ({ ...delta, createdAt: new Date(START).toISOString() })));
+    const [rows, keys] = usageRollupStatements('$1', '$2');
+    const write = (client: { query: (sql: string, values: unknown[]) => Promise<unknown> }, slot: number) =>
+      client.query(`WITH r AS (${rows}), k AS (${keys}) SELECT 1`, usageRollupParameters(batch, slot));
+    const first = await pool.connect();
+    const second = await pool.connect();
+    try {
+      await write(first, 0); // the rows and keys exist
+      await first.query('BEGIN');
+      await write(first, 1); // rows of slot 1 locked until the commit
+      await second.query("SET lock_timeout = '200ms'");
+      await write(second, 2);
+      await assert.rejects(write(second, 1), /lock timeout/, 'the same slot waits for the open batch');
+      await first.query('COMMIT');
+    } finally {
+      await second.query('RESET lock_timeout').catch(() => undefined);
+      first.release();
+      second.release();
+    }
+    const range = { from: new Date(START), to: new Date(START + HOUR_MS) };
+    const committed = expected([...batch, ...batch, ...batch].map(({ change }) => (change as { delta: UsageDelta }).delta), 'agent', range);
+    assert.deepEqual([...(await all('agent', range, workspace))], [...committed], 'slots 0, 1 and 2 summed');
   });
 
   it("never shows another workspace's sums", async () => {
