@@ -339,7 +339,7 @@ export function createServices(
 /** Every API route, in the order of the spec's sections. */
 export function allRoutes(services: Services, options: { isDraining?: () => boolean; stream?: StreamTimings } = {}): RouteDefinition[] {
   return [
-    ...accountRoutes({ accounts: services.accounts, apiKeys: services.apiKeys, store: services.store }),
+    ...accountRoutes({ accounts: services.accounts, apiKeys: services.apiKeys }),
     ...workspaceRoutes({ workspaces: services.workspaces }),
     ...apiKeyRoutes({ apiKeys: services.apiKeys }),
     ...tenantRoutes({ tenants: services.tenants }),

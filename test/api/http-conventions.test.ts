@@ -170,6 +170,28 @@ describe('HTTP conventions', () => {
       assert.equal(profile.body.spec.type, 'PROFILE_TYPE_API_KEY');
       assert.equal(profile.body.spec.name, 'profiled');
     });
+    it('tells a workspace key, through GET /v1/profile, its workspace, its scopes, its id and name, and never its token', async () => {
+      const key = await newKey(api, account, account.workspaceId, ['objectives:manage', 'agents:read'], 'reader');
+      const renamed = await api.request('PATCH', `/v1/api_keys/${key.id}`, { token: account.globalToken, headers: { 'x-workspace-id': account.workspaceId }, body: { metadata: { name: 'reader-2' } } });
+      assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
+      const profile = await api.request('GET', '/v1/profile', { token: key.token });
+      assert.equal(profile.status, 200, JSON.stringify(profile.body));
+      assert.equal(profile.body.metadata.accountId, account.accountId);
+      assert.match(profile.body.metadata.id, /^prof_/);
+      assert.deepEqual(profile.body.info, {
+        admin: false, scopes: ['agents:read', 'objectives:manage'], workspaceIds: [account.workspaceId], apiKey: { id: key.id, name: 'reader-2', global: false },
+      });
+      assert.ok(!JSON.stringify(profile.body).includes(key.token.split('.')[2]), 'no token in the answer');
+    });
+    it('tells the global key, through GET /v1/profile, its account and that it is global', async () => {
+      const global = (await api.request('GET', '/v1/account/global_api_key', { token: account.globalToken })).body;
+      const profile = await api.request('GET', '/v1/profile', { token: account.globalToken });
+      assert.equal(profile.status, 200, JSON.stringify(profile.body));
+      assert.equal(profile.body.metadata.accountId, account.accountId);
+      assert.equal(profile.body.spec.type, 'PROFILE_TYPE_API_KEY');
+      assert.deepEqual(profile.body.info, { admin: true, scopes: ['*'], apiKey: { id: account.globalKeyId, name: global.metadata.name, global: true } });
+      assert.ok(!JSON.stringify(profile.body).includes(account.globalToken.split('.')[2]), 'no token in the answer');
+    });
   });
 
   describe('Idempotency-Key', () => {
