@@ -1,13 +1,14 @@
 // The Koa application: request context and metrics outermost, then error
-// mapping, then the routers. createApp does not listen, so tests drive app.callback().
+// mapping, then the routers, then 405/404 for what no router answered.
+// createApp does not listen, so tests drive app.callback().
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
-import { NotFoundError } from '../src/errors';
 import type { DependencyHealthPort } from '../src/ports/dependency-health';
 import type { OpenObjectiveCounts } from '../src/ports/objectives-store';
 import { errorHandler } from './middleware/errors';
 import { collectProcessMetrics, requestMetrics } from './middleware/metrics';
+import { noRoute } from './middleware/no-route';
 import { openObjectiveGauges } from './middleware/read-model-metrics';
 import { requestContext } from './middleware/request-context';
 import { requestTracing } from './middleware/tracing';
@@ -57,8 +58,6 @@ export function createApp(deps: AppDependencies): Koa {
   if (deps.widgetHost) app.use(widgetHost(deps.widgetHost));
   app.use(system.routes());
   app.use(api.routes());
-  app.use(async function notFound(ctx) {
-    if (ctx.body === undefined && ctx.status === 404) throw new NotFoundError(`no route for ${ctx.method} ${ctx.path}`);
-  });
+  app.use(noRoute());
   return app;
 }

@@ -45,6 +45,7 @@ import { ScheduleService } from '../src/schedules/schedule.service';
 import { createSchedulesStore } from '../persistence/repositories/schedules.store';
 import { scheduleRoutes } from './routes/schedules.routes';
 import { WebhookSender } from '../src/webhooks/webhook-sender';
+import { WebhookConnectWarnings } from '../src/webhooks/webhook-connect-warnings';
 import { nextRetryDelayMs } from '../src/webhooks/webhook-retry-schedule';
 import type { WebhookEndpointOptions } from '../src/webhooks/webhook-endpoint.behavior';
 import { expiringMemo } from '../src/resource/expiring-memo';
@@ -173,6 +174,8 @@ export interface WebhookEffects {
   /** An agent's webhookEventsUrl (memoised likewise). */
   webhookUrlOf(agentId: string): Promise<string | null>;
   options: WebhookEndpointOptions;
+  /** Warns once per endpoint whose receiver cannot be reached. */
+  connectWarnings: WebhookConnectWarnings;
 }
 
 /** How long a node keeps an agent's webhook URL and an account's signing secrets before reading them again. */
@@ -259,7 +262,7 @@ export function createServices(
   const agentsStore = createAgentsStore(dataSource);
   const schedulesStore = createSchedulesStore(dataSource);
   const schedules = new ScheduleService(agentsStore, schedulesStore, scheduleCommands ?? noScheduleRuntime);
-  const agents = new AgentService(agentsStore, store, schedules);
+  const agents = new AgentService(agentsStore, store, schedules, urlPolicy);
   const feedback = new FeedbackService(agentsStore);
   const variations = new VariationService(agentsStore, store, models, feedback);
   const assignments = new AssignmentService(agentsStore, variations);
@@ -304,6 +307,7 @@ export function createServices(
       // The runtime's deadline is a backstop behind the sender's own.
       attemptTimeoutMs: timeoutMs + 5000,
     },
+    connectWarnings: new WebhookConnectWarnings(logger),
   };
   const widgetsStore = createWidgetsStore(dataSource);
   const widgetTokens = new WidgetTokens(() => loadServiceKey(dataSource, masterKey, WIDGET_TOKEN_KEY_PURPOSE));
@@ -335,7 +339,7 @@ export function createServices(
 /** Every API route, in the order of the spec's sections. */
 export function allRoutes(services: Services, options: { isDraining?: () => boolean; stream?: StreamTimings } = {}): RouteDefinition[] {
   return [
-    ...accountRoutes({ accounts: services.accounts, apiKeys: services.apiKeys, store: services.store }),
+    ...accountRoutes({ accounts: services.accounts, apiKeys: services.apiKeys }),
     ...workspaceRoutes({ workspaces: services.workspaces }),
     ...apiKeyRoutes({ apiKeys: services.apiKeys }),
     ...tenantRoutes({ tenants: services.tenants }),

@@ -144,6 +144,14 @@ export class DeadlineExceededError extends ApiError {
   }
 }
 
+/** The operation exists in no form the request can reach (at the HTTP edge: a method a known path does not serve). */
+export class UnimplementedError extends ApiError {
+  constructor(message: string, options: ApiErrorOptions = {}) {
+    super('UNIMPLEMENTED', message, options);
+    this.name = 'UnimplementedError';
+  }
+}
+
 export class InternalError extends ApiError {
   constructor(message = 'internal error', options: ApiErrorOptions = {}) {
     super('INTERNAL', message, options);

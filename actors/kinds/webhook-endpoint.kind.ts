@@ -7,6 +7,7 @@
 // node not tracing builds nothing for it).
 import type { ActorKind, EffectContext } from '../../src/ports/actor-behavior';
 import type { WebhookDeliveriesStore } from '../../src/ports/webhook-deliveries-store';
+import type { WebhookConnectWarnings } from '../../src/webhooks/webhook-connect-warnings';
 import type { WebhookDeliveryChange } from '../../src/webhooks/webhook-delivery';
 import { observeWebhookEndpoint } from '../domain-metrics';
 import {
@@ -22,13 +23,18 @@ export interface WebhookEndpointKindDependencies {
   signingSecrets(accountId: string): Promise<string[]>;
   store: Pick<WebhookDeliveriesStore, 'project' | 'projection'>;
   options: WebhookEndpointOptions;
+  /** Told every attempt's outcome: warns the operator once per endpoint whose receiver cannot be reached. */
+  connectWarnings: Pick<WebhookConnectWarnings, 'record'>;
 }
 
 export function createWebhookEndpointKind(dependencies: WebhookEndpointKindDependencies): ActorKind {
-  const { sender, signingSecrets, store, options } = dependencies;
+  const { sender, signingSecrets, store, options, connectWarnings } = dependencies;
   /** One attempt: the body signed with the account's current secrets and POSTed. */
-  const deliver = async (input: DeliverWebhookInput, body: string, signal: AbortSignal) =>
-    sender.send({ url: input.url, id: input.deliveryId, body, secrets: await signingSecrets(input.accountId), signal });
+  const deliver = async (input: DeliverWebhookInput, body: string, context: EffectContext) => {
+    const outcome = await sender.send({ url: input.url, id: input.deliveryId, body, secrets: await signingSecrets(input.accountId), signal: context.signal });
+    connectWarnings.record(context.actorId, input.url, outcome);
+    return outcome;
+  };
   return {
     behavior: createWebhookEndpointBehavior(options),
     effects: {
@@ -39,9 +45,9 @@ export function createWebhookEndpointKind(dependencies: WebhookEndpointKindDepen
         return tracingEnabled()
           ? traceWebhookDelivery(
             { url: input.url, deliveryId: input.deliveryId, attempt: attemptNumberOf(context.effectId), traceparent: input.traceparent },
-            () => deliver(input, body, context.signal),
+            () => deliver(input, body, context),
           )
-          : deliver(input, body, context.signal);
+          : deliver(input, body, context);
       },
     },
     projector: (sql, changes) => store.project(sql, changes as Array<{ actorId: string; change: WebhookDeliveryChange }>),

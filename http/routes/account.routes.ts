@@ -4,20 +4,15 @@ import { Type } from '@sinclair/typebox';
 import type { AccountService } from '../../src/accounts/account.service';
 import type { ApiKeyService } from '../../src/accounts/api-key.service';
 import { ApiKeyState } from '../../src/accounts/records';
-import type { FoundationStore } from '../../src/ports/foundation-store';
-import { toProfile } from '../../src/accounts/mappers';
-import { NotFoundError } from '../../src/errors';
-import { Account, ApiKey, WebhookSigningKey } from '../../src/schemas/account.schema';
-import { Profile } from '../../src/schemas/common.schema';
+import { Account, ApiKey, CallerProfile, WebhookSigningKey } from '../../src/schemas/account.schema';
 import { defineRoute, type RouteDefinition } from '../route';
 
 export interface AccountRoutesDependencies {
   accounts: AccountService;
   apiKeys: ApiKeyService;
-  store: FoundationStore;
 }
 
-export function accountRoutes({ accounts, apiKeys, store }: AccountRoutesDependencies): RouteDefinition[] {
+export function accountRoutes({ accounts, apiKeys }: AccountRoutesDependencies): RouteDefinition[] {
   const globalKeyState = (state: ApiKeyState, verb: string) =>
     defineRoute({
       method: 'PUT', path: `/v1/account/global_api_key/${verb}`, operationId: `${verb}GlobalApiKey`, summary: `${verb[0].toUpperCase()}${verb.slice(1)} the global account key`,
@@ -36,13 +31,10 @@ export function accountRoutes({ accounts, apiKeys, store }: AccountRoutesDepende
       handler: ({ principal }) => accounts.rotateWebhookSigningKey(principal),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/profile', operationId: 'getProfile', summary: 'The calling principal\'s profile',
-      scope: 'none', workspace: 'none', response: Profile,
-      handler: async ({ principal }) => {
-        const profile = await store.profiles.findById(principal.profileId);
-        if (!profile) throw NotFoundError.resource('profile', principal.profileId);
-        return toProfile(profile);
-      },
+      method: 'GET', path: '/v1/profile', operationId: 'getProfile',
+      summary: 'The calling principal\'s profile: its scopes, its workspaces and the API key it used (who am I)',
+      scope: 'none', workspace: 'none', response: CallerProfile,
+      handler: ({ principal }) => accounts.callerProfile(principal),
     }),
     defineRoute({
       method: 'GET', path: '/v1/account/global_api_key', operationId: 'getGlobalApiKey', summary: 'The global account key (without its token)',

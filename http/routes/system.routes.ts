@@ -1,5 +1,6 @@
-// Operational endpoints outside /v1 auth: liveness, readiness, metrics, and the
-// OpenAPI document (public, like any API description).
+// Operational endpoints outside /v1 auth: liveness, readiness, metrics, the
+// OpenAPI document (public, like any API description), and `GET /`, which
+// points a newcomer at the API reference.
 import Router from '@koa/router';
 import { UnavailableError } from '../../src/errors';
 import { unreachableReason } from '../../src/ports/dependency-health';
@@ -18,6 +19,15 @@ export interface SystemRoutesDependencies {
 
 export function systemRoutes({ checkReady, openApiDocument, deadReason, beforeScrape }: SystemRoutesDependencies): Router {
   const router = new Router();
+  router.get('/', (ctx) => {
+    ctx.state.routePath = '/';
+    ctx.body = {
+      name: 'agentrt',
+      docs: '/docs',
+      openapi: '/v1/openapi.json',
+      readme: 'README.md at the root of the agentrt source: first steps, configuration, commands',
+    };
+  });
   router.get('/healthz', (ctx) => {
     ctx.state.routePath = '/healthz';
     // Only what a restart cures fails liveness: a dependency's outage is for /readyz.

@@ -9,9 +9,10 @@ import type { ApiKeyTokens } from '../auth/tokens';
 import type { ServiceSealer } from '../crypto/service-sealer';
 import type { FoundationStore } from '../ports/foundation-store';
 import { toAccountResourceMetadata } from '../resource/metadata';
-import type { Account } from '../schemas/account.schema';
+import type { Account, CallerProfile } from '../schemas/account.schema';
 import type { ApiKeyService } from './api-key.service';
 import { insertKey } from './api-key.service';
+import { toCallerProfile } from './mappers';
 import { ProfileType, type AccountRecord } from './records';
 import type { WorkspaceService } from './workspace.service';
 
@@ -86,6 +87,20 @@ export class AccountService {
       account.info.globalApiKey = await this.apiKeys.getGlobal(principal);
     }
     return account;
+  }
+
+  /**
+   * The caller's own profile (GET /v1/profile, scope-free) with its scopes,
+   * its workspaces and the API key it used; never a token or a secret.
+   * @throws NotFoundError when the profile is gone (a key deleted mid-request)
+   */
+  async callerProfile(principal: Principal): Promise<CallerProfile> {
+    const [profile, key] = await Promise.all([
+      this.store.profiles.findById(principal.profileId),
+      principal.apiKeyId ? this.store.apiKeys.findById(principal.apiKeyId) : null,
+    ]);
+    if (!profile) throw NotFoundError.resource('profile', principal.profileId);
+    return toCallerProfile(profile, principal, key);
   }
 
   /** Registers what to do after a rotation (a node's copy of the secrets must not outlive it). */

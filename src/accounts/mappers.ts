@@ -1,7 +1,8 @@
 // Record → wire mappings of the account area, written once and reused by every
 // service that returns these shapes.
 import { toAccountResourceMetadata, toResourceMetadata } from '../resource/metadata';
-import type { ApiKey, Workspace, WorkspaceMember } from '../schemas/account.schema';
+import type { Principal } from '../auth/principal';
+import type { ApiKey, CallerProfile, Workspace, WorkspaceMember } from '../schemas/account.schema';
 import type { Profile } from '../schemas/common.schema';
 import type { ApiKeyRecord, ProfileRecord, WorkspaceMemberRecord, WorkspaceRecord } from './records';
 
@@ -14,6 +15,26 @@ export function toProfile(record: ProfileRecord): Profile {
       name: record.displayName ?? record.name,
     },
     info: { admin: record.admin },
+  };
+}
+
+/**
+ * The caller's profile with its credential's reach: `info.admin` is the
+ * caller's role (the global key's profile carries no admin flag of its own),
+ * `workspaceIds` is left out for a caller spanning the whole account.
+ */
+export function toCallerProfile(record: ProfileRecord, principal: Principal, key: ApiKeyRecord | null): CallerProfile {
+  const spansAccount = principal.global || (principal.kind === 'USER' && principal.admin);
+  const workspaceIds = principal.workspaceId ? [principal.workspaceId] : principal.memberWorkspaceIds;
+  return {
+    metadata: toAccountResourceMetadata(record),
+    spec: toProfile(record).spec,
+    info: {
+      admin: principal.admin,
+      scopes: [...principal.scopes],
+      ...(!spansAccount && workspaceIds ? { workspaceIds: [...workspaceIds] } : {}),
+      ...(key ? { apiKey: { id: key.id, name: key.name, global: key.system } } : {}),
+    },
   };
 }
 

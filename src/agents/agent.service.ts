@@ -3,8 +3,9 @@
 // and archives the agent's schedules (through the AgentScheduleArchive port).
 import type { Principal } from '../auth/principal';
 import type { WorkspaceRef } from '../auth/workspace-access';
-import { FailedPreconditionError, InvalidArgumentError } from '../errors';
+import { FailedPreconditionError } from '../errors';
 import { newId } from '../ids';
+import { checkOutboundUrl, type UrlPolicyOptions } from '../network/url-policy';
 import type { AgentScheduleArchive } from '../ports/agent-schedules';
 import type { AgentsStore } from '../ports/agents-store';
 import type { FoundationStore, ListFilter } from '../ports/foundation-store';
@@ -29,20 +30,18 @@ const UPDATE_LEAVES = [...METADATA_UPDATE_PATHS, ...SPEC_PATHS];
 
 type AgentSpecFields = Pick<AgentRecord, 'status' | 'variationSelectionMode' | 'description' | 'inputDataSchema' | 'outputDefinition' | 'webhookEventsUrl'>;
 
-/** Checks `webhookEventsUrl`: an absolute http(s) URL (addresses are checked at delivery). */
-function checkWebhookUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw InvalidArgumentError.forField('spec.webhookEventsUrl', 'must be an absolute http or https URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw InvalidArgumentError.forField('spec.webhookEventsUrl', 'must be an absolute http or https URL');
+/**
+ * Checks `webhookEventsUrl` by the outbound URL rule (absolute http(s), no
+ * credentials, no literal private address unless allowed): refused here, not
+ * by every delivery later. Names are checked again when a delivery connects.
+ */
+function checkWebhookUrl(raw: string, policy: UrlPolicyOptions): string {
+  checkOutboundUrl('spec.webhookEventsUrl', raw, policy, 'deliveries are signed (webhook-signature); put any token of your own in the path or query');
   return raw;
 }
 
 /** The validated value of one spec field (null clears it). */
-function specValue<K extends keyof AgentSpecFields>(key: K, spec: AgentSpecInput | undefined): AgentSpecFields[K] {
+function specValue<K extends keyof AgentSpecFields>(key: K, spec: AgentSpecInput | undefined, policy: UrlPolicyOptions): AgentSpecFields[K] {
   const fields: { [P in keyof AgentSpecFields]: () => AgentSpecFields[P] } = {
     status: () => (spec?.status && spec.status !== AgentStatus.UNSPECIFIED ? spec.status : AgentStatus.DRAFT),
     variationSelectionMode: () => spec?.variationSelectionMode ?? VariationSelectionMode.UNSPECIFIED,
@@ -55,7 +54,7 @@ function specValue<K extends keyof AgentSpecFields>(key: K, spec: AgentSpecInput
       if (spec?.outputDefinition) checkJsonSchema('spec.outputDefinition', spec.outputDefinition);
       return spec?.outputDefinition ?? null;
     },
-    webhookEventsUrl: () => (spec?.webhookEventsUrl ? checkWebhookUrl(spec.webhookEventsUrl) : null),
+    webhookEventsUrl: () => (spec?.webhookEventsUrl ? checkWebhookUrl(spec.webhookEventsUrl, policy) : null),
   };
   return fields[key]();
 }
@@ -67,11 +66,13 @@ export class AgentService {
     private readonly store: AgentsStore,
     private readonly foundation: FoundationStore,
     private readonly schedules: AgentScheduleArchive,
+    /** The outbound URL rule `spec.webhookEventsUrl` is checked by (AGENTRT_ALLOW_PRIVATE_NETWORK). */
+    private readonly urlPolicy: UrlPolicyOptions,
   ) {}
 
   /** Creates an agent; `status` defaults to AGENT_STATUS_DRAFT. */
   async create(principal: Principal, workspace: WorkspaceRef, body: CreateAgentBody, options: WriteOptions = {}): Promise<Agent> {
-    const spec = Object.fromEntries(SPEC_KEYS.map(([, key]) => [key, specValue(key, body.spec)])) as AgentSpecFields;
+    const spec = Object.fromEntries(SPEC_KEYS.map(([, key]) => [key, specValue(key, body.spec, this.urlPolicy)])) as AgentSpecFields;
     const record = await (options.store ?? this.store).agents.insert({
       ...newResourceFields(newId('agent'), principal, workspace, body.metadata),
       bundleKey: options.bundleKey ?? null,
@@ -107,7 +108,7 @@ export class AgentService {
     const paths = updatePaths(fields, updateMask, UPDATE_LEAVES, ['spec']);
     const changes: Partial<AgentRecord> = { ...metadataChanges(body.metadata, paths), ...bundleKeyChange(options) };
     for (const [path, key] of SPEC_KEYS) {
-      if (touches(paths, path)) Object.assign(changes, { [key]: specValue(key, getPath(body, 'spec') as AgentSpecInput | undefined) });
+      if (touches(paths, path)) Object.assign(changes, { [key]: specValue(key, getPath(body, 'spec') as AgentSpecInput | undefined, this.urlPolicy) });
     }
     const updated = await store.agents.update(record.id, { ...changes, updatedAt: new Date() });
     return this.withInfo(updated ?? record, options.store);

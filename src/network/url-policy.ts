@@ -10,6 +10,9 @@ export interface UrlPolicyOptions {
   allowPrivateNetwork: boolean;
 }
 
+/** Ends every refusal of a private address: the setting that lifts the rule, so the message names its own fix. */
+const ALLOW_PRIVATE_NETWORK_HINT = 'set AGENTRT_ALLOW_PRIVATE_NETWORK=true on the node to allow private and loopback addresses';
+
 const blocked = new BlockList();
 for (const [network, prefix] of [
   ['0.0.0.0', 8], // "this" network
@@ -120,7 +123,7 @@ export function checkOutboundUrl(field: string, raw: string, options: UrlPolicyO
   if (url.username || url.password) throw InvalidArgumentError.forField(field, `must not carry credentials; ${credentialsHint}`);
   if (isMetadataEndpoint(url.hostname)) throw InvalidArgumentError.forField(field, `${url.hostname} is a cloud metadata endpoint, which is never allowed`);
   if (!options.allowPrivateNetwork && (isPrivateAddress(url.hostname) || isLocalHostname(url.hostname))) {
-    throw InvalidArgumentError.forField(field, `${url.hostname} is a private, loopback or link-local address, which is not allowed`);
+    throw InvalidArgumentError.forField(field, `${url.hostname} is a private, loopback or link-local address; ${ALLOW_PRIVATE_NETWORK_HINT}`);
   }
   return url;
 }
@@ -135,7 +138,7 @@ export function assertAddressAllowed(host: string, address: string, options: Url
   }
   if (options.allowPrivateNetwork) return;
   if (isPrivateAddress(address) || isLocalHostname(host)) {
-    throw new PermissionDeniedError(`refused to connect to ${host} (${address}): private, loopback and link-local addresses are not allowed`);
+    throw new PermissionDeniedError(`refused to connect to ${host} (${address}), a private, loopback or link-local address; ${ALLOW_PRIVATE_NETWORK_HINT}`);
   }
 }
 

@@ -67,6 +67,26 @@ export type Account = Static<typeof Account>;
 
 export const WebhookSigningKey = Type.Object({ webhookEventsHmacSecret: Type.String() });
 
+/** `GET /v1/profile`: the caller's Profile, with what its credential may do and where (never a token). */
+export const CallerProfile = Type.Object({
+  metadata: AccountResourceMetadata,
+  spec: Profile.properties.spec,
+  info: Type.Object({
+    admin: Type.Boolean({ description: 'Whether the caller holds the admin role (the global key, USER profiles marked admin)' }),
+    scopes: Type.Array(Type.String(), { description: 'The scopes granted (`*`: every scope)' }),
+    workspaceIds: Type.Optional(Type.Array(Type.String(), {
+      description: 'The workspaces the caller may act in: a workspace key its own, a user those it is an active member of. '
+        + 'Absent when the caller spans every workspace of the account (the global key, admin users).',
+    })),
+    apiKey: Type.Optional(Type.Object({
+      id: Type.String(),
+      name: Type.String(),
+      global: Type.Boolean({ description: "True for the account's global key" }),
+    }, { description: 'The API key the caller authenticated with' })),
+  }),
+});
+export type CallerProfile = Static<typeof CallerProfile>;
+
 export const WorkspaceMember = Type.Object({
   actorId: Type.String(),
   profileId: Type.String(),

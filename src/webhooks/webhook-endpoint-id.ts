@@ -9,3 +9,8 @@ export const WEBHOOK_ENDPOINT_KIND = 'webhook_endpoint';
 export function webhookEndpointIdOf(agentId: string, webhookUrl: string): string {
   return `${agentId}:${createHash('sha256').update(webhookUrl).digest('hex').slice(0, 16)}`;
 }
+
+/** The agent of an endpoint id made by webhookEndpointIdOf. */
+export function agentIdOfEndpoint(endpointId: string): string {
+  return endpointId.slice(0, endpointId.lastIndexOf(':'));
+}

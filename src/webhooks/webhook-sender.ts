@@ -56,6 +56,13 @@ export interface WebhookAttemptOutcome {
   gone: boolean;
   /** Why the attempt failed, for people ("HTTP 500", "connection refused", "timed out after 15000 ms"…). */
   errorMessage?: string;
+  /**
+   * True when the receiver was never reached: the URL policy refused its
+   * address, DNS failed, the connection was refused or timed out, the network
+   * was unreachable, or the TLS handshake failed. A fault of the URL or of the
+   * receiver's host rather than of one request, so it outlasts retries.
+   */
+  connectFailed?: boolean;
 }
 
 const HTTP_GONE = 410;
@@ -63,6 +70,8 @@ const STATUSES_WITH_RETRY_AFTER = new Set([429, 503]);
 const DNS_FAILURES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME']);
 const RESETS = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 const UNREACHABLE = new Set(['EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN']);
+const CONNECT_FAILURES = new Set([...DNS_FAILURES, ...UNREACHABLE, 'ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT']);
+const isTlsFailure = (code: string) => code === 'EPROTO' || /^ERR_(TLS|SSL)_|CERT/.test(code);
 
 const systemNow = () => new Date();
 
@@ -99,10 +108,17 @@ function networkFailureMessage(error: unknown, host: string, timeoutMs: number, 
   if (code === 'ETIMEDOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') return `timed out after ${timeoutMs} ms`;
   if (RESETS.has(code)) return 'connection reset by the receiver';
   if (UNREACHABLE.has(code)) return `the receiver is unreachable (${code})`;
-  if (code === 'EPROTO' || /^ERR_(TLS|SSL)_|CERT/.test(code)) return `TLS handshake with the receiver failed (${code})`;
+  if (isTlsFailure(code)) return `TLS handshake with the receiver failed (${code})`;
   if (code === 'UND_ERR_HEADERS_OVERFLOW') return 'the receiver sent response headers too large to read';
   // Not the error's message: undici's may quote the request.
   return `the request to the receiver failed (${code || (error instanceof Error ? error.name : 'unknown error')})`;
+}
+
+/** Whether the failure came before the receiver was reached (see WebhookAttemptOutcome.connectFailed). */
+function failedToConnect(error: unknown): boolean {
+  if (refusalIn(error)) return true;
+  const code = errorCodeIn(error) ?? '';
+  return CONNECT_FAILURES.has(code) || isTlsFailure(code);
 }
 
 /**
@@ -147,8 +163,9 @@ export class WebhookSender {
         response = await undiciRequest(url, { dispatcher: this.agent, method: 'POST', headers, body: request.body, signal: watch.signal });
       } catch (error) {
         if (request.signal?.aborted) throw request.signal.reason;
-        const errorMessage = watch.timedOut() ? `timed out after ${this.timeoutMs} ms` : networkFailureMessage(error, url.hostname, this.timeoutMs, this.connectTimeoutMs);
-        return { ...noAnswer(elapsed()), errorMessage };
+        if (watch.timedOut()) return { ...noAnswer(elapsed()), errorMessage: `timed out after ${this.timeoutMs} ms` };
+        const errorMessage = networkFailureMessage(error, url.hostname, this.timeoutMs, this.connectTimeoutMs);
+        return { ...noAnswer(elapsed()), errorMessage, ...(failedToConnect(error) ? { connectFailed: true } : {}) };
       }
       const responseContentLength = await this.drain(response.body, request.signal);
       return { ...answered(response, now()), latencyMs: elapsed(), responseContentLength };

@@ -78,6 +78,27 @@ describe('agents', () => {
       }
     });
 
+    it('returns INVALID_ARGUMENT naming AGENTRT_ALLOW_PRIVATE_NETWORK for a private or loopback webhookEventsUrl, and refuses credentials and metadata endpoints', async () => {
+      const refused = (host: string) =>
+        `spec.webhookEventsUrl: ${host} is a private, loopback or link-local address; set AGENTRT_ALLOW_PRIVATE_NETWORK=true on the node to allow private and loopback addresses`;
+      const cases: Array<[string, string]> = [
+        ['http://127.0.0.1:9/hooks', refused('127.0.0.1')],
+        ['http://localhost:8080/hooks', refused('localhost')],
+        ['https://10.1.2.3/hooks', refused('10.1.2.3')],
+        ['http://[::ffff:192.168.1.5]/hooks', refused('[::ffff:c0a8:105]')],
+        ['http://169.254.169.254/latest', 'spec.webhookEventsUrl: 169.254.169.254 is a cloud metadata endpoint, which is never allowed'],
+        [
+          'https://user:pa55@hooks.example.com/in',
+          'spec.webhookEventsUrl: must not carry credentials; deliveries are signed (webhook-signature); put any token of your own in the path or query',
+        ],
+      ];
+      for (const [url, message] of cases) {
+        const response = await api.request('POST', agentsPath(), { token: ws.token, body: { metadata: { name: 'a' }, spec: { webhookEventsUrl: url } } });
+        assertError(response, 400, 3, message);
+        assert.ok(!JSON.stringify(response.body).includes('pa55'), 'the password is not echoed');
+      }
+    });
+
     it('returns INVALID_ARGUMENT for an unknown status and unknown fields', async () => {
       const status = await api.request('POST', agentsPath(), { token: ws.token, body: { metadata: { name: 'a' }, spec: { status: 'AGENT_STATUS_LIVE' } } });
       assertError(status, 400, 3, /^spec\.status: /);
@@ -173,6 +194,9 @@ describe('agents', () => {
       assertError(schema, 400, 3, /^spec\.outputDefinition: is not a valid JSON Schema: /);
       const url = await api.request('PATCH', `${agentsPath()}/${agent.metadata.id}`, { token: ws.token, body: { spec: { webhookEventsUrl: 'mailto:x@example.com' } } });
       assertError(url, 400, 3, 'spec.webhookEventsUrl: must be an absolute http or https URL');
+      const loopback = await api.request('PATCH', `${agentsPath()}/${agent.metadata.id}`, { token: ws.token, body: { spec: { webhookEventsUrl: 'http://127.0.0.1:8080/in' } } });
+      assertError(loopback, 400, 3, /^spec\.webhookEventsUrl: 127\.0\.0\.1 is a private, loopback or link-local address; set AGENTRT_ALLOW_PRIVATE_NETWORK=true/);
+      assert.equal((await api.request('GET', `${agentsPath()}/${agent.metadata.id}`, { token: ws.token })).body.spec.webhookEventsUrl, undefined, 'nothing stored');
     });
 
     it('returns INVALID_ARGUMENT for an unknown updateMask path', async () => {

@@ -75,7 +75,7 @@ describe('AI provider keys', () => {
         const account = await strict.bootstrap();
         const path = `/v1/workspaces/${account.workspaceId}/ai_provider_keys`;
         const send = (baseUrl: string) => strict.request('POST', path, { token: account.globalApiKey.token, body: { metadata: { name: 'local' }, spec: { apiKey: canary(), openrouter: { baseUrl } } } });
-        assertStatus(await send('http://10.0.0.8/api/v1'), 400, Code.INVALID_ARGUMENT, /^spec.openrouter.baseUrl: 10.0.0.8 is a private, loopback or link-local address/);
+        assertStatus(await send('http://10.0.0.8/api/v1'), 400, Code.INVALID_ARGUMENT, /^spec\.openrouter\.baseUrl: 10\.0\.0\.8 is a private, loopback or link-local address; set AGENTRT_ALLOW_PRIVATE_NETWORK=true on the node to allow private and loopback addresses$/);
         assert.equal((await send('https://models.example.com/api/v1')).status, 200);
       } finally {
         await strict.close();

@@ -63,6 +63,54 @@ describe('HTTP conventions', () => {
     });
   });
 
+  describe('routing', () => {
+    const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+    it('answers a wrong method on a known path with 405, an Allow header and an UNIMPLEMENTED Status', async () => {
+      const objective = `/v1/workspaces/${account.workspaceId}/objectives/obj_01ARZ3NDEKTSV4RRFFQ69G5FAV`;
+      const cases: Array<[string, string, string]> = [
+        ['DELETE', '/v1/account/workspaces', 'GET, HEAD, POST'],
+        ['OPTIONS', '/v1/account/workspaces', 'GET, HEAD, POST'],
+        ['PUT', objective, 'GET, HEAD'],
+        ['GET', `${objective}/tool_calls/toolcall_01ARZ3NDEKTSV4RRFFQ69G5FAV/approve`, 'PUT'],
+        ['POST', '/v1/api_keys/apikey_01ARZ3NDEKTSV4RRFFQ69G5FAV', 'GET, HEAD, PATCH, DELETE'],
+        ['POST', '/v1/profile', 'GET, HEAD'],
+        ['POST', '/healthz', 'GET, HEAD'],
+        ['DELETE', '/', 'GET, HEAD'],
+      ];
+      for (const [method, path, allow] of cases) {
+        const response = await api.request(method, path, { token: account.globalToken });
+        assertStatus(response, 405, Code.UNIMPLEMENTED, new RegExp(`^method ${method} is not allowed on ${escaped(path)}; allowed: ${allow}$`));
+        assert.equal(response.headers.get('allow'), allow, `${method} ${path}`);
+      }
+    });
+
+    it('answers 405 before authentication, as it answers 404: paths and methods are public (the OpenAPI document)', async () => {
+      const response = await api.request('PATCH', '/v1/account/workspaces');
+      assert.equal(response.status, 405);
+      assert.equal(response.headers.get('allow'), 'GET, HEAD, POST');
+    });
+
+    it('still answers an unknown path with 404 NOT_FOUND and no Allow header, whatever the method', async () => {
+      for (const [method, path] of [['GET', '/v1/nothing-here'], ['DELETE', '/v1/nothing-here'], ['PUT', `/v1/workspaces/${account.workspaceId}/nothing`], ['POST', '/v1']]) {
+        const response = await api.request(method, path, { token: account.globalToken });
+        assertStatus(response, 404, Code.NOT_FOUND, new RegExp(`^no route for ${method} ${escaped(path)}$`));
+        assert.equal(response.headers.get('allow'), null);
+      }
+    });
+
+    it('answers GET / with where the API reference, the OpenAPI document and the README are', async () => {
+      const root = await api.request('GET', '/');
+      assert.equal(root.status, 200);
+      assert.deepEqual(root.body, {
+        name: 'agentrt', docs: '/docs', openapi: '/v1/openapi.json', readme: 'README.md at the root of the agentrt source: first steps, configuration, commands',
+      });
+      const openApi = await api.request('GET', root.body.openapi);
+      assert.equal(openApi.status, 200);
+      assert.match(openApi.body.openapi, /^3\./);
+    });
+  });
+
   describe('authentication', () => {
     it('refuses missing, malformed and forged tokens', async () => {
       assertStatus(await api.request('GET', '/v1/account'), 401, Code.UNAUTHENTICATED, /missing bearer token/);
@@ -121,6 +169,28 @@ describe('HTTP conventions', () => {
       const profile = await api.request('GET', '/v1/profile', { token: key.token });
       assert.equal(profile.body.spec.type, 'PROFILE_TYPE_API_KEY');
       assert.equal(profile.body.spec.name, 'profiled');
+    });
+    it('tells a workspace key, through GET /v1/profile, its workspace, its scopes, its id and name, and never its token', async () => {
+      const key = await newKey(api, account, account.workspaceId, ['objectives:manage', 'agents:read'], 'reader');
+      const renamed = await api.request('PATCH', `/v1/api_keys/${key.id}`, { token: account.globalToken, headers: { 'x-workspace-id': account.workspaceId }, body: { metadata: { name: 'reader-2' } } });
+      assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
+      const profile = await api.request('GET', '/v1/profile', { token: key.token });
+      assert.equal(profile.status, 200, JSON.stringify(profile.body));
+      assert.equal(profile.body.metadata.accountId, account.accountId);
+      assert.match(profile.body.metadata.id, /^prof_/);
+      assert.deepEqual(profile.body.info, {
+        admin: false, scopes: ['agents:read', 'objectives:manage'], workspaceIds: [account.workspaceId], apiKey: { id: key.id, name: 'reader-2', global: false },
+      });
+      assert.ok(!JSON.stringify(profile.body).includes(key.token.split('.')[2]), 'no token in the answer');
+    });
+    it('tells the global key, through GET /v1/profile, its account and that it is global', async () => {
+      const global = (await api.request('GET', '/v1/account/global_api_key', { token: account.globalToken })).body;
+      const profile = await api.request('GET', '/v1/profile', { token: account.globalToken });
+      assert.equal(profile.status, 200, JSON.stringify(profile.body));
+      assert.equal(profile.body.metadata.accountId, account.accountId);
+      assert.equal(profile.body.spec.type, 'PROFILE_TYPE_API_KEY');
+      assert.deepEqual(profile.body.info, { admin: true, scopes: ['*'], apiKey: { id: account.globalKeyId, name: global.metadata.name, global: true } });
+      assert.ok(!JSON.stringify(profile.body).includes(account.globalToken.split('.')[2]), 'no token in the answer');
     });
   });
 

@@ -219,7 +219,7 @@ describe('tool sets', () => {
       const client = new SdkMcpClient({ allowPrivateNetwork: false });
       await assert.rejects(client.listTools(mcp.url.replace('127.0.0.1', 'localhost')), (error: Error & { code?: string }) => {
         assert.equal(error.name, 'PermissionDeniedError');
-        assert.match(error.message, /^refused to connect to localhost \((127\.0\.0\.1|::1)\): private, loopback and link-local addresses are not allowed$/);
+        assert.match(error.message, /^refused to connect to localhost \((127\.0\.0\.1|::1)\), a private, loopback or link-local address; set AGENTRT_ALLOW_PRIVATE_NETWORK=true on the node to allow private and loopback addresses$/);
         return true;
       });
     });
@@ -229,7 +229,7 @@ describe('tool sets', () => {
       const strict = new ToolSetService(createAgentsStore(api.dataSource), api.services.store, api.services.tools, new SdkMcpClient(policy), policy);
       const keyPrincipal: Principal = { kind: 'API_KEY', accountId: ws.account.accountId, profileId: ws.account.profileId, scopes: ['*'], admin: false, global: false, workspaceId: ws.workspaceId };
       await assert.rejects(strict.create(keyPrincipal, workspaceRef(), { metadata: { name: 'x' }, spec: { mcpServerUrl: mcp.url } }), {
-        code: 'INVALID_ARGUMENT', message: 'spec.mcpServerUrl: 127.0.0.1 is a private, loopback or link-local address, which is not allowed',
+        code: 'INVALID_ARGUMENT', message: 'spec.mcpServerUrl: 127.0.0.1 is a private, loopback or link-local address; set AGENTRT_ALLOW_PRIVATE_NETWORK=true on the node to allow private and loopback addresses',
       });
     });
   });

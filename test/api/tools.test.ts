@@ -81,7 +81,7 @@ describe('tools', () => {
         [{ http: { url: 'http://localhost/x', method: 'GET' } }, 'spec.http.url', 'localhost'],
         [{ mcp: { serverUrl: 'http://10.0.0.5/mcp', toolName: 'x' } }, 'spec.mcp.serverUrl', '10.0.0.5'],
       ] as const) {
-        assertError(await post(spec), 400, 3, `${field}: ${host} is a private, loopback or link-local address, which is not allowed`);
+        assertError(await post(spec), 400, 3, `${field}: ${host} is a private, loopback or link-local address; set AGENTRT_ALLOW_PRIVATE_NETWORK=true on the node to allow private and loopback addresses`);
       }
       assertError(await post({ http: { url: 'ftp://api.example.com/x', method: 'GET' } }), 400, 3, 'spec.http.url: must be an absolute http or https URL');
     });
@@ -147,7 +147,7 @@ describe('tools', () => {
     it('validates the URL policy on update and honours If-Match', async () => {
       const tool = (await post(HTTP_SPEC)).body;
       const bad = await api.request('PATCH', `${toolsPath()}/${tool.metadata.id}`, { token: ws.token, body: { spec: { http: { url: 'http://192.168.0.1/', method: 'GET' } } } });
-      assertError(bad, 400, 3, 'spec.http.url: 192.168.0.1 is a private, loopback or link-local address, which is not allowed');
+      assertError(bad, 400, 3, 'spec.http.url: 192.168.0.1 is a private, loopback or link-local address; set AGENTRT_ALLOW_PRIVATE_NETWORK=true on the node to allow private and loopback addresses');
       const stale = await api.request('PATCH', `${toolsPath()}/${tool.metadata.id}`, { token: ws.token, body: { metadata: { name: 'x' } }, headers: { 'if-match': '2000-01-01T00:00:00Z' } });
       assertError(stale, 409, 10, /^the resource was modified/);
     });

@@ -137,6 +137,7 @@ describe('workspace administration', () => {
       const profile = await api.request('GET', '/v1/profile', { token: userToken });
       assert.equal(profile.body.spec.type, 'PROFILE_TYPE_USER');
       assert.equal(profile.body.spec.email, email);
+      assert.deepEqual(profile.body.info, { admin: false, scopes: ['*'], workspaceIds: [second] }, 'a user acts in the workspaces it is a member of');
 
       const members = await api.request('GET', path, { token: own.globalToken });
       assert.deepEqual(members.body.items.map((item: { profileId: string }) => item.profileId), [added.body.profileId]);

@@ -269,7 +269,7 @@ describe('tool executor', () => {
     it('refuses a private address at connect time', async () => {
       const outcome = await strict.executeToolCall(call(await storedTool({ http: { url: 'http://10.255.255.1/lookup', method: 'POST' } })));
       assertFailure(outcome, 'URL_REFUSED');
-      assert.match(outcome.message, /^POST http:\/\/10\.255\.255\.1\/lookup: refused to connect to 10\.255\.255\.1 \(10\.255\.255\.1\): private, loopback and link-local addresses are not allowed$/);
+      assert.match(outcome.message, /^POST http:\/\/10\.255\.255\.1\/lookup: refused to connect to 10\.255\.255\.1 \(10\.255\.255\.1\), a private, loopback or link-local address; set AGENTRT_ALLOW_PRIVATE_NETWORK=true on the node to allow private and loopback addresses$/);
     });
 
     it('refuses a name that resolves to loopback, without sending anything', async () => {

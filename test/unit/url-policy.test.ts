@@ -45,9 +45,9 @@ describe('url-policy', () => {
     });
 
     it('refuses literal private addresses and localhost unless allowed', () => {
-      assert.throws(() => checkOutboundUrl('url', 'http://127.0.0.1:8080/', strict), { message: 'url: 127.0.0.1 is a private, loopback or link-local address, which is not allowed' });
-      assert.throws(() => checkOutboundUrl('url', 'http://[::1]/', strict), { message: 'url: [::1] is a private, loopback or link-local address, which is not allowed' });
-      assert.throws(() => checkOutboundUrl('url', 'http://api.localhost/', strict), { message: 'url: api.localhost is a private, loopback or link-local address, which is not allowed' });
+      assert.throws(() => checkOutboundUrl('url', 'http://127.0.0.1:8080/', strict), { message: 'url: 127.0.0.1 is a private, loopback or link-local address; set AGENTRT_ALLOW_PRIVATE_NETWORK=true on the node to allow private and loopback addresses' });
+      assert.throws(() => checkOutboundUrl('url', 'http://[::1]/', strict), { message: 'url: [::1] is a private, loopback or link-local address; set AGENTRT_ALLOW_PRIVATE_NETWORK=true on the node to allow private and loopback addresses' });
+      assert.throws(() => checkOutboundUrl('url', 'http://api.localhost/', strict), { message: 'url: api.localhost is a private, loopback or link-local address; set AGENTRT_ALLOW_PRIVATE_NETWORK=true on the node to allow private and loopback addresses' });
       assert.equal(checkOutboundUrl('url', 'http://127.0.0.1:8080/', { allowPrivateNetwork: true }).port, '8080');
     });
 
@@ -66,7 +66,7 @@ describe('url-policy', () => {
       const lookup = guardedLookup({ allowPrivateNetwork: false });
       const error = await new Promise<Error | null>((resolve) => lookup('localhost', {}, (failure) => resolve(failure)));
       assert.equal(error?.name, 'PermissionDeniedError');
-      assert.match(error!.message, /^refused to connect to localhost \((127\.0\.0\.1|::1)\): private, loopback and link-local addresses are not allowed$/);
+      assert.match(error!.message, /^refused to connect to localhost \((127\.0\.0\.1|::1)\), a private, loopback or link-local address; set AGENTRT_ALLOW_PRIVATE_NETWORK=true on the node to allow private and loopback addresses$/);
     });
 
     it('resolves it when the private network is allowed', async () => {

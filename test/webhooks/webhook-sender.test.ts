@@ -181,6 +181,7 @@ describe('WebhookSender', () => {
       assert.equal(outcome.responseContentLength, 4);
       assert.equal(outcome.retryAfterMs, undefined);
       assert.equal(outcome.gone, false);
+      assert.equal(outcome.connectFailed, undefined, 'the receiver was reached');
     });
 
     it('does not follow a 302: the attempt fails and the Location is never called', async () => {
@@ -228,6 +229,7 @@ describe('WebhookSender', () => {
       assert.equal(outcome.ok, false);
       assert.equal(outcome.httpStatusCode, 0);
       assert.equal(outcome.errorMessage, 'timed out after 200 ms');
+      assert.equal(outcome.connectFailed, undefined, 'the receiver was reached');
       assert.equal(outcome.responseHeaders, null);
       assert.equal(outcome.responseContentLength, null);
       assert.ok(outcome.latencyMs >= 190 && outcome.latencyMs < 2_000, `${outcome.latencyMs} ms`);
@@ -254,6 +256,7 @@ describe('WebhookSender', () => {
       assert.equal(outcome.ok, false);
       assert.equal(outcome.httpStatusCode, 0);
       assert.equal(outcome.errorMessage, 'connection refused');
+      assert.equal(outcome.connectFailed, true);
     });
 
     it('refuses a loopback receiver under the default policy before any request leaves', async () => {
@@ -262,7 +265,8 @@ describe('WebhookSender', () => {
       const outcome = await send(target.url);
       assert.equal(outcome.ok, false);
       assert.equal(outcome.httpStatusCode, 0);
-      assert.equal(outcome.errorMessage, 'address not allowed: refused to connect to 127.0.0.1 (127.0.0.1): private, loopback and link-local addresses are not allowed');
+      assert.equal(outcome.errorMessage, 'address not allowed: refused to connect to 127.0.0.1 (127.0.0.1), a private, loopback or link-local address; set AGENTRT_ALLOW_PRIVATE_NETWORK=true on the node to allow private and loopback addresses');
+      assert.equal(outcome.connectFailed, true);
       assert.equal(target.connections, 0);
       assert.equal(target.requests.length, 0);
     });
@@ -282,8 +286,9 @@ describe('WebhookSender', () => {
           await permissive.send({ url: 'http://user:pa55word@127.0.0.1:9/', id: 'whdel_1', body, secrets: [secret] }),
           await permissive.send({ url: withToken('http://receiver.invalid/hooks'), id: 'whdel_1', body, secrets: [secret] }),
         ];
+        assert.deepEqual(outcomes.map((outcome) => outcome.connectFailed ?? false), [true, false, true, false, true]);
         assert.deepEqual(outcomes.map((outcome) => outcome.errorMessage), [
-          'address not allowed: refused to connect to 127.0.0.1 (127.0.0.1): private, loopback and link-local addresses are not allowed',
+          'address not allowed: refused to connect to 127.0.0.1 (127.0.0.1), a private, loopback or link-local address; set AGENTRT_ALLOW_PRIVATE_NETWORK=true on the node to allow private and loopback addresses',
           'timed out after 200 ms',
           'connection refused',
           'the webhook URL carries credentials, which are never sent',
