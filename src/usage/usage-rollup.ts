@@ -104,12 +104,37 @@ export function addsToRollups(delta: Pick<UsageDelta, 'promptTokens' | 'completi
   return delta.promptTokens !== 0 || delta.completionTokens !== 0 || delta.costCents !== 0 || delta.objectives !== 0;
 }
 
-const rowIdentity = (row: Pick<UsageRollupRow, 'workspaceId' | 'dimension' | 'key' | 'bucketHours' | 'bucketStart'>) =>
-  `${row.workspaceId}\u0000${row.dimension}\u0000${row.key}\u0000${row.bucketHours}\u0000${row.bucketStart}`;
 const keyIdentity = (row: Pick<UsageKeyRow, 'workspaceId' | 'dimension' | 'key'>) => `${row.workspaceId}\u0000${row.dimension}\u0000${row.key}`;
 /** A map's values in the order of its keys (the rows' identities, each built once). */
 const valuesByKey = <T>(map: Map<string, T>): T[] =>
   [...map].sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0)).map(([, value]) => value);
+
+/** The hour's start and its bucket starts of each size (ISO 8601), for an hour (ms since the epoch). */
+interface HourBuckets {
+  hour: string;
+  buckets: ReadonlyArray<readonly [BucketHours, string]>;
+}
+
+/**
+ * The bucket starts of the hours seen lately: a batch's deltas are mostly of
+ * objectives created in the same few hours, and formatting four dates per
+ * delta was a good part of this per-turn path's cost. Bounded; cleared when full.
+ */
+const hourBucketsCache = new Map<number, HourBuckets>();
+const HOUR_BUCKETS_CACHED = 256;
+
+function hourBucketsOf(hourStart: number): HourBuckets {
+  let cached = hourBucketsCache.get(hourStart);
+  if (!cached) {
+    if (hourBucketsCache.size >= HOUR_BUCKETS_CACHED) hourBucketsCache.clear();
+    cached = {
+      hour: new Date(hourStart).toISOString(),
+      buckets: BUCKET_HOURS.map((bucketHours) => [bucketHours, new Date(Math.floor(hourStart / (bucketHours * HOUR_MS)) * bucketHours * HOUR_MS).toISOString()] as const),
+    };
+    hourBucketsCache.set(hourStart, cached);
+  }
+  return cached;
+}
 
 /**
  * The rows a batch of deltas adds to: one row of each bucket size per dimension
@@ -123,21 +148,9 @@ export function rollupRowsOf(deltas: ReadonlyArray<{ workspaceId: string; delta:
   const keys = new Map<string, UsageKeyRow>();
   for (const { workspaceId, delta } of deltas) {
     if (!addsToRollups(delta)) continue;
-    const at = Date.parse(delta.createdAt);
-    const hour = new Date(floorToHour(at)).toISOString();
-    const buckets = BUCKET_HOURS.map((bucketHours) => [bucketHours, new Date(Math.floor(at / (bucketHours * HOUR_MS)) * bucketHours * HOUR_MS).toISOString()] as const);
+    const { hour, buckets } = hourBucketsOf(floorToHour(Date.parse(delta.createdAt)));
     for (const dimension of USAGE_DIMENSIONS) {
       const key = keyOf(delta, dimension);
-      for (const [bucketHours, bucketStart] of buckets) {
-        const row: UsageRollupRow = { workspaceId, dimension, key, bucketHours, bucketStart, promptTokens: 0, completionTokens: 0, costCents: 0, objectiveCount: 0 };
-        const identity = rowIdentity(row);
-        const sums = rows.get(identity) ?? row;
-        sums.promptTokens += delta.promptTokens;
-        sums.completionTokens += delta.completionTokens;
-        sums.costCents += delta.costCents;
-        sums.objectiveCount += delta.objectives;
-        rows.set(identity, sums);
-      }
       const keyRow: UsageKeyRow = { workspaceId, dimension, key, firstHour: hour, lastHour: hour };
       const identity = keyIdentity(keyRow);
       const known = keys.get(identity);
@@ -145,6 +158,18 @@ export function rollupRowsOf(deltas: ReadonlyArray<{ workspaceId: string; delta:
       else {
         if (hour < known.firstHour) known.firstHour = hour;
         if (hour > known.lastHour) known.lastHour = hour;
+      }
+      for (const [bucketHours, bucketStart] of buckets) {
+        const rowIdentity = `${identity}\u0000${bucketHours}\u0000${bucketStart}`;
+        let sums = rows.get(rowIdentity);
+        if (!sums) {
+          sums = { workspaceId, dimension, key, bucketHours, bucketStart, promptTokens: 0, completionTokens: 0, costCents: 0, objectiveCount: 0 };
+          rows.set(rowIdentity, sums);
+        }
+        sums.promptTokens += delta.promptTokens;
+        sums.completionTokens += delta.completionTokens;
+        sums.costCents += delta.costCents;
+        sums.objectiveCount += delta.objectives;
       }
     }
   }
