@@ -16,6 +16,7 @@ import { tracingEnabled } from '../src/tracing/tracing';
 import { mountRoutes, type MountDependencies } from './mount';
 import { buildOpenApiDocument } from './openapi';
 import type { RouteDefinition } from './route';
+import { docsRoutes } from './routes/docs.routes';
 import { systemRoutes } from './routes/system.routes';
 import { widgetHost, type WidgetHostOptions } from './widget-host/widget-host';
 
@@ -57,6 +58,7 @@ export function createApp(deps: AppDependencies): Koa {
   // Before every router: the widget host's own paths on a widget's hostname (no API path is one of them).
   if (deps.widgetHost) app.use(widgetHost(deps.widgetHost));
   app.use(system.routes());
+  app.use(docsRoutes().routes());
   app.use(api.routes());
   app.use(noRoute());
   return app;

@@ -6,6 +6,9 @@ import type { RouteDefinition } from './route';
 
 type JsonObject = Record<string, unknown>;
 
+/** Where the node serves the document (http/routes/system.routes); the API reference page (/docs) reads it there. */
+export const OPENAPI_DOCUMENT_PATH = '/v1/openapi.json';
+
 /** Strips typebox's symbol keys (JSON.stringify drops them) to a plain JSON Schema. */
 function plain(schema: TSchema): JsonObject {
   return JSON.parse(JSON.stringify(schema)) as JsonObject;

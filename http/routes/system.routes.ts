@@ -6,6 +6,7 @@ import { UnavailableError } from '../../src/errors';
 import { unreachableReason } from '../../src/ports/dependency-health';
 import { writeError } from '../middleware/errors';
 import { metricsText } from '../middleware/metrics';
+import { OPENAPI_DOCUMENT_PATH } from '../openapi';
 
 export interface SystemRoutesDependencies {
   /** Resolves when the node can serve (not draining, every dependency reachable); rejects otherwise, with an UnavailableError saying why. */
@@ -53,8 +54,8 @@ export function systemRoutes({ checkReady, openApiDocument, deadReason, beforeSc
     ctx.type = contentType;
     ctx.body = body;
   });
-  router.get('/v1/openapi.json', (ctx) => {
-    ctx.state.routePath = '/v1/openapi.json';
+  router.get(OPENAPI_DOCUMENT_PATH, (ctx) => {
+    ctx.state.routePath = OPENAPI_DOCUMENT_PATH;
     ctx.body = openApiDocument();
   });
   return router;

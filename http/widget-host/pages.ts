@@ -3,7 +3,8 @@
 // page's own files. The page and the loader carry the widget's CSP.
 import type Koa from 'koa';
 import { NotFoundError } from '../../src/errors';
-import { assetsDirectory, isAssetName, loadAssets, LOADER_FILE, PAGE_FILE, prepareAsset, sendAsset, type Asset } from './assets';
+import { prepareAsset, sendAsset, type Asset } from '../static-assets';
+import { assetsDirectory, isAssetName, loadAssets, LOADER_FILE, PAGE_FILE } from './assets';
 import { loaderPolicy, pagePolicy } from './csp';
 import { widgetRequestOf, type WidgetSite } from './widget-site';
 

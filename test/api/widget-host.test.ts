@@ -248,7 +248,7 @@ describe('widget host', function () {
         const account = await onTaken('GET', '/v1/account', { headers: globalKey });
         assert.equal(account.status, 200, account.text);
         assert.deepEqual(account.body, (await apiHost('GET', '/v1/account', { headers: globalKey })).body);
-        for (const path of ['/healthz', '/readyz', '/metrics', '/v1/openapi.json']) {
+        for (const path of ['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/docs', '/docs/swagger-ui-bundle.js']) {
           const response = await onTaken('GET', path);
           assert.equal(response.status, 200, `${path}: ${response.text.slice(0, 300)}`);
           assert.equal(response.headers['content-type'], (await apiHost('GET', path)).headers['content-type'], path);

@@ -167,6 +167,19 @@ describe('agentrt serve (embedded mode)', function () {
       assert.equal(plan.created.length, 3);
     });
 
+    it('serves the API reference page and the files it loads (swagger-ui-dist found from dist/)', async () => {
+      const expected = [
+        ['/docs', 'text/html; charset=utf-8'], ['/docs/api-reference.js', 'text/javascript; charset=utf-8'],
+        ['/docs/swagger-ui-bundle.js', 'text/javascript; charset=utf-8'], ['/docs/swagger-ui.css', 'text/css; charset=utf-8'],
+      ];
+      for (const [target, type] of expected) {
+        const response = await fetch(`${node!.url}${target}`);
+        assert.equal(response.status, 200, `${target}: ${response.status === 200 ? '' : await response.text()}`);
+        assert.equal(response.headers.get('content-type'), type, target);
+        assert.ok((await response.arrayBuffer()).byteLength > 0, target);
+      }
+    });
+
     it('answers GET /healthz', async () => {
       const response = await get(`${node!.url}/healthz`, token);
       assert.equal(response.status, 200);
