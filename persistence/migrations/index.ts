@@ -26,6 +26,7 @@ import { Widgets1763834460000 } from './1763834460000-Widgets';
 import { WidgetHostObjectiveSessions1763834600000 } from './1763834600000-WidgetHostObjectiveSessions';
 import { UsageRollups1763835000000 } from './1763835000000-UsageRollups';
 import { UsageRollupEightDayBuckets1763835100000 } from './1763835100000-UsageRollupEightDayBuckets';
+import { WorkspaceModels1763835200000 } from './1763835200000-WorkspaceModels';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -53,4 +54,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   WidgetHostObjectiveSessions1763834600000,
   UsageRollups1763835000000,
   UsageRollupEightDayBuckets1763835100000,
+  WorkspaceModels1763835200000,
 ];
