@@ -256,7 +256,7 @@ export function createServices(
   const keyring = new WorkspaceKeyring(masterKey, secretsStore.dataKeys);
   const secrets = new WorkspaceSecretService(secretsStore, store, keyring);
   const providerKeys = new AiProviderKeyService(secretsStore, modelsStore, keyring, urlPolicy);
-  const models = new ModelService(modelsStore);
+  const models = new ModelService(modelsStore, secretsStore.providerKeys);
   workspaces.onWorkspaceCreated(async (workspace) => void (await models.seedWorkspace(workspace)));
   const search = new SearchService(createSearchStore(dataSource));
   const agentsStore = createAgentsStore(dataSource);
@@ -280,7 +280,7 @@ export function createServices(
   // Short in-call retries for blips; longer trouble fails the call, and its objective waits on a durable reminder.
   const openRouter = new OpenRouterClient({ urlPolicy, attribution: { url: config.publicUrl, title: 'agentrt' }, retry: { maxAttempts: config.objectives.modelCallAttempts } });
   const objectiveEffects = {
-    models: new ModelRouter({ credentials: providerKeys, openRouter }),
+    models: new ModelRouter({ credentials: providerKeys, models, openRouter }),
     tools: new ToolExecutor({ secrets: new WorkspaceSecretResolver(secrets), mcp: mcpClient, urlPolicy, logger }),
     serviceTools: new ServiceToolRunner({ memory: new MemoryToolsService(memoryStore, episodicMemory), discovery: new ToolDiscoveryService(search, agentsStore.tools) }),
   };

@@ -1,4 +1,5 @@
-// Model rows: one per (workspace, catalog model), unique by full id per workspace.
+// Model rows: one per (workspace, catalog model) plus the workspace's own
+// models (with a provider key and an upstream id), unique by full id per workspace.
 import { EntitySchema } from 'typeorm';
 import type { ModelRecord } from '../../src/models/records';
 import { metadataColumns } from './columns';
@@ -16,5 +17,7 @@ export const ModelEntity = new EntitySchema<ModelRecord>({
     maxInputTokens: { type: 'integer', name: 'max_input_tokens' },
     maxOutputTokens: { type: 'integer', name: 'max_output_tokens' },
     status: { type: 'text' },
+    aiProviderKeyId: { type: 'text', name: 'ai_provider_key_id', nullable: true },
+    upstreamModel: { type: 'text', name: 'upstream_model', nullable: true },
   },
 });

@@ -27,6 +27,7 @@ import { WidgetHostObjectiveSessions1763834600000 } from './1763834600000-Widget
 import { UsageRollups1763835000000 } from './1763835000000-UsageRollups';
 import { UsageRollupEightDayBuckets1763835100000 } from './1763835100000-UsageRollupEightDayBuckets';
 import { UsageRollupSlots1763835200000 } from './1763835200000-UsageRollupSlots';
+import { WorkspaceModels1763835300000 } from './1763835300000-WorkspaceModels';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -55,4 +56,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   UsageRollups1763835000000,
   UsageRollupEightDayBuckets1763835100000,
   UsageRollupSlots1763835200000,
+  WorkspaceModels1763835300000,
 ];

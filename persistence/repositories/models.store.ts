@@ -1,8 +1,10 @@
-// ModelsStore over TypeORM: the workspaces' model rows, the idempotent seed
-// insert (ON CONFLICT DO NOTHING) and the catalog gap query of the reconcile.
+// ModelsStore over TypeORM: the workspaces' model rows (catalog copies and
+// workspace models), the idempotent seed insert (ON CONFLICT DO NOTHING), the
+// catalog gap query of the reconcile, and the look-ups that guard deleting a
+// provider key or a workspace model (the variations that name a model).
 import type { DataSource } from 'typeorm';
-import type { ModelRecord } from '../../src/models/records';
-import type { ModelsStore, WorkspaceGap } from '../../src/ports/models-store';
+import { ModelSource, type ModelRecord, type ModelStatus } from '../../src/models/records';
+import type { ModelCountRow, ModelsStore, VariationUsingModel, WorkspaceGap } from '../../src/ports/models-store';
 import { ModelEntity } from '../entities/model.entity';
 import { registerUniqueMessage } from './driver-errors';
 import { fetchPage } from './list-query';
@@ -31,20 +33,37 @@ export function createModelsStore(dataSource: DataSource): ModelsStore {
   const table = recordTable(manager, ModelEntity);
   return {
     findById: table.findById,
+    insert: table.insert,
     update: table.update,
+    delete: table.delete,
     findByName: (workspaceId, name) => models.findOneBy({ workspaceId, name }),
     list(workspaceId, page, filter) {
       const query = models.createQueryBuilder('m').where('m.workspace_id = :workspaceId', { workspaceId });
       if (filter.status) query.andWhere('m.status = :status', { status: filter.status });
+      if (filter.source === ModelSource.CATALOG) query.andWhere('m.ai_provider_key_id IS NULL');
+      if (filter.source === ModelSource.WORKSPACE) query.andWhere('m.ai_provider_key_id IS NOT NULL');
       return fetchPage(query, 'm', page, filter);
     },
-    async countByProvider(workspaceId, provider) {
-      const rows: Array<{ status: string; count: number }> = await manager.query(
-        'SELECT status, count(*)::int AS count FROM models WHERE workspace_id = $1 AND provider = $2 GROUP BY status',
-        [workspaceId, provider],
+    async countModels(workspaceId) {
+      const rows: Array<{ provider: string; key: string | null; status: ModelStatus; count: number }> = await manager.query(
+        'SELECT provider, ai_provider_key_id AS key, status, count(*)::int AS count FROM models WHERE workspace_id = $1 GROUP BY 1, 2, 3',
+        [workspaceId],
       );
-      const count = (status: string) => rows.find((row) => row.status === status)?.count ?? 0;
-      return { enabled: count('MODEL_STATUS_ENABLED'), disabled: count('MODEL_STATUS_DISABLED') };
+      return rows.map((row): ModelCountRow => ({ provider: row.provider, aiProviderKeyId: row.key, status: row.status, count: row.count }));
+    },
+    listByProviderKey: (providerKeyId, limit) => models.find({ where: { aiProviderKeyId: providerKeyId }, order: { id: 'ASC' }, take: limit }),
+    async providerKeysInUse(workspaceId) {
+      const rows: Array<{ key: string }> = await manager.query(
+        'SELECT DISTINCT ai_provider_key_id AS key FROM models WHERE workspace_id = $1 AND ai_provider_key_id IS NOT NULL',
+        [workspaceId],
+      );
+      return rows.map((row) => row.key);
+    },
+    variationsUsing(workspaceId, name, limit): Promise<VariationUsingModel[]> {
+      return manager.query(
+        'SELECT id, name, agent_id AS "agentId" FROM agent_variations WHERE workspace_id = $1 AND model_id = $2 ORDER BY id LIMIT $3',
+        [workspaceId, name, limit],
+      );
     },
     async insertMissing(rows) {
       let inserted = 0;

@@ -1,16 +1,34 @@
-// Models (spec 2.10, 4.6, api-decisions.md "Models"): each workspace holds its
-// own copy of the catalog, seeded ENABLED when the workspace is created and
-// completed by the start-up reconcile; clients only enable and disable them.
+// Models (spec 2.10, 4.6, api-decisions.md "Models" and "Extensions"): each
+// workspace holds its own copy of the catalog, seeded ENABLED when the
+// workspace is created and completed by the start-up reconcile; clients only
+// enable and disable those. Workspace models are the workspace's own: served
+// through one of its AI provider keys under an upstream model id, created,
+// changed and deleted by clients (never while a variation names them).
+import type { Principal } from '../auth/principal';
 import type { WorkspaceRef } from '../auth/workspace-access';
-import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors';
-import { newIds } from '../ids';
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError, PermissionDeniedError } from '../errors';
+import { newId, newIds } from '../ids';
 import type { ListFilter } from '../ports/foundation-store';
-import type { ModelsStore } from '../ports/models-store';
-import { toResourceMetadata } from '../resource/metadata';
+import type { ModelsStore, VariationUsingModel } from '../ports/models-store';
+import { checkIfMatch, metadataChanges, METADATA_UPDATE_PATHS, newResourceFields, toResourceMetadata } from '../resource/metadata';
 import { toPage, type Page, type PageRequest } from '../resource/pagination';
-import type { Model } from '../schemas/models.schema';
+import { resolveUpdatePaths, touches } from '../resource/update-mask';
+import type { CreateModelBody, Model, UpdateModelBody } from '../schemas/models.schema';
+import { modelProviderOf } from '../secrets/ai-provider-key.service';
+import type { AiProviderKeyRecord } from '../secrets/records';
 import { MODEL_CATALOG, modelFamily, type CatalogModel } from './catalog';
-import { ModelStatus, type ModelRecord } from './records';
+import { ModelSource, ModelStatus, type ModelRecord } from './records';
+import { checkPrice, checkWorkspaceModelName, isWorkspaceModel } from './workspace-model-spec';
+
+const SPEC_PATHS = ['aiProviderKeyId', 'upstreamModel', 'maxInputTokens', 'maxOutputTokens', 'inputPricePerMillionTokens', 'outputPricePerMillionTokens'] as const;
+const UPDATE_PATHS = [...METADATA_UPDATE_PATHS, ...SPEC_PATHS.map((key) => `spec.${key}`)];
+/** Variations named in a refusal: enough to find them, not a whole list. */
+const USERS_NAMED = 3;
+
+/** The provider keys a workspace model may name; SecretsStore's `providerKeys` is one. */
+export interface ProviderKeyLookup {
+  findById(id: string): Promise<Pick<AiProviderKeyRecord, 'id' | 'workspaceId' | 'provider'> | null>;
+}
 
 /** Rows a workspace gets for catalog models (ids ascending in catalog order). */
 export function catalogRows(workspace: { id: string; accountId: string }, models: readonly CatalogModel[], now: Date): ModelRecord[] {
@@ -30,6 +48,8 @@ export function catalogRows(workspace: { id: string; accountId: string }, models
     maxInputTokens: model.maxInputTokens,
     maxOutputTokens: model.maxOutputTokens,
     status: ModelStatus.ENABLED,
+    aiProviderKeyId: null,
+    upstreamModel: null,
     createdAt: now,
     updatedAt: now,
   }));
@@ -46,20 +66,30 @@ export function toModel(record: ModelRecord): Model {
       maxInputTokens: record.maxInputTokens,
       maxOutputTokens: record.maxOutputTokens,
       status: record.status,
+      source: isWorkspaceModel(record) ? ModelSource.WORKSPACE : ModelSource.CATALOG,
+      ...(isWorkspaceModel(record) ? { aiProviderKeyId: record.aiProviderKeyId, upstreamModel: record.upstreamModel ?? '' } : {}),
     },
   };
+}
+
+/** `variation "v1" (agvar_…) of agent agent_…`, for each of the first few users. */
+function describeUsers(users: readonly VariationUsingModel[]): string {
+  const named = users.slice(0, USERS_NAMED).map((user) => `variation "${user.name}" (${user.id}) of agent ${user.agentId}`);
+  return users.length > USERS_NAMED ? `${named.join(', ')} and others` : named.join(', ');
 }
 
 export class ModelService {
   constructor(
     private readonly store: ModelsStore,
+    private readonly providerKeys: ProviderKeyLookup,
     private readonly catalog: readonly CatalogModel[] = MODEL_CATALOG,
   ) {}
 
-  /** `status` UNSPECIFIED (or absent) lists every status. */
-  async list(workspace: WorkspaceRef, page: PageRequest, filter: ListFilter & { status?: ModelStatus }): Promise<Page<Model>> {
+  /** `status` and `source` UNSPECIFIED (or absent) list every status and source. */
+  async list(workspace: WorkspaceRef, page: PageRequest, filter: ListFilter & { status?: ModelStatus; source?: ModelSource }): Promise<Page<Model>> {
     const status = filter.status === ModelStatus.UNSPECIFIED ? undefined : filter.status;
-    return toPage(await this.store.list(workspace.id, page, { ...filter, status }), page, toModel);
+    const source = filter.source === ModelSource.UNSPECIFIED ? undefined : filter.source;
+    return toPage(await this.store.list(workspace.id, page, { ...filter, status, source }), page, toModel);
   }
 
   async get(workspace: WorkspaceRef, id: string): Promise<Model> {
@@ -67,7 +97,63 @@ export class ModelService {
   }
 
   /**
-   * Enables or disables a model of the workspace.
+   * Adds a workspace model, ENABLED, served through one of the workspace's provider keys.
+   * @throws InvalidArgumentError naming the field (malformed name or price, a key of no such id)
+   * @throws AlreadyExistsError when a model of the workspace or of the catalog has the name
+   */
+  async create(principal: Principal, workspace: WorkspaceRef, body: CreateModelBody): Promise<Model> {
+    const { spec } = body;
+    checkWorkspaceModelName(body.metadata.name, this.catalog);
+    const key = await this.requireProviderKey(workspace, spec.aiProviderKeyId);
+    return toModel(await this.store.insert({
+      ...newResourceFields(newId('model'), principal, workspace, body.metadata),
+      family: modelFamily(body.metadata.name),
+      provider: modelProviderOf(key.provider),
+      inputPricePerMillionTokens: checkPrice('spec.inputPricePerMillionTokens', spec.inputPricePerMillionTokens),
+      outputPricePerMillionTokens: checkPrice('spec.outputPricePerMillionTokens', spec.outputPricePerMillionTokens),
+      maxInputTokens: spec.maxInputTokens,
+      maxOutputTokens: spec.maxOutputTokens ?? spec.maxInputTokens,
+      status: ModelStatus.ENABLED,
+      aiProviderKeyId: key.id,
+      upstreamModel: spec.upstreamModel,
+    }));
+  }
+
+  /**
+   * Applies the masked fields of a workspace model. A rename is refused while a
+   * variation names the model (it would lose its model).
+   * @throws PermissionDeniedError for a catalog model
+   * @throws FailedPreconditionError for a rename of a model a variation uses
+   * @throws AbortedError when If-Match does not match `updatedAt`
+   */
+  async update(workspace: WorkspaceRef, id: string, body: UpdateModelBody, ifMatch?: string): Promise<Model> {
+    const record = await this.findWorkspaceModel(workspace, id, 'changed');
+    checkIfMatch(ifMatch, record);
+    const { updateMask, ...fields } = body;
+    const paths = resolveUpdatePaths(fields, updateMask, UPDATE_PATHS);
+    const changes: Partial<ModelRecord> = metadataChanges(body.metadata, paths);
+    if (changes.name !== undefined && changes.name !== record.name) {
+      checkWorkspaceModelName(changes.name, this.catalog);
+      await this.refuseWhileUsed(record, 'renamed');
+      changes.family = modelFamily(changes.name);
+    }
+    Object.assign(changes, await this.specChanges(workspace, body.spec ?? {}, paths));
+    return toModel((await this.store.update(record.id, { ...changes, updatedAt: new Date() })) ?? record);
+  }
+
+  /**
+   * Deletes a workspace model no variation names.
+   * @throws PermissionDeniedError for a catalog model
+   * @throws FailedPreconditionError naming the variations that use it
+   */
+  async delete(workspace: WorkspaceRef, id: string): Promise<void> {
+    const record = await this.findWorkspaceModel(workspace, id, 'deleted');
+    await this.refuseWhileUsed(record, 'deleted');
+    await this.store.delete(record.id);
+  }
+
+  /**
+   * Enables or disables a model of the workspace (catalog or workspace model).
    * @throws InvalidArgumentError for MODEL_STATUS_UNSPECIFIED
    */
   async setStatus(workspace: WorkspaceRef, id: string, status: ModelStatus): Promise<Model> {
@@ -111,8 +197,9 @@ export class ModelService {
 
   /**
    * Gives every workspace the catalog models it lacks (new in this release),
-   * ENABLED; existing rows and their status are left alone. Idempotent and safe
-   * to run on several nodes at once. Call it once at start-up.
+   * ENABLED; existing rows and their status are left alone, and so is a
+   * workspace model that already has a new catalog model's name. Idempotent
+   * and safe to run on several nodes at once. Call it once at start-up.
    * @returns how many rows were inserted
    */
   async reconcileCatalog(): Promise<number> {
@@ -129,5 +216,53 @@ export class ModelService {
     const record = await this.store.findById(id);
     if (!record || record.workspaceId !== workspace.id) throw NotFoundError.resource('model', id);
     return record;
+  }
+
+  /** @throws PermissionDeniedError for a catalog model, which ships with the service */
+  private async findWorkspaceModel(workspace: WorkspaceRef, id: string, what: 'changed' | 'deleted'): Promise<ModelRecord> {
+    const record = await this.find(workspace, id);
+    if (!isWorkspaceModel(record)) {
+      throw new PermissionDeniedError(`model ${record.name} is a catalog model: it ships with the service and cannot be ${what} (PUT /v1/models/${record.id}/status enables or disables it)`);
+    }
+    return record;
+  }
+
+  /** @throws InvalidArgumentError naming `spec.aiProviderKeyId` when the workspace has no such key */
+  private async requireProviderKey(workspace: WorkspaceRef, keyId: string): Promise<Pick<AiProviderKeyRecord, 'id' | 'provider'>> {
+    const key = await this.providerKeys.findById(keyId);
+    if (!key || key.workspaceId !== workspace.id) {
+      throw InvalidArgumentError.forField('spec.aiProviderKeyId', `${keyId} is not an AI provider key of this workspace (see GET /v1/workspaces/${workspace.id}/ai_provider_keys)`);
+    }
+    return key;
+  }
+
+  /** @throws FailedPreconditionError naming the variations whose modelConfig.modelId is the model's name */
+  private async refuseWhileUsed(record: ModelRecord, what: 'renamed' | 'deleted'): Promise<void> {
+    const users = await this.store.variationsUsing(record.workspaceId, record.name, USERS_NAMED + 1);
+    if (!users.length) return;
+    throw new FailedPreconditionError(
+      `model ${record.name} cannot be ${what} while ${describeUsers(users)} use${users.length === 1 ? 's' : ''} it; point their spec.modelConfig.modelId at another model first`,
+    );
+  }
+
+  /** The spec fields a PATCH changes; a named field needs a value (each is required on create). */
+  private async specChanges(workspace: WorkspaceRef, spec: NonNullable<UpdateModelBody['spec']>, paths: readonly string[]): Promise<Partial<ModelRecord>> {
+    const named = SPEC_PATHS.filter((key) => touches(paths, `spec.${key}`));
+    for (const key of named) {
+      if (spec[key] === undefined) throw InvalidArgumentError.forField(`spec.${key}`, 'is required when the update names it');
+    }
+    const changes: Partial<ModelRecord> = {};
+    const has = (key: (typeof SPEC_PATHS)[number]) => named.includes(key);
+    if (has('aiProviderKeyId')) {
+      const key = await this.requireProviderKey(workspace, spec.aiProviderKeyId!);
+      changes.aiProviderKeyId = key.id;
+      changes.provider = modelProviderOf(key.provider);
+    }
+    if (has('upstreamModel')) changes.upstreamModel = spec.upstreamModel;
+    if (has('maxInputTokens')) changes.maxInputTokens = spec.maxInputTokens;
+    if (has('maxOutputTokens')) changes.maxOutputTokens = spec.maxOutputTokens;
+    if (has('inputPricePerMillionTokens')) changes.inputPricePerMillionTokens = checkPrice('spec.inputPricePerMillionTokens', spec.inputPricePerMillionTokens!);
+    if (has('outputPricePerMillionTokens')) changes.outputPricePerMillionTokens = checkPrice('spec.outputPricePerMillionTokens', spec.outputPricePerMillionTokens!);
+    return changes;
   }
 }

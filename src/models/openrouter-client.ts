@@ -4,25 +4,34 @@
 // handed to the caller's onDelta as it arrives); Retry-After honoured on
 // 429 and 503 within a bounded retry budget and never past the deadline; every
 // failure a ModelCallError. The provider key lives only in the request's
-// Authorization header: it is never logged and redacted from every message.
+// Authorization header (none for a key without one: a local server): it is
+// never logged and redacted from every message.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCodeIn, refusalIn } from '../network/error-chain';
 import type { UrlPolicyOptions } from '../network/url-policy';
 import { DEFAULT_MODEL_CALL_DEADLINE_MS, type ChatCallOptions, type ChatRequest, type ChatResponse } from '../ports/model-provider';
 import { ModelCallError, ModelCallErrorType } from './model-call-error';
-import { catalogPrices, sumFailedUsage, withFailedAttemptsUsage, type PriceLookup } from './model-usage';
+import { catalogPrices, sumFailedUsage, withFailedAttemptsUsage, type ModelPrices, type PriceLookup } from './model-usage';
 import { parseProviderError, parseRetryAfter, providerFailure, redactKey } from './openrouter-errors';
 import { ChatStreamAssembler, fromWireCompletion, SseDataReader, toWireRequest, type WireContext } from './openrouter-wire';
 import { baseUrlRefused, ProviderPools, type CompletionTarget } from './provider-pools';
 
 /** What a call needs of an AI provider key; ProviderCredentials (src/secrets) is one. */
 export interface ProviderCallCredentials {
-  /** The plaintext key: sent as the bearer token, never logged, never in a message. */
-  apiKey: string;
+  /** The plaintext key: sent as the bearer token, never logged, never in a message; absent: no Authorization header. */
+  apiKey?: string;
   /** `https://openrouter.ai/api/v1` or the key's `spec.openrouter.baseUrl`. */
   baseUrl: string;
   /** Named in messages that ask the user to fix the key. */
   keyId?: string;
+}
+
+/** How one call reaches a workspace model: the id its provider knows it by, and the model's own prices. */
+export interface CallRoute {
+  /** The `model` of the request body. @default the request's model id */
+  upstreamModel?: string;
+  /** Prices when the provider reports no cost. @default the client's (the catalog's) for the request's model id */
+  prices?: ModelPrices;
 }
 
 export interface OpenRouterRetryOptions {
@@ -138,17 +147,24 @@ export class OpenRouterClient {
   /**
    * Runs one chat completion with the key in `credentials`, retrying what
    * may succeed later (429, 408, 5xx, connection failures, one empty answer)
-   * within the retry budget and the deadline.
+   * within the retry budget and the deadline. Messages name the request's
+   * model id; `route` sends another id upstream and prices with other prices.
    * @throws ModelCallError for every failure, the key redacted from its message
    */
-  async complete(credentials: ProviderCallCredentials, request: ChatRequest, options: ChatCallOptions = {}): Promise<ChatResponse> {
+  async complete(credentials: ProviderCallCredentials, request: ChatRequest, options: ChatCallOptions = {}, route: CallRoute = {}): Promise<ChatResponse> {
     const watch = watchCall(options.signal, options.deadline?.getTime() ?? Date.now() + DEFAULT_MODEL_CALL_DEADLINE_MS);
-    const context: WireContext = { model: request.model, keyId: credentials.keyId, prices: this.prices, redact: (text) => redactKey(text, credentials.apiKey) };
+    const prices = route.prices;
+    const context: WireContext = {
+      model: request.model,
+      keyId: credentials.keyId,
+      prices: prices ? () => prices : this.prices,
+      redact: (text) => redactKey(text, credentials.apiKey ?? ''),
+    };
     try {
       if (watch.cancelled()) throw new ModelCallError(ModelCallErrorType.CANCELLED, `the call to model ${request.model} was cancelled`);
       if (watch.timedOut()) throw new ModelCallError(ModelCallErrorType.TIMED_OUT, `no time was left to call model ${request.model} before its deadline`);
       const target = this.pools.completionTarget(credentials.baseUrl);
-      const body = JSON.stringify(toWireRequest(request, this.streaming));
+      const body = JSON.stringify(toWireRequest({ ...request, model: route.upstreamModel ?? request.model }, this.streaming));
       return await this.attempts(target, credentials.apiKey, body, context, watch, options.onDelta);
     } finally {
       watch.dispose();
@@ -160,7 +176,7 @@ export class OpenRouterClient {
     await this.pools.close();
   }
 
-  private async attempts(target: CompletionTarget, apiKey: string, body: string, context: WireContext, watch: CallWatch, onDelta: DeltaListener | undefined): Promise<ChatResponse> {
+  private async attempts(target: CompletionTarget, apiKey: string | undefined, body: string, context: WireContext, watch: CallWatch, onDelta: DeltaListener | undefined): Promise<ChatResponse> {
     let waitedMs = 0;
     let empty: ChatResponse | undefined;
     // What failed attempts reported using: billed, so it joins the answer's usage (or the final error's).
@@ -202,7 +218,7 @@ export class OpenRouterClient {
     return waitMs;
   }
 
-  private async send(target: CompletionTarget, apiKey: string, body: string, context: WireContext, watch: CallWatch, onDelta: DeltaListener | undefined): Promise<ChatResponse> {
+  private async send(target: CompletionTarget, apiKey: string | undefined, body: string, context: WireContext, watch: CallWatch, onDelta: DeltaListener | undefined): Promise<ChatResponse> {
     const response = await target.pool.request({ path: target.path, method: 'POST', headers: this.headers(apiKey), body, signal: watch.signal });
     const headers = response.headers as Record<string, string | string[] | undefined>;
     const responseId = typeof headers['x-generation-id'] === 'string' ? headers['x-generation-id'] : undefined;
@@ -271,10 +287,10 @@ export class OpenRouterClient {
     return assembler.result(responseId);
   }
 
-  private headers(apiKey: string): Record<string, string> {
+  private headers(apiKey: string | undefined): Record<string, string> {
     const { attribution } = this.options;
     return {
-      authorization: `Bearer ${apiKey}`,
+      ...(apiKey !== undefined ? { authorization: `Bearer ${apiKey}` } : {}),
       'content-type': 'application/json',
       accept: this.streaming ? 'text/event-stream' : 'application/json',
       'user-agent': 'agentrt/1.0',

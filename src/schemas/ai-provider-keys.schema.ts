@@ -1,11 +1,11 @@
 // Wire shapes of AI provider keys (spec 2.9, 4.5). `spec.apiKey` is write-only:
-// accepted on create and update, returned empty.
+// accepted on create and update, returned empty; a key with a baseUrl may omit it.
 import { Type, type Static } from '@sinclair/typebox';
 import { CreateMetadata, ResourceMetadata, Strict, UpdateBody } from './common.schema';
 
 export const AiProviderSchema = Type.Union([Type.Literal('AI_PROVIDER_UNSPECIFIED'), Type.Literal('AI_PROVIDER_OPENROUTER')]);
 
-const ApiKeyValue = Type.String({ minLength: 1, maxLength: 4096, description: 'Write-only; responses return it empty' });
+const ApiKeyValue = Type.String({ minLength: 1, maxLength: 4096, description: 'Write-only; responses return it empty. Required unless openrouter.baseUrl is set' });
 const OpenRouterSettings = Strict({
   baseUrl: Type.Optional(Type.String({ maxLength: 2048, description: 'http(s) URL of an OpenRouter-compatible API; default https://openrouter.ai/api/v1' })),
 });
@@ -29,7 +29,7 @@ export type AiProviderKey = Static<typeof AiProviderKey>;
 
 export const CreateAiProviderKeyBody = Strict({
   metadata: CreateMetadata,
-  spec: Strict({ apiKey: ApiKeyValue, provider: Type.Optional(AiProviderSchema), openrouter: Type.Optional(OpenRouterSettings) }),
+  spec: Strict({ apiKey: Type.Optional(ApiKeyValue), provider: Type.Optional(AiProviderSchema), openrouter: Type.Optional(OpenRouterSettings) }),
 });
 export type CreateAiProviderKeyBody = Static<typeof CreateAiProviderKeyBody>;
 

@@ -1,7 +1,10 @@
 // AI provider keys (spec 2.9, 4.5, api-decisions.md): `spec.apiKey` is
-// encrypted at rest and write-only; promotional keys are provisioned by the
-// service and refuse update and delete. The runtime gets the decrypted key
-// through resolveProviderCredentials, and only there.
+// encrypted at rest and write-only, and may be omitted by a key with a
+// baseUrl (a model server of the user's own); promotional keys are
+// provisioned by the service and refuse update and delete; a key that
+// workspace models are served through cannot be deleted. The runtime gets the
+// decrypted key through resolveProviderCredentials and resolveKeyCredentials,
+// and only there.
 import type { Principal } from '../auth/principal';
 import type { WorkspaceRef } from '../auth/workspace-access';
 import type { FieldRef } from '../crypto/envelope';
@@ -11,14 +14,14 @@ import { newId } from '../ids';
 import { checkOutboundUrl, type UrlPolicyOptions } from '../network/url-policy';
 import { OPENROUTER_PROVIDER } from '../models/catalog';
 import type { ListFilter } from '../ports/foundation-store';
-import type { ModelsStore } from '../ports/models-store';
+import type { ModelCountRow, ModelsStore } from '../ports/models-store';
 import type { SecretsStore } from '../ports/secrets-store';
 import { checkIfMatch, metadataChanges, METADATA_UPDATE_PATHS, newMetadataFields } from '../resource/metadata';
 import { toPage, type Page, type PageRequest } from '../resource/pagination';
 import { resolveUpdatePaths, touches } from '../resource/update-mask';
 import type { AiProviderKey, CreateAiProviderKeyBody, UpdateAiProviderKeyBody } from '../schemas/ai-provider-keys.schema';
 import type { CreateMetadata } from '../schemas/common.schema';
-import { toAiProviderKey } from './mappers';
+import { toAiProviderKey, type ModelCounts } from './mappers';
 import { AiProvider, type AiProviderKeyRecord } from './records';
 
 const UPDATE_PATHS = [...METADATA_UPDATE_PATHS, 'spec.apiKey', 'spec.provider', 'spec.openrouter', 'spec.openrouter.baseUrl'] as const;
@@ -32,11 +35,20 @@ const MODEL_PROVIDER: Record<AiProvider, string> = {
   [AiProvider.OPENROUTER]: OPENROUTER_PROVIDER,
 };
 
+/** The model `spec.provider` of the models a key of this provider serves (`openrouter`). */
+export function modelProviderOf(provider: AiProvider): string {
+  return MODEL_PROVIDER[provider];
+}
+
+/** Workspace models named when a key that serves them is refused deletion. */
+const MODELS_NAMED = 3;
+
 /** What the runtime needs to call a provider. Holds the plaintext key: never log it. */
 export interface ProviderCredentials {
   keyId: string;
   provider: AiProvider;
-  apiKey: string;
+  /** Absent for a key with a baseUrl and no apiKey: calls then carry no Authorization header. */
+  apiKey?: string;
   baseUrl: string;
   promotional: boolean;
 }
@@ -47,6 +59,24 @@ export interface PromotionalKeyInput {
   apiKey: string;
   provider?: AiProvider;
   baseUrl?: string;
+}
+
+/** What insert() takes: a client's key may omit apiKey when it sets a baseUrl. */
+type KeyInput = Omit<PromotionalKeyInput, 'apiKey'> & { apiKey?: string };
+
+/** @throws InvalidArgumentError naming `spec.apiKey` for a key with neither an apiKey nor a baseUrl */
+function requireApiKeyOrBaseUrl(hasApiKey: boolean, baseUrl: string | null): void {
+  if (!hasApiKey && baseUrl === null) {
+    throw InvalidArgumentError.forField('spec.apiKey', 'is required unless spec.openrouter.baseUrl names a server of your own (one that needs no key)');
+  }
+}
+
+/** The models a key serves, by status: its provider's catalog models, and the workspace models that name it. */
+function countsFor(key: AiProviderKeyRecord, rows: readonly ModelCountRow[]): ModelCounts {
+  const provider = MODEL_PROVIDER[key.provider];
+  const served = rows.filter((row) => (row.aiProviderKeyId === null ? row.provider === provider : row.aiProviderKeyId === key.id));
+  const count = (status: string) => served.filter((row) => row.status === status).reduce((sum, row) => sum + row.count, 0);
+  return { enabled: count('MODEL_STATUS_ENABLED'), disabled: count('MODEL_STATUS_DISABLED') };
 }
 
 function apiKeyRef(workspaceId: string, keyId: string): FieldRef {
@@ -94,9 +124,8 @@ export class AiProviderKeyService {
   async list(workspace: WorkspaceRef, page: PageRequest, filter: ListFilter, includeInfo: boolean): Promise<Page<AiProviderKey>> {
     const result = toPage(await this.store.providerKeys.list(workspace.id, page, filter), page, (row) => row);
     if (!includeInfo) return { ...result, items: result.items.map((row) => toAiProviderKey(row)) };
-    const providers = [...new Set(result.items.map((row) => MODEL_PROVIDER[row.provider]))];
-    const counts = new Map(await Promise.all(providers.map(async (provider) => [provider, await this.models.countByProvider(workspace.id, provider)] as const)));
-    return { ...result, items: result.items.map((row) => toAiProviderKey(row, counts.get(MODEL_PROVIDER[row.provider]))) };
+    const rows = await this.models.countModels(workspace.id);
+    return { ...result, items: result.items.map((row) => toAiProviderKey(row, countsFor(row, rows))) };
   }
 
   async get(workspace: WorkspaceRef, id: string): Promise<AiProviderKey> {
@@ -115,39 +144,67 @@ export class AiProviderKeyService {
     const { updateMask, ...fields } = body;
     const paths = resolveUpdatePaths(fields, updateMask, UPDATE_PATHS);
     const changes: Partial<AiProviderKeyRecord> = metadataChanges(body.metadata, paths);
-    if (touches(paths, 'spec.apiKey')) {
-      if (!body.spec?.apiKey) throw InvalidArgumentError.forField('spec.apiKey', 'is required when the update names it');
-      changes.apiKeyCiphertext = await this.keyring.encrypt(apiKeyRef(workspace.id, record.id), body.spec.apiKey);
-    }
     if (touches(paths, 'spec.provider')) changes.provider = normalizeProvider(body.spec?.provider);
     if (touches(paths, 'spec.openrouter.baseUrl')) {
       const baseUrl = body.spec?.openrouter?.baseUrl;
       changes.openrouterBaseUrl = baseUrl !== undefined ? validateBaseUrl(baseUrl, this.urlPolicy) : null;
     }
+    // A mask naming spec.apiKey with no value removes the key (allowed with a baseUrl only).
+    const apiKey = touches(paths, 'spec.apiKey') ? body.spec?.apiKey : undefined;
+    const hasApiKey = touches(paths, 'spec.apiKey') ? apiKey !== undefined : record.apiKeyCiphertext !== null;
+    requireApiKeyOrBaseUrl(hasApiKey, changes.openrouterBaseUrl !== undefined ? changes.openrouterBaseUrl : record.openrouterBaseUrl);
+    if (touches(paths, 'spec.apiKey')) changes.apiKeyCiphertext = apiKey !== undefined ? await this.keyring.encrypt(apiKeyRef(workspace.id, record.id), apiKey) : null;
     const updated = await this.store.providerKeys.update(record.id, { ...changes, updatedAt: new Date() });
     return this.withInfo(updated ?? record);
   }
 
-  /** @throws PermissionDeniedError for a promotional key */
+  /**
+   * @throws PermissionDeniedError for a promotional key
+   * @throws FailedPreconditionError naming the workspace models served through the key
+   */
   async delete(workspace: WorkspaceRef, id: string): Promise<void> {
     const record = await this.find(workspace, id);
     if (record.promotional) throw new PermissionDeniedError(`AI provider key ${id} is promotional: it is provisioned by the service and cannot be deleted`);
+    const served = await this.models.listByProviderKey(record.id, MODELS_NAMED + 1);
+    if (served.length) {
+      const names = served.slice(0, MODELS_NAMED).map((model) => model.name).join(', ') + (served.length > MODELS_NAMED ? ' and others' : '');
+      const them = served.length === 1 ? 'it' : 'them';
+      throw new FailedPreconditionError(`AI provider key ${id} serves the workspace model${served.length === 1 ? '' : 's'} ${names}; delete ${them} or move ${them} to another key (spec.aiProviderKeyId) first`);
+    }
     await this.store.providerKeys.delete(record.id);
   }
 
   /**
-   * The decrypted key and base URL the runtime uses for `provider` in a
-   * workspace: the workspace's own key before a promotional one, the newest first.
+   * The decrypted key and base URL the runtime uses for the catalog models of
+   * `provider` in a workspace: the workspace's own key before a promotional
+   * one, the newest first; keys that workspace models are served through
+   * (a local server's, typically) only when there is no other.
    * @throws FailedPreconditionError when the workspace has no key for the provider
    */
   async resolveProviderCredentials(workspaceId: string, provider: AiProvider = AiProvider.OPENROUTER): Promise<ProviderCredentials> {
     const wanted = normalizeProvider(provider);
-    const [key] = await this.store.providerKeys.listForProvider(workspaceId, wanted);
-    if (!key) throw new FailedPreconditionError(`workspace ${workspaceId} has no ${wanted} provider key; add one with POST /v1/workspaces/${workspaceId}/ai_provider_keys`);
+    const keys = await this.store.providerKeys.listForProvider(workspaceId, wanted);
+    if (!keys.length) throw new FailedPreconditionError(`workspace ${workspaceId} has no ${wanted} provider key; add one with POST /v1/workspaces/${workspaceId}/ai_provider_keys`);
+    if (keys.length === 1) return this.credentialsOf(keys[0]);
+    const bound = new Set(await this.models.providerKeysInUse(workspaceId));
+    return this.credentialsOf(keys.find((key) => !bound.has(key.id)) ?? keys[0]);
+  }
+
+  /**
+   * The decrypted key and base URL of one key of the workspace (the key a workspace model names).
+   * @throws FailedPreconditionError when the workspace has no such key
+   */
+  async resolveKeyCredentials(workspaceId: string, keyId: string): Promise<ProviderCredentials> {
+    const key = await this.store.providerKeys.findById(keyId);
+    if (!key || key.workspaceId !== workspaceId) throw new FailedPreconditionError(`AI provider key ${keyId} is no longer in workspace ${workspaceId}`);
+    return this.credentialsOf(key);
+  }
+
+  private async credentialsOf(key: AiProviderKeyRecord): Promise<ProviderCredentials> {
     return {
       keyId: key.id,
       provider: key.provider,
-      apiKey: await this.keyring.decrypt(apiKeyRef(workspaceId, key.id), key.apiKeyCiphertext),
+      ...(key.apiKeyCiphertext !== null ? { apiKey: await this.keyring.decrypt(apiKeyRef(key.workspaceId, key.id), key.apiKeyCiphertext) } : {}),
       baseUrl: key.openrouterBaseUrl ?? OPENROUTER_BASE_URL,
       promotional: key.promotional,
     };
@@ -156,12 +213,13 @@ export class AiProviderKeyService {
   private async insert(
     workspace: Pick<WorkspaceRef, 'id' | 'accountId'>,
     creatorProfileId: string | null,
-    input: PromotionalKeyInput,
+    input: KeyInput,
     promotional: boolean,
   ): Promise<AiProviderKeyRecord> {
     const id = newId('aiProviderKey');
     const metadata = newMetadataFields(input.metadata);
     const baseUrl = input.baseUrl !== undefined ? validateBaseUrl(input.baseUrl, this.urlPolicy) : null;
+    requireApiKeyOrBaseUrl(input.apiKey !== undefined, baseUrl);
     const now = new Date();
     return this.store.providerKeys.insert({
       id,
@@ -170,7 +228,7 @@ export class AiProviderKeyService {
       ...metadata,
       profileId: creatorProfileId,
       provider: normalizeProvider(input.provider),
-      apiKeyCiphertext: await this.keyring.encrypt(apiKeyRef(workspace.id, id), input.apiKey),
+      apiKeyCiphertext: input.apiKey !== undefined ? await this.keyring.encrypt(apiKeyRef(workspace.id, id), input.apiKey) : null,
       openrouterBaseUrl: baseUrl,
       promotional,
       createdAt: now,
@@ -185,6 +243,6 @@ export class AiProviderKeyService {
   }
 
   private async withInfo(record: AiProviderKeyRecord): Promise<AiProviderKey> {
-    return toAiProviderKey(record, await this.models.countByProvider(record.workspaceId, MODEL_PROVIDER[record.provider]));
+    return toAiProviderKey(record, countsFor(record, await this.models.countModels(record.workspaceId)));
   }
 }

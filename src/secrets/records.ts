@@ -20,8 +20,8 @@ export type AiProvider = (typeof AiProvider)[keyof typeof AiProvider];
 export interface AiProviderKeyRecord extends MetadataRecord {
   workspaceId: string;
   provider: AiProvider;
-  /** The sealed `spec.apiKey`. */
-  apiKeyCiphertext: string;
+  /** The sealed `spec.apiKey`; null for a key with a baseUrl and no apiKey (a local server without authentication). */
+  apiKeyCiphertext: string | null;
   /** `spec.openrouter.baseUrl`; null means the OpenRouter address. */
   openrouterBaseUrl: string | null;
   /** Provisioned by the service: clients can neither update nor delete it. */

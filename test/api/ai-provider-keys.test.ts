@@ -97,10 +97,11 @@ describe('AI provider keys', () => {
       });
     }
 
-    it('returns INVALID_ARGUMENT without spec.apiKey, for an empty one, and for an unknown provider', async () => {
+    it('returns INVALID_ARGUMENT without spec.apiKey (and no baseUrl), for an empty one, and for an unknown provider', async () => {
       const missing = await call('POST', base, { body: { metadata: { name: 'no-key' }, spec: {} } });
       assertStatus(missing, 400, Code.INVALID_ARGUMENT);
-      assert.equal(missing.body.message, 'spec.apiKey: is required');
+      assert.equal(missing.body.message, 'spec.apiKey: is required unless spec.openrouter.baseUrl names a server of your own (one that needs no key)');
+      assert.deepEqual(missing.body.details[0].fieldViolations.map((violation: { field: string }) => violation.field), ['spec.apiKey']);
       assertStatus(await call('POST', base, { body: { metadata: { name: 'empty' }, spec: { apiKey: '' } } }), 400, Code.INVALID_ARGUMENT);
       const provider = await call('POST', base, { body: { metadata: { name: 'other' }, spec: { apiKey: canary(), provider: 'AI_PROVIDER_ACME' } } });
       assertStatus(provider, 400, Code.INVALID_ARGUMENT);
@@ -237,7 +238,7 @@ describe('AI provider keys', () => {
       assert.match(mask.body.message, /^updateMask: "spec.token" is not an updatable field/);
       const noKey = await call('PATCH', path, { token: patchToken, body: { updateMask: 'spec.apiKey' } });
       assertStatus(noKey, 400, Code.INVALID_ARGUMENT);
-      assert.equal(noKey.body.message, 'spec.apiKey: is required when the update names it');
+      assert.equal(noKey.body.message, 'spec.apiKey: is required unless spec.openrouter.baseUrl names a server of your own (one that needs no key)');
     });
 
     it('returns ABORTED when If-Match does not match updatedAt', async () => {
@@ -298,6 +299,63 @@ describe('AI provider keys', () => {
     });
   });
 
+  describe('keys without spec.apiKey (a model server of your own)', () => {
+    let workspaceId: string;
+    let keysPath: string;
+    const LOCAL = 'http://127.0.0.1:11434/v1';
+    before(async () => {
+      workspaceId = await newWorkspace(api, account, 'pk-keyless');
+      keysPath = `/v1/workspaces/${workspaceId}/ai_provider_keys`;
+    });
+    const createIn = async (spec: Record<string, unknown>, name: string) => {
+      const response = await call('POST', keysPath, { token: account.globalToken, body: { metadata: { name }, spec } });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      return response.body;
+    };
+
+    it('are created with a baseUrl and no apiKey, stored with no ciphertext, and resolve without a key', async () => {
+      const key = await createIn({ openrouter: { baseUrl: LOCAL } }, 'ollama');
+      assert.deepEqual(key.spec, { apiKey: '', provider: 'AI_PROVIDER_OPENROUTER', openrouter: { baseUrl: LOCAL } });
+      const [row] = await api.dataSource.query('SELECT api_key_ciphertext FROM ai_provider_keys WHERE id = $1', [key.metadata.id]);
+      assert.equal(row.api_key_ciphertext, null);
+      const resolved = await api.services.providerKeys.resolveKeyCredentials(workspaceId, key.metadata.id);
+      assert.deepEqual(resolved, { keyId: key.metadata.id, provider: 'AI_PROVIDER_OPENROUTER', baseUrl: LOCAL, promotional: false });
+      assert.equal('apiKey' in resolved, false);
+    });
+
+    it('lose their apiKey through a mask naming spec.apiKey without one, but only while they keep a baseUrl', async () => {
+      const key = await createIn({ apiKey: canary(), openrouter: { baseUrl: LOCAL } }, 'vllm');
+      const path = `${keysPath}/${key.metadata.id}`;
+      const cleared = await call('PATCH', path, { token: account.globalToken, body: { updateMask: 'spec.apiKey' } });
+      assert.equal(cleared.status, 200, JSON.stringify(cleared.body));
+      assert.equal('apiKey' in (await api.services.providerKeys.resolveKeyCredentials(workspaceId, key.metadata.id)), false);
+      const noBaseUrl = await call('PATCH', path, { token: account.globalToken, body: { spec: {}, updateMask: 'spec.openrouter' } });
+      assertStatus(noBaseUrl, 400, Code.INVALID_ARGUMENT);
+      assert.equal(noBaseUrl.body.message, 'spec.apiKey: is required unless spec.openrouter.baseUrl names a server of your own (one that needs no key)');
+      const withKey = await call('PATCH', path, { token: account.globalToken, body: { spec: { apiKey: canary(), openrouter: {} }, updateMask: 'spec.apiKey,spec.openrouter' } });
+      assert.equal(withKey.status, 200, JSON.stringify(withKey.body));
+      assert.deepEqual(withKey.body.spec.openrouter, {});
+    });
+
+    it('are used for catalog models only when no key without workspace models is there', async () => {
+      const workspace = await newWorkspace(api, account, 'pk-prefer');
+      const path = `/v1/workspaces/${workspace}/ai_provider_keys`;
+      const openRouterKey = canary();
+      const openRouter = await call('POST', path, { token: account.globalToken, body: { metadata: { name: 'openrouter' }, spec: { apiKey: openRouterKey } } });
+      const local = await call('POST', path, { token: account.globalToken, body: { metadata: { name: 'local' }, spec: { openrouter: { baseUrl: LOCAL } } } });
+      // The newest key serves catalog models while no workspace model names it.
+      assert.equal((await credentials(workspace)).keyId, local.body.metadata.id);
+      const model = await call('POST', `/v1/workspaces/${workspace}/models`, {
+        token: account.globalToken,
+        body: { metadata: { name: 'local/qwen' }, spec: { aiProviderKeyId: local.body.metadata.id, upstreamModel: 'qwen2.5:7b', maxInputTokens: 32768, inputPricePerMillionTokens: '0', outputPricePerMillionTokens: '0' } },
+      });
+      assert.equal(model.status, 200, JSON.stringify(model.body));
+      const resolved = await credentials(workspace);
+      assert.equal(resolved.keyId, openRouter.body.metadata.id);
+      assert.equal(resolved.apiKey, openRouterKey);
+    });
+  });
+
   describe('DELETE /v1/workspaces/{workspaceId}/ai_provider_keys/{id}', () => {
     it('deletes the key', async () => {
       const key = await createKey();
@@ -315,6 +373,28 @@ describe('AI provider keys', () => {
       const reader = await newKey(api, account, account.workspaceId, ['workspaces:manage']);
       assertStatus(await call('DELETE', `${base}/${created.body.metadata.id}`, { token: reader.token }), 403, Code.PERMISSION_DENIED);
       assertStatus(await call('DELETE', `${base}/aipk_123`), 400, Code.INVALID_ARGUMENT);
+    });
+  });
+
+  describe('workspace models served through a key', () => {
+    it('count for that key only, and keep it from being deleted (FAILED_PRECONDITION naming them)', async () => {
+      const workspace = await newWorkspace(api, account, 'pk-serving');
+      const path = `/v1/workspaces/${workspace}/ai_provider_keys`;
+      const local = (await call('POST', path, { token: account.globalToken, body: { metadata: { name: 'local' }, spec: { openrouter: { baseUrl: 'http://127.0.0.1:8000/v1' } } } })).body;
+      const other = (await call('POST', path, { token: account.globalToken, body: { metadata: { name: 'other' }, spec: { apiKey: canary() } } })).body;
+      const spec = { aiProviderKeyId: local.metadata.id, upstreamModel: 'm', maxInputTokens: 8192, inputPricePerMillionTokens: '0', outputPricePerMillionTokens: '0' };
+      for (const name of ['local/a', 'local/b']) {
+        const created = await call('POST', `/v1/workspaces/${workspace}/models`, { token: account.globalToken, body: { metadata: { name }, spec } });
+        assert.equal(created.status, 200, JSON.stringify(created.body));
+      }
+      assert.deepEqual((await call('GET', `${path}/${local.metadata.id}`, { token: account.globalToken })).body.info, { enabledModelCount: OPENROUTER_MODELS + 2, disabledModelCount: 0, isPromotional: false });
+      assert.deepEqual((await call('GET', `${path}/${other.metadata.id}`, { token: account.globalToken })).body.info, { enabledModelCount: OPENROUTER_MODELS, disabledModelCount: 0, isPromotional: false });
+      const listed = await call('GET', `${path}?includeInfo=true`, { token: account.globalToken });
+      assert.deepEqual(listed.body.items.map((key: { info: { enabledModelCount: number } }) => key.info.enabledModelCount), [OPENROUTER_MODELS + 2, OPENROUTER_MODELS]);
+      const refused = await call('DELETE', `${path}/${local.metadata.id}`, { token: account.globalToken });
+      assertStatus(refused, 400, Code.FAILED_PRECONDITION);
+      assert.equal(refused.body.message, `AI provider key ${local.metadata.id} serves the workspace models local/a, local/b; delete them or move them to another key (spec.aiProviderKeyId) first`);
+      assert.equal((await call('GET', `${path}/${local.metadata.id}`, { token: account.globalToken })).status, 200);
     });
   });
 

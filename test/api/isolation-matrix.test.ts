@@ -42,6 +42,8 @@ interface Row {
 const SCHEDULE_SPEC = { initialMessage: 'SAY scheduled', schedule: { intervals: [{ every: '24h' }], timezone: 'Europe/Berlin' } };
 const FAILED_PRECONDITION = { status: 400, code: 9 };
 const LABELS = { metadata: { labels: { matrix: 'yes' } } };
+/** The spec of a workspace model served through `aiProviderKeyId`. */
+const workspaceModelSpec = (aiProviderKeyId: string) => ({ aiProviderKeyId, upstreamModel: 'matrix-upstream', maxInputTokens: 8192, inputPricePerMillionTokens: '0', outputPricePerMillionTokens: '0' });
 /** A body every route's schema refuses (not even an object). */
 const INVALID_BODY = ['not', 'an', 'object'];
 
@@ -199,6 +201,14 @@ describe('isolation matrix: every route x every principal', function () {
     'GET /v1/models': {},
     'GET /v1/models/{id}': { ids: (ws) => ({ id: ws.modelId }) },
     'PUT /v1/models/{id}/status': { ids: (ws) => ({ id: ws.modelId }), body: () => ({ status: 'MODEL_STATUS_ENABLED' }) },
+    'GET /v1/workspaces/{workspaceId}/models': {},
+    'POST /v1/workspaces/{workspaceId}/models': { body: (u, ws) => ({ metadata: { name: `matrix/created-${u}` }, spec: workspaceModelSpec(ws.providerKeyId) }) },
+    'GET /v1/workspaces/{workspaceId}/models/{id}': { ids: (ws) => ({ id: ws.workspaceModelId }) },
+    'PATCH /v1/workspaces/{workspaceId}/models/{id}': { ids: (ws) => ({ id: ws.workspaceModelId }), body: () => LABELS },
+    'DELETE /v1/workspaces/{workspaceId}/models/{id}': {
+      ids: (ws) => ({ id: ws.workspaceModelId }),
+      fresh: async (u) => ({ id: (await a1('POST', `${wsPath()}/models`, { metadata: { name: `matrix/fresh-${u}` }, spec: workspaceModelSpec(w.providerKeyId) })).metadata.id }),
+    },
     // agents, variations, assignments
     'GET /v1/workspaces/{workspaceId}/agents': {},
     'POST /v1/workspaces/{workspaceId}/agents': { body: (u) => ({ metadata: { name: `created-agent-${u}` } }) },
@@ -572,6 +582,7 @@ describe('isolation matrix: every route x every principal', function () {
     await seen(`/v1/memory_layers/${w.layerId}/entries/${w.entryId}`, w.entryId);
     await seen('/v1/workspace_secrets', w.secretId);
     await seen(`${ws}/ai_provider_keys`, w.providerKeyId);
+    await seen(`${ws}/models?source=MODEL_SOURCE_WORKSPACE`, w.workspaceModelId);
     await seen('/v1/api_keys', w.targetKeyId);
     await seen(`${ws}/tenants`, w.tenantId);
     await seen(`${ws}/tenants/${w.tenantId}/subjects`, w.subjectId);

@@ -5,6 +5,8 @@ import type { DataSource } from 'typeorm';
 import { createServices, type Services } from '../../http/dependencies';
 import { createDataSource } from '../../persistence/data-source';
 import { createModelsStore } from '../../persistence/repositories/models.store';
+import { createSecretsStore } from '../../persistence/repositories/secrets.store';
+import type { Principal } from '../../src/auth/principal';
 import { loadConfig } from '../../src/config';
 import { FailedPreconditionError, InvalidArgumentError } from '../../src/errors';
 import { MODEL_CATALOG, SCRIPTED_MODEL_ID, type CatalogModel } from '../../src/models/catalog';
@@ -74,6 +76,7 @@ describe('models', () => {
         maxInputTokens: 1048576,
         maxOutputTokens: 65536,
         status: 'MODEL_STATUS_ENABLED',
+        source: 'MODEL_SOURCE_CATALOG',
       });
       const sonnet = models.find((model) => model.metadata.name === 'anthropic/claude-sonnet-4')!;
       assert.deepEqual(sonnet.spec, {
@@ -84,6 +87,7 @@ describe('models', () => {
         maxInputTokens: 200000,
         maxOutputTokens: 64000,
         status: 'MODEL_STATUS_ENABLED',
+        source: 'MODEL_SOURCE_CATALOG',
       });
     });
 
@@ -273,7 +277,7 @@ describe('models', () => {
       const second = await services.accounts.bootstrap({ accountName: 'two', email: 'two@example.com' });
       const disabled = await services.models.findModel(second.workspaceId, 'openai/gpt-4o-mini');
       await dataSource.query("UPDATE models SET status = 'MODEL_STATUS_DISABLED' WHERE id = $1", [disabled!.id]);
-      const nextRelease = new ModelService(createModelsStore(dataSource), [...MODEL_CATALOG, ADDED]);
+      const nextRelease = new ModelService(createModelsStore(dataSource), createSecretsStore(dataSource).providerKeys, [...MODEL_CATALOG, ADDED]);
       const workspaces: number = (await dataSource.query('SELECT count(*)::int AS count FROM workspaces'))[0].count;
       assert.equal(await nextRelease.reconcileCatalog(), workspaces);
       assert.equal(await nextRelease.reconcileCatalog(), 0);
@@ -282,6 +286,23 @@ describe('models', () => {
       assert.equal(added?.family, 'acme');
       assert.equal(added?.inputPricePerMillionTokens, '1.5');
       assert.equal((await services.models.findModel(second.workspaceId, 'openai/gpt-4o-mini'))?.status, 'MODEL_STATUS_DISABLED');
+    });
+
+    it('leaves alone a workspace model that already has the name of a catalog model a later release adds', async () => {
+      const fourth = await services.accounts.bootstrap({ accountName: 'four', email: 'four@example.com' });
+      const workspace = (await services.store.workspaces.findById(fourth.workspaceId))!;
+      const principal = { profileId: fourth.profileId } as Principal;
+      const key = await services.providerKeys.create(principal, workspace, { metadata: { name: 'local' }, spec: { openrouter: { baseUrl: 'https://llm.example.com/v1' } } });
+      const mine = await services.models.create(principal, workspace, {
+        metadata: { name: 'acme/later-model' },
+        spec: { aiProviderKeyId: key.metadata.id, upstreamModel: 'mine', maxInputTokens: 4096, inputPricePerMillionTokens: '0', outputPricePerMillionTokens: '0' },
+      });
+      const later = new ModelService(createModelsStore(dataSource), createSecretsStore(dataSource).providerKeys, [...MODEL_CATALOG, { ...ADDED, id: 'acme/later-model' }]);
+      await later.reconcileCatalog();
+      const kept = await services.models.findModel(fourth.workspaceId, 'acme/later-model');
+      assert.equal(kept?.id, mine.metadata.id);
+      assert.equal(kept?.upstreamModel, 'mine');
+      assert.equal(kept?.aiProviderKeyId, key.metadata.id);
     });
 
     it('is safe to run concurrently (two nodes starting together)', async () => {

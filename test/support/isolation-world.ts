@@ -60,6 +60,8 @@ export interface SeededWorkspace {
   toolAssignmentId: string;
   secretId: string;
   providerKeyId: string;
+  /** A workspace model served through providerKeyId. */
+  workspaceModelId: string;
   uploadId: string;
   tenantId: string;
   subjectId: string;
@@ -142,6 +144,10 @@ export async function seedWorkspace(api: TestApi, account: SeededAccount, worksp
   names.push(secret.metadata.name, `value-${t}`);
   const providerKey = await call('POST', `${ws}/ai_provider_keys`, { metadata: { name: named('provkey') }, spec: { apiKey: `sk-${t}` } });
   names.push(`sk-${t}`);
+  const workspaceModel = await call('POST', `${ws}/models`, {
+    metadata: { name: `matrix/${named('localmodel')}` },
+    spec: { aiProviderKeyId: providerKey.metadata.id, upstreamModel: named('upstream'), maxInputTokens: 8192, inputPricePerMillionTokens: '0', outputPricePerMillionTokens: '0' },
+  });
   const upload = await call('POST', '/v1/uploads', { filename: `${named('file')}.txt`, contentType: 'text/plain', sizeBytes: 4 });
   const tenant = await api.services.tenants.upsertTenant(ref, { externalId: named('tenant'), name: named('tenantname') });
   const subject = await api.services.tenants.upsertSubject(ref, tenant.id, { externalId: named('subject') });
@@ -166,7 +172,7 @@ export async function seedWorkspace(api: TestApi, account: SeededAccount, worksp
     account, workspaceId, workspaceName: ref.name, ref,
     agentId: agent.metadata.id, variationId: variation.metadata.id, toolId: tool.metadata.id, toolSetId: toolSet.metadata.id,
     layerId: layer.metadata.id, entryId: entry.metadata.id, layerAssignmentId: layerAssignment.id, toolAssignmentId: toolAssignment.id,
-    secretId: secret.metadata.id, providerKeyId: providerKey.metadata.id, uploadId: upload.metadata.id, tenantId: tenant.id, subjectId: subject.id,
+    secretId: secret.metadata.id, providerKeyId: providerKey.metadata.id, workspaceModelId: workspaceModel.metadata.id, uploadId: upload.metadata.id, tenantId: tenant.id, subjectId: subject.id,
     modelId: model.metadata.id, scheduleId: schedule.metadata.id, targetKeyId: targetKey.metadata.id, bundleKey,
     widgetId: widget.metadata.id, widgetSessionId: widgetSession.sessionId,
     runnerAgentId: runner.metadata.id, hooksAgentId: hooksAgent.metadata.id,
@@ -194,7 +200,7 @@ export async function seedWorkspace(api: TestApi, account: SeededAccount, worksp
   }
   const ids = [
     seeded.workspaceId, seeded.agentId, seeded.variationId, seeded.toolId, seeded.toolSetId, seeded.layerId, seeded.entryId, seeded.layerAssignmentId,
-    seeded.toolAssignmentId, seeded.secretId, seeded.providerKeyId, seeded.uploadId, seeded.tenantId, seeded.subjectId, seeded.modelId, seeded.scheduleId,
+    seeded.toolAssignmentId, seeded.secretId, seeded.providerKeyId, seeded.workspaceModelId, seeded.uploadId, seeded.tenantId, seeded.subjectId, seeded.modelId, seeded.scheduleId,
     seeded.widgetId, seeded.widgetSessionId,
     seeded.targetKeyId, seeded.runnerAgentId, runnerVariation.metadata.id, seeded.hooksAgentId, seeded.deliveryId, seeded.erasureId,
     seeded.completedObjectiveId, seeded.sleepingObjectiveId, seeded.toolCallId,
