@@ -38,7 +38,7 @@ import { RuntimeObjectiveCommands } from '../actors/kinds/runtime-objective-comm
 import { RuntimeWebhookEndpointCommands } from '../actors/kinds/runtime-webhook-endpoint-commands';
 import { webhookIntakeDurableName } from '../actors/kinds/webhook-intake';
 import { createApp } from '../http/app';
-import { createAppDependencies } from '../http/dependencies';
+import { createAppDependencies } from '../composition/services';
 import { createDataSource } from '../persistence/data-source';
 import { loadConfig } from '../src/config';
 import { newId } from '../src/ids';

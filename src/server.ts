@@ -14,7 +14,7 @@ import { RuntimeScheduleCommands } from '../actors/kinds/runtime-schedule-comman
 import { RuntimeErasure } from '../actors/kinds/runtime-erasure';
 import { createApp } from '../http/app';
 import { handleClientErrors } from '../http/client-errors';
-import { createAppDependencies, type ApplicationParts, type Services } from '../http/dependencies';
+import { createAppDependencies, type ApplicationParts, type Services } from '../composition/services';
 import { createDataSource, runMigrationsLocked } from '../persistence/data-source';
 import { embeddedConnectionBudget, startEmbeddedPostgres, type EmbeddedConnectionBudget } from '../persistence/embedded-postgres';
 import { ConfigError, type Config } from './config';

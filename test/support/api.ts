@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../http/app';
 import { handleClientErrors } from '../../http/client-errors';
-import { createAppDependencies, type Services } from '../../http/dependencies';
+import { createAppDependencies, type Services } from '../../composition/services';
 import { createDataSource } from '../../persistence/data-source';
 import { defaultRuntimeOptions, readClusterStatus, startActorRuntime, type ActorRuntime, type DependencyHealth, type RuntimeOptions } from '../../actors';
 import { nodeKinds, startNodeConsumers } from '../../actors/kinds/node-kinds';
