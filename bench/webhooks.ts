@@ -1,6 +1,6 @@
 // Webhook delivery benchmark (issue 10 item 8): prints JSON lines of figures,
 // asserts nothing. One node in this process, in cluster mode (the production
-// path): the real composition (createAppDependencies, nodeKinds,
+// path): the real composition (createServices, nodeKinds,
 // startNodeConsumers) on a fresh Postgres database, NATS JetStream with a
 // unique subject prefix and event stream. A driver child process (this file,
 // forked with DRIVER=1) plays both outsides, so its CPU is not the node's:
@@ -38,7 +38,7 @@ import { RuntimeObjectiveCommands } from '../actors/kinds/runtime-objective-comm
 import { RuntimeWebhookEndpointCommands } from '../actors/kinds/runtime-webhook-endpoint-commands';
 import { webhookIntakeDurableName } from '../actors/kinds/webhook-intake';
 import { createApp } from '../http/app';
-import { createAppDependencies } from '../composition/services';
+import { createAppDependencies, createServices } from '../composition';
 import { createDataSource } from '../persistence/data-source';
 import { loadConfig } from '../src/config';
 import { newId } from '../src/ids';
@@ -365,25 +365,26 @@ async function main(): Promise<void> {
   await dataSource.initialize();
   const objectiveCommands = new RuntimeObjectiveCommands();
   const webhookEndpointCommands = new RuntimeWebhookEndpointCommands();
-  const parts = createAppDependencies({ config, dataSource, masterKey: randomBytes(32), logger, objectiveCommands, webhookEndpointCommands });
+  const masterKey = randomBytes(32);
+  const services = createServices({ config, dataSource, masterKey, logger, objectiveCommands, webhookEndpointCommands });
   let runtime: ActorRuntime | undefined;
   let benchAccountId: string | undefined;
-  const server = http.createServer(createApp(parts.app).callback());
+  const server = http.createServer(createApp(createAppDependencies(services, { config, dataSource, masterKey, logger })).callback());
   try {
     runtime = await startActorRuntime({
-      dataSource, databaseUrl: database.url, natsUrl: NATS_URL, kinds: nodeKinds(parts.services),
+      dataSource, databaseUrl: database.url, natsUrl: NATS_URL, kinds: nodeKinds(services),
       options: { shardCount: 64, subjectPrefix, eventStream }, logger: logger.child({ component: 'actors' }),
     });
     objectiveCommands.bind(runtime);
     webhookEndpointCommands.bind(runtime);
-    await startNodeConsumers(runtime, parts.services, logger.child({ component: 'actors' }));
+    await startNodeConsumers(runtime, services, logger.child({ component: 'actors' }));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     await drive.ready;
     const { url: receiverUrl } = await drive.call<{ url: string }>({ op: 'start' });
 
     // Agents with their webhook URL (over the API), objectives seeded as rows.
-    const account = await parts.services.accounts.bootstrap({ accountName: 'bench-webhooks', email: 'bench-webhooks@example.com' });
+    const account = await services.accounts.bootstrap({ accountName: 'bench-webhooks', email: 'bench-webhooks@example.com' });
     benchAccountId = account.accountId;
     const post = async (path: string, body: unknown) => {
       const response = await fetch(`${apiUrl}${path}`, {
@@ -511,7 +512,7 @@ async function main(): Promise<void> {
     server.closeAllConnections();
     server.close();
     await runtime?.stop().catch(() => undefined);
-    await parts.services.close();
+    await services.close();
     await dataSource.destroy();
     drive.child.disconnect();
     // OBJECTIVE_EVENTS has a fixed name: deleted only when this run created it, else this run's durable consumer goes and
