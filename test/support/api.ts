@@ -6,6 +6,7 @@ import type Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import type { DestinationStream } from 'pino';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../http/app';
 import { handleClientErrors } from '../../http/client-errors';
@@ -68,6 +69,8 @@ export interface TestApiOptions {
   health?: DependencyHealth;
   /** Level of the captured logs. @default 'debug' */
   logLevel?: string;
+  /** Where the log lines go instead of `logs` (a bench's stderr). @default `logs` */
+  logDestination?: DestinationStream;
   /** Database pool size. @default 5 */
   poolSize?: number;
   /**
@@ -96,7 +99,10 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', AGENTRT_RATE_LIMIT_PER_SECOND: '10000', AGENTRT_RATE_LIMIT_BURST: '10000', ...options.env });
   const logs: string[] = [];
   // The production logger (with its redaction), writing into `logs`.
-  const logger = createLogger({ level: options.logLevel ?? 'debug', destination: new Writable({ write(chunk, _encoding, done) { logs.push(String(chunk)); done(); } }) });
+  const logger = createLogger({
+    level: options.logLevel ?? 'debug',
+    destination: options.logDestination ?? new Writable({ write(chunk, _encoding, done) { logs.push(String(chunk)); done(); } }),
+  });
   // OTEL_* in `env` turn tracing on for this process while the API runs (the node's start-up, src/server.ts, does the same).
   const tracing = config.tracing ? startTracing(config.tracing, { logger }) : undefined;
   const dataSource = createDataSource({ url: database.url, poolSize: options.poolSize ?? 5 });
