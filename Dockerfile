@@ -6,6 +6,7 @@ COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY composition ./composition
 COPY http ./http
 COPY actors ./actors
 COPY persistence ./persistence

@@ -13,8 +13,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { Pool } from 'pg';
 import { Agent, request } from 'undici';
-import { startTestApi } from '../test/support/api';
-import { sharedTestDatabase } from '../test/support/global-setup';
+import { startBenchNode } from './support/bench-node';
 
 const CONCURRENCY = 16;
 const DURATION_MS = 5000;
@@ -123,9 +122,8 @@ async function startBareKoaPgApp(databaseUrl: string): Promise<BareApp> {
 }
 
 async function main(): Promise<void> {
-  const database = await sharedTestDatabase(); // a fresh database, dropped below
-  const api = await startTestApi({ logLevel: 'silent', poolSize: POOL_SIZE, env: { AGENTRT_RATE_LIMIT_PER_SECOND: '1000000', AGENTRT_RATE_LIMIT_BURST: '1000000' } });
-  const bare = await startBareKoaPgApp(database.url);
+  const api = await startBenchNode({ poolSize: POOL_SIZE });
+  const bare = await startBareKoaPgApp(api.database.url);
   const dispatcher = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 30_000 });
   try {
     const account = await api.bootstrap('bench');
@@ -159,7 +157,6 @@ async function main(): Promise<void> {
     await dispatcher.close();
     await bare.close();
     await api.close();
-    await database.drop();
   }
 }
 

@@ -34,8 +34,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { startTestApi } from '../test/support/api';
-import { sharedTestDatabase } from '../test/support/global-setup';
 import { toolTurnsScript } from '../test/support/objective-storage';
 import { startOf, toolSuccess } from '../test/unit/objectives/objective-driver';
 import { ScriptedChatModel } from '../src/models/scripted-model';
@@ -43,6 +41,7 @@ import { objectiveBehavior } from '../src/objectives/objective.behavior';
 import type { ObjectiveEvent as JournalEvent, ObjectiveState } from '../src/objectives/objective-state';
 import type { ActorDecision, EffectRequest } from '../src/ports/actor-behavior';
 import type { ChatRequest } from '../src/ports/model-provider';
+import { startBenchNode } from './support/bench-node';
 import { startDriverProcess } from './support/driver-process';
 import { startProfiler } from './support/cpu-profiler';
 
@@ -186,12 +185,7 @@ async function main(): Promise<void> {
   await decisionsPhase();
   const driverProcess = startDriverProcess<never, { ready: true; toolUrl: string }>(__filename);
   const { toolUrl } = await driverProcess.ready;
-  const api = await startTestApi({
-    logLevel: 'silent',
-    poolSize: 10,
-    runtime: { shardCount: 64 },
-    env: { AGENTRT_RATE_LIMIT_PER_SECOND: '1000000', AGENTRT_RATE_LIMIT_BURST: '1000000', AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' },
-  });
+  const api = await startBenchNode({ runtime: { shardCount: 64 }, env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' } });
   try {
     const account = await api.bootstrap('bench-compaction');
     const headers = { authorization: `Bearer ${account.globalApiKey.token}`, 'content-type': 'application/json' };
@@ -336,7 +330,6 @@ async function main(): Promise<void> {
   } finally {
     driverProcess.child.disconnect();
     await api.close();
-    await (await sharedTestDatabase()).drop();
   }
 }
 

@@ -10,8 +10,7 @@
 // skills manifest, ObjectiveMemoryResolver.resolve) over the same stack.
 // Run with `tsx bench/memory-skills.ts` (CALLS=20000 for a longer run).
 import { performance } from 'node:perf_hooks';
-import { startTestApi } from '../test/support/api';
-import { sharedTestDatabase } from '../test/support/global-setup';
+import { startBenchNode } from './support/bench-node';
 import { newId } from '../src/ids';
 import { EpisodicMemory } from '../src/memory/episodic-memory';
 import { MemoryToolsService } from '../src/memory/memory-tools.service';
@@ -45,8 +44,7 @@ function percentiles(samples: number[]): Record<string, number> {
 const keyOf = (index: number) => `skills/topic-${String(index).padStart(5, '0')}`;
 
 async function main(): Promise<void> {
-  const database = await sharedTestDatabase(); // a fresh database, dropped below
-  const api = await startTestApi({ logLevel: 'silent', poolSize: CONCURRENCY + 2 });
+  const api = await startBenchNode({ poolSize: CONCURRENCY + 2 });
   try {
     const account = await api.bootstrap('bench');
     const workspace = { id: account.workspaceId, accountId: account.accountId, name: 'default', status: 'STATUS_ENABLED' as const };
@@ -144,7 +142,6 @@ async function main(): Promise<void> {
     }));
   } finally {
     await api.close();
-    await database.drop();
   }
 }
 

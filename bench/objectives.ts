@@ -29,9 +29,8 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { Agent, request } from 'undici';
 import { register } from 'prom-client';
-import { startTestApi } from '../test/support/api';
 import { countSnapshotBytes, objectiveStorage, toolTurnsScript } from '../test/support/objective-storage';
-import { sharedTestDatabase } from '../test/support/global-setup';
+import { startBenchNode } from './support/bench-node';
 import { startDriverProcess } from './support/driver-process';
 import { analyzeAsAutovacuumWould } from './support/table-statistics';
 import { probeRoundTrips } from './support/round-trip-ceiling';
@@ -279,11 +278,9 @@ async function driver(): Promise<void> {
 async function main(): Promise<void> {
   const driverProcess = startDriverProcess<DriverRequest, { ready: true; toolUrl: string }>(__filename);
   const { toolUrl } = await driverProcess.ready;
-  const api = await startTestApi({
-    logLevel: 'silent',
-    poolSize: 10,
+  const api = await startBenchNode({
     runtime: { shardCount: 64, passivateAfterMs: PASSIVATE_AFTER_MS, outboxPollMs: 1000 },
-    env: { AGENTRT_RATE_LIMIT_PER_SECOND: '1000000', AGENTRT_RATE_LIMIT_BURST: '1000000', AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' },
+    env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' },
   });
   try {
     const account = await api.bootstrap('bench-objectives');
@@ -310,7 +307,7 @@ async function main(): Promise<void> {
     });
     const big = await post(`/v1/workspaces/${ws}/tools`, { metadata: { name: 'big' }, spec: { description: 'Lists orders', http: { url: `${toolUrl}/big`, method: 'POST' } } });
     await post(`/v1/workspaces/${ws}/agents/${storageAgent.metadata.id}/variations/${storageVariation.metadata.id}/assignments`, { toolId: big.metadata.id });
-    const databaseUrl = (await sharedTestDatabase()).url;
+    const databaseUrl = api.database.url;
     await driverProcess.call({ op: 'configure', apiUrl: api.url, token: account.globalApiKey.token, workspaceId: ws, agentId: agent.metadata.id, databaseUrl });
 
     // Warm-up: connections, prepared statements, JIT.
@@ -413,7 +410,6 @@ async function main(): Promise<void> {
   } finally {
     driverProcess.child.disconnect();
     await api.close();
-    await (await sharedTestDatabase()).drop();
   }
 }
 

@@ -46,8 +46,7 @@ import { objectiveBehavior, type ObjectiveCommand } from '../src/objectives/obje
 import type { ObjectiveRequest } from '../src/objectives/objective.service';
 import type { ActorContext, ActorDecision, FiredReminder } from '../src/ports/actor-behavior';
 import { scheduleBehavior, type PrepareScheduledObjectiveInput, type ScheduleState } from '../src/schedules/schedule.behavior';
-import { startTestApi } from '../test/support/api';
-import { sharedTestDatabase } from '../test/support/global-setup';
+import { startBenchNode } from './support/bench-node';
 import { analyzeAsAutovacuumWould } from './support/table-statistics';
 import { startProfiler } from './support/cpu-profiler';
 
@@ -250,12 +249,10 @@ function installHooks() {
 
 async function main(): Promise<void> {
   const hooks = installHooks();
-  const api = await startTestApi({
+  const api = await startBenchNode({
     logLevel: 'warn',
-    poolSize: 10,
     // The test API polls the outbox every 50 ms (tests want their events at once); a node polls every second.
     runtime: { shardCount: SHARDS, outboxPollMs: defaultRuntimeOptions().outboxPollMs, ...(POLL_MS ? { reminderPollMs: Number(POLL_MS) } : {}) },
-    env: { AGENTRT_RATE_LIMIT_PER_SECOND: '1000000', AGENTRT_RATE_LIMIT_BURST: '1000000' },
   });
   hooks.hookResolve(api.services.objectives as never);
   const runtime = api.runtime!;
@@ -494,7 +491,6 @@ async function main(): Promise<void> {
   } finally {
     await dispatcher.close();
     await api.close();
-    await (await sharedTestDatabase()).drop();
   }
 }
 

@@ -12,11 +12,10 @@
 // Run with `npm run bench:usage` (OBJECTIVES=100000 for a quicker run;
 // KEEP_DATABASE=1 keeps the seeded database).
 import { Agent, request } from 'undici';
-import { startTestApi } from '../test/support/api';
-import { sharedTestDatabase } from '../test/support/global-setup';
 import { encodeCursor } from '../src/resource/pagination';
 import { BUCKET_HOURS } from '../src/usage/usage-rollup';
 import { USAGE_ROLLUP_SLOTS } from '../persistence/repositories/usage.store';
+import { startBenchNode } from './support/bench-node';
 import { analyzeAsAutovacuumWould } from './support/table-statistics';
 
 const OBJECTIVES = Number(process.env.OBJECTIVES ?? 1_000_000);
@@ -69,8 +68,7 @@ const SEED_KEYS = `
   WHERE workspace_id = $1 AND bucket_hours = 1 GROUP BY workspace_id, dimension, key, slot`;
 
 async function main(): Promise<void> {
-  const database = await sharedTestDatabase();
-  const api = await startTestApi({ database, logLevel: 'warn', poolSize: 4 });
+  const api = await startBenchNode({ logLevel: 'warn', poolSize: 4 });
   const dispatcher = new Agent({ connections: 1, pipelining: 1, keepAliveTimeout: 60_000 });
   try {
     const account = await api.bootstrap('bench-usage');
@@ -136,10 +134,10 @@ async function main(): Promise<void> {
     }
   } finally {
     await dispatcher.close();
-    await api.close();
     // KEEP_DATABASE=1 leaves the seeded database for a look at the plans (its name is printed).
-    if (process.env.KEEP_DATABASE === '1') log({ phase: 'kept', database: database.name });
-    else await database.drop();
+    const keepDatabase = process.env.KEEP_DATABASE === '1';
+    await api.close({ keepDatabase });
+    if (keepDatabase) log({ phase: 'kept', database: api.database.name });
   }
 }
 

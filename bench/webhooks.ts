@@ -1,7 +1,7 @@
 // Webhook delivery benchmark (issue 10 item 8): prints JSON lines of figures,
 // asserts nothing. One node in this process, in cluster mode (the production
-// path): the real composition (createAppDependencies, nodeKinds,
-// startNodeConsumers) on a fresh Postgres database, NATS JetStream with a
+// path): the benches' node (bench/support/bench-node.ts: the real services,
+// actor kinds and consumers) on a fresh Postgres database, NATS JetStream with a
 // unique subject prefix and event stream. A driver child process (this file,
 // forked with DRIVER=1) plays both outsides, so its CPU is not the node's:
 // it publishes well-formed webhook envelopes to OBJECTIVE_EVENTS with their
@@ -20,7 +20,6 @@
 // the many-endpoint throughput phase, HEAP_PROFILE=<file> a sampling heap
 // profile of the latency window's allocations; AGENTS, OBJECTIVES_PER_AGENT,
 // DURATION_MS, SINGLE_DURATION_MS, WARMUP_MS, BACKLOG, RATE, LATENCY_MS).
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -32,18 +31,10 @@ import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
 import { register } from 'prom-client';
 import { ulid } from 'ulid';
-import { startActorRuntime, type ActorRuntime } from '../actors';
-import { nodeKinds, startNodeConsumers } from '../actors/kinds/node-kinds';
-import { RuntimeObjectiveCommands } from '../actors/kinds/runtime-objective-commands';
-import { RuntimeWebhookEndpointCommands } from '../actors/kinds/runtime-webhook-endpoint-commands';
+import { defaultRuntimeOptions } from '../actors';
 import { webhookIntakeDurableName } from '../actors/kinds/webhook-intake';
-import { createApp } from '../http/app';
-import { createAppDependencies } from '../http/dependencies';
-import { createDataSource } from '../persistence/data-source';
-import { loadConfig } from '../src/config';
 import { newId } from '../src/ids';
-import { createLogger } from '../src/logger';
-import { createTestDatabase } from '../test/support/database';
+import { startBenchNode, type BenchNode } from './support/bench-node';
 import { startDriverProcess } from './support/driver-process';
 import { analyzeAsAutovacuumWould } from './support/table-statistics';
 import { startProfiler } from './support/cpu-profiler';
@@ -351,39 +342,27 @@ async function cleanUpNats(streams: string[], consumer: { stream: string; name: 
 
 async function main(): Promise<void> {
   const objectiveStreamExisted = await streamExists(STREAM);
-  const database = await createTestDatabase();
   const suffix = ulid().toLowerCase();
   const subjectPrefix = `bench_wh_${suffix}`;
   const eventStream = `BENCH_WH_${suffix.toUpperCase()}`;
   const drive = startDriverProcess<DriverRequest>(__filename);
-  const config = loadConfig({
-    DATABASE_URL: database.url, NATS_URL, PORT: '0', AGENTRT_ALLOW_PRIVATE_NETWORK: 'true',
-    AGENTRT_RATE_LIMIT_PER_SECOND: '1000000', AGENTRT_RATE_LIMIT_BURST: '1000000',
-  });
-  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn', destination: process.stderr });
-  const dataSource = createDataSource({ url: database.url, poolSize: 10 });
-  await dataSource.initialize();
-  const objectiveCommands = new RuntimeObjectiveCommands();
-  const webhookEndpointCommands = new RuntimeWebhookEndpointCommands();
-  const parts = createAppDependencies({ config, dataSource, masterKey: randomBytes(32), logger, objectiveCommands, webhookEndpointCommands });
-  let runtime: ActorRuntime | undefined;
+  let node: BenchNode | undefined;
   let benchAccountId: string | undefined;
-  const server = http.createServer(createApp(parts.app).callback());
   try {
-    runtime = await startActorRuntime({
-      dataSource, databaseUrl: database.url, natsUrl: NATS_URL, kinds: nodeKinds(parts.services),
-      options: { shardCount: 64, subjectPrefix, eventStream }, logger: logger.child({ component: 'actors' }),
+    node = await startBenchNode({
+      logLevel: process.env.LOG_LEVEL ?? 'warn',
+      logDestination: process.stderr,
+      natsUrl: NATS_URL,
+      // A node polls its outbox every second; the test node's 50 ms would add its queries to every figure.
+      runtime: { shardCount: 64, subjectPrefix, eventStream, outboxPollMs: defaultRuntimeOptions().outboxPollMs },
+      env: { AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' },
     });
-    objectiveCommands.bind(runtime);
-    webhookEndpointCommands.bind(runtime);
-    await startNodeConsumers(runtime, parts.services, logger.child({ component: 'actors' }));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const { dataSource, services, url: apiUrl } = node;
     await drive.ready;
     const { url: receiverUrl } = await drive.call<{ url: string }>({ op: 'start' });
 
     // Agents with their webhook URL (over the API), objectives seeded as rows.
-    const account = await parts.services.accounts.bootstrap({ accountName: 'bench-webhooks', email: 'bench-webhooks@example.com' });
+    const account = await services.accounts.bootstrap({ accountName: 'bench-webhooks', email: 'bench-webhooks@example.com' });
     benchAccountId = account.accountId;
     const post = async (path: string, body: unknown) => {
       const response = await fetch(`${apiUrl}${path}`, {
@@ -508,11 +487,8 @@ async function main(): Promise<void> {
       target: 'p99 from event commit to receiver < 50 ms at 1,000 events/s',
     });
   } finally {
-    server.closeAllConnections();
-    server.close();
-    await runtime?.stop().catch(() => undefined);
-    await parts.services.close();
-    await dataSource.destroy();
+    const runtime = node?.runtime;
+    await node?.close();
     drive.child.disconnect();
     // OBJECTIVE_EVENTS has a fixed name: deleted only when this run created it, else this run's durable consumer goes and
     // its messages are purged (its account's subjects): kept, a gigabyte of them piled up over a day of runs and slowed NATS.
@@ -523,7 +499,6 @@ async function main(): Promise<void> {
       objectiveStreamExisted && runtime ? { stream: STREAM, name: webhookIntakeDurableName(runtime.subjectPrefix) } : null,
       objectiveStreamExisted && benchAccountId ? { stream: STREAM, filter: `objective_events.${benchAccountId}.>` } : null,
     );
-    await database.drop();
   }
 }
 

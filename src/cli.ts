@@ -153,9 +153,9 @@ async function bootstrapCommand(args: string[], env: NodeJS.ProcessEnv): Promise
   if (!values.account) throw new UsageError('bootstrap needs --account NAME');
   if (!values.email) throw new UsageError('bootstrap needs --email EMAIL');
   const config = loadConfig(env);
-  const { database, deps } = await openServices(config, stderrLogger(config));
+  const { database, services } = await openServices(config, stderrLogger(config));
   try {
-    const created = await deps.services.accounts.bootstrap({ accountName: values.account, email: values.email });
+    const created = await services.accounts.bootstrap({ accountName: values.account, email: values.email });
     process.stdout.write(values.json ? `${JSON.stringify(created)}\n` : describeBootstrap(created));
   } finally {
     await database.close();

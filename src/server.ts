@@ -1,6 +1,7 @@
 // One agentrt node: master key, database and migrations, actor runtime, first-start
-// bootstrap, HTTP, graceful shutdown. With cli.ts, the composition root: the only
-// src/ files wiring http/, persistence/ and actors/ together; no domain logic here.
+// bootstrap, HTTP, graceful shutdown. It has the composition root (composition/)
+// build the services, then hands them to the actor runtime and the HTTP app. With
+// cli.ts, the only src/ files reaching outside src/; no domain logic here.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { constants as fsConstants, promises as fs } from 'node:fs';
@@ -14,13 +15,14 @@ import { RuntimeScheduleCommands } from '../actors/kinds/runtime-schedule-comman
 import { RuntimeErasure } from '../actors/kinds/runtime-erasure';
 import { createApp } from '../http/app';
 import { handleClientErrors } from '../http/client-errors';
-import { createAppDependencies, type ApplicationParts, type Services } from '../http/dependencies';
+import { createAppDependencies, createServices } from '../composition';
 import { createDataSource, runMigrationsLocked } from '../persistence/data-source';
 import { embeddedConnectionBudget, startEmbeddedPostgres, type EmbeddedConnectionBudget } from '../persistence/embedded-postgres';
 import { ConfigError, type Config } from './config';
 import { DecryptionError } from './crypto/envelope';
 import { createLogger, type Logger } from './logger';
 import { loadMasterKey } from './master-key';
+import type { Services } from './ports/services';
 import { startTracing } from './tracing/tracing-provider';
 
 type DataSource = ReturnType<typeof createDataSource>;
@@ -125,15 +127,15 @@ async function loadNodeMasterKey(config: Config, logger: Logger): Promise<Buffer
  * the actor runtime or HTTP: what the one-shot CLI commands need.
  * @throws ConfigError for a malformed master key
  */
-export async function openServices(config: Config, logger: Logger): Promise<{ database: Database; deps: ApplicationParts }> {
+export async function openServices(config: Config, logger: Logger): Promise<{ database: Database; services: Services }> {
   const masterKey = await loadNodeMasterKey(config, logger);
   const database = await openDatabase(config, logger);
   try {
-    const deps = createAppDependencies({
+    const services = createServices({
       config, dataSource: database.dataSource, masterKey, logger,
       clusterStatus: () => readClusterStatus(database.dataSource, runtimeOptionsFromEnv()),
     });
-    return { database, deps };
+    return { database, services };
   } catch (error) {
     await database.close().catch(() => undefined);
     throw error;
@@ -178,22 +180,25 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     let draining = false;
     // One end for the whole shutdown, set when stop() is called: the drain time from then.
     let stopEndsAt: number | undefined;
-    const deps = createAppDependencies({
+    const services = createServices({
       config, dataSource: database.dataSource, masterKey, logger, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime,
       // Called only once the node serves requests, after the runtime below has started.
       clusterStatus: () => runtime.clusterStatus(),
+    });
+    const app = createAppDependencies(services, {
+      config, dataSource: database.dataSource, masterKey, logger,
       idempotencyClaimant: () => ({ nodeId: runtime.nodeId, leaseTimeoutMs: runtimeOptions.leaseTimeoutMs }),
       isDraining: () => draining,
       health,
     });
-    closers.push(() => deps.services.close());
+    closers.push(() => services.close());
     // The runtime's loops report a lost dependency through their logger: one warning per outage, not per retry.
     const runtimeLogger = reportingLogger(logger.child({ component: 'actors' }), health);
     const runtime = await startActorRuntime({
       dataSource: database.dataSource,
       databaseUrl: config.databaseUrl,
       natsUrl: config.natsUrl,
-      kinds: nodeKinds(deps.services),
+      kinds: nodeKinds(services),
       options: options.runtimeOptions,
       logger: runtimeLogger,
       health,
@@ -203,12 +208,12 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     webhookEndpointCommands.bind(runtime);
     scheduleCommands.bind(runtime);
     erasureRuntime.bind(runtime);
-    await startNodeConsumers(runtime, deps.services, runtimeLogger);
-    await checkMasterKeyOpensStoredKeys(deps.services);
-    await bootstrapFirstAccount(deps.services, database.dataSource, config.dataDir, logger);
-    const modelsAdded = await deps.services.models.reconcileCatalog();
+    await startNodeConsumers(runtime, services, runtimeLogger);
+    await checkMasterKeyOpensStoredKeys(services);
+    await bootstrapFirstAccount(services, database.dataSource, config.dataDir, logger);
+    const modelsAdded = await services.models.reconcileCatalog();
     if (modelsAdded > 0) logger.info({ modelsAdded }, 'model catalog reconciled into existing workspaces');
-    const server = await listen(createApp(deps.app).callback(), config, logger);
+    const server = await listen(createApp(app).callback(), config, logger);
     closers.push(() => {
       draining = true;
       // Requests are cut at the latest when the runtime gives up on running effects: the rest of the drain time is the handoff's.

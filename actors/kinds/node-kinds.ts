@@ -3,7 +3,7 @@
 // node's services, the consumers that feed them (the webhook intake), the
 // node's periodic work (the episodic memory and widget session sweepers), and
 // the objectives' live feed bound to the runtime's bus.
-import type { Services } from '../../http/dependencies';
+import type { Services } from '../../src/ports/services';
 import type { ActorKind } from '../../src/ports/actor-behavior';
 import type { ConsumerHandle } from '../../src/ports/event-consumer';
 import type { ActorRuntime } from '../runtime/actor-runtime';

@@ -4,8 +4,8 @@
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { InternalError, toApiError, type ApiError, type StatusCode } from '../../src/errors';
-import { isPostgresConnectionFailure } from '../../persistence/runtime/pg-results';
-import { dependencyUnavailableError, type DependencyHealthPort } from '../../src/ports/dependency-health';
+import { postgresUnavailableError } from '../../persistence/runtime/pg-errors';
+import type { DependencyHealthPort } from '../../src/ports/dependency-health';
 
 /** grpc-gateway mapping from code name to HTTP status. */
 export const HTTP_STATUS: Record<StatusCode, number> = {
@@ -55,11 +55,11 @@ export function errorHandler(logger: Logger, health?: DependencyHealthPort): Koa
       await next();
     } catch (thrown) {
       const error = toApiError(thrown);
-      if (error.code === 'INTERNAL' && isPostgresConnectionFailure(thrown)) {
-        // The database went away (restarted, failing over): a retry soon may work, so say so rather than INTERNAL.
-        if (health) health.down('postgres', thrown);
-        else logger.warn({ err: thrown, requestId: ctx.state.requestId, route: ctx.state.routePath }, 'database unreachable');
-        writeError(ctx, health?.unavailableError('postgres') ?? dependencyUnavailableError('postgres'));
+      // The database went away (restarted, failing over): a retry soon may work, so say so rather than INTERNAL.
+      const databaseAway = error.code === 'INTERNAL' ? postgresUnavailableError(thrown, health) : undefined;
+      if (databaseAway) {
+        if (!health) logger.warn({ err: thrown, requestId: ctx.state.requestId, route: ctx.state.routePath }, 'database unreachable');
+        writeError(ctx, databaseAway);
         return;
       }
       const away = error.code === 'INTERNAL' ? health?.unavailable()[0] : undefined;

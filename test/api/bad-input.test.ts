@@ -1,7 +1,7 @@
 // Hostile input against every declared route: whatever a client sends, the
 // answer is a 4xx Status body, never a 500 and never a hang.
 import assert from 'node:assert/strict';
-import { allRoutes } from '../../http/dependencies';
+import { allRoutes } from '../../http/route-table';
 import type { RouteDefinition } from '../../http/route';
 import { startTestApi, type TestApi } from '../support/api';
 import { newAccount, type TestAccount } from '../support/fixtures';

@@ -12,7 +12,7 @@
 // and one that acts on the caller's own credential (the global key's rotate
 // and disable) is made by the global key of a throwaway account.
 import assert from 'node:assert/strict';
-import { allRoutes } from '../../http/dependencies';
+import { allRoutes } from '../../http/route-table';
 import type { RouteDefinition } from '../../http/route';
 import { scopeAllows, type Scope } from '../../src/auth/scopes';
 import { newUlid } from '../../src/ids';

@@ -8,7 +8,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
-import { createServices, type Services } from '../../http/dependencies';
+import { createServices } from '../../composition';
+import type { Services } from '../../src/ports/services';
 import { createDataSource } from '../../persistence/data-source';
 import { rotateMasterKey } from '../../persistence/repositories/data-key.store';
 import type { Principal } from '../../src/auth/principal';

@@ -2,7 +2,8 @@
 // changes, the lookup other areas use, and the idempotent start-up reconcile.
 import assert from 'node:assert/strict';
 import type { DataSource } from 'typeorm';
-import { createServices, type Services } from '../../http/dependencies';
+import { createServices } from '../../composition';
+import type { Services } from '../../src/ports/services';
 import { createDataSource } from '../../persistence/data-source';
 import { createModelsStore } from '../../persistence/repositories/models.store';
 import { createSecretsStore } from '../../persistence/repositories/secrets.store';

@@ -2,7 +2,7 @@
 // PERMISSION_DENIED naming the scope; read does not grant manage; the scope
 // itself gets past the scope check (later checks may still refuse).
 import assert from 'node:assert/strict';
-import { allRoutes } from '../../http/dependencies';
+import { allRoutes } from '../../http/route-table';
 import type { RouteDefinition } from '../../http/route';
 import { ScopeResource } from '../../src/auth/scopes';
 import { startTestApi, type TestApi } from '../support/api';

@@ -9,7 +9,6 @@
 // webhook-id, each tool call sent once under its Idempotency-Key. The figures
 // (objectives, events, deliveries, recovery times) are printed, not asserted.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,12 +18,12 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { Pool } from 'pg';
 import { Webhook } from 'standardwebhooks';
-import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventuallyValue } from '../support/eventually';
 import { NatsCluster } from '../support/nats-cluster';
 import { startTestToolServer, type TestToolServer } from '../support/tool-server';
+import { TwoNodes } from '../support/two-nodes';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
-import { assertBuilt, cliEnv, startServe, type ServeProcess } from './cli-process';
+import type { ServeProcess } from './cli-process';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -42,13 +41,12 @@ describe('two nodes on a three-server NATS cluster (JetStream replicas 3), one s
   this.timeout(240_000);
   let root: string;
   let cluster: NatsCluster;
-  let database: TestDatabase;
+  let agentrt: TwoNodes | undefined;
   let pool: Pool;
   let tool: TestToolServer;
   let receiver: WebhookReceiver;
   let verifier: Webhook;
   const nodes: ServeProcess[] = [];
-  let token: string;
   let workspaceId: string;
   let agentId: string;
 
@@ -106,7 +104,7 @@ describe('two nodes on a three-server NATS cluster (JetStream replicas 3), one s
   async function request(node: ServeProcess, method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
     const response = await fetch(`${node.url}${route}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      headers: { authorization: `Bearer ${agentrt!.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(30_000),
     });
@@ -131,34 +129,28 @@ describe('two nodes on a three-server NATS cluster (JetStream replicas 3), one s
   }
 
   before(async () => {
-    assertBuilt();
     root = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrt-nats-cluster-'));
     cluster = await NatsCluster.start(path.join(root, 'nats'));
-    database = await createTestDatabase();
-    pool = new Pool({ connectionString: database.url, max: 2 }).on('error', () => undefined);
     tool = await startTestToolServer();
     receiver = await startWebhookReceiver();
-    const shared = {
-      DATABASE_URL: database.url,
-      NATS_URL: cluster.urlList,
-      AGENTRT_JETSTREAM_REPLICAS: String(REPLICAS),
-      AGENTRT_MASTER_KEY: randomBytes(32).toString('base64'),
-      AGENTRT_SHARD_COUNT: String(SHARD_COUNT),
-      AGENTRT_ALLOW_PRIVATE_NETWORK: 'true',
-      AGENTRT_WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s',
-      AGENTRT_RATE_LIMIT_PER_SECOND: '10000',
-      AGENTRT_RATE_LIMIT_BURST: '10000',
-      PORT: '0',
-    };
-    const dataDirs = [path.join(root, 'node0'), path.join(root, 'node1')];
-    for (const dir of dataDirs) await fs.mkdir(dir);
-    nodes.push(...(await Promise.all(dataDirs.map((dir) => startServe(cliEnv({ ...shared, AGENTRT_DATA_DIR: dir }))))));
-    const tokens = await Promise.all(dataDirs.map((dir) => fs.readFile(path.join(dir, 'global-api-key.token'), 'utf8').catch(() => null)));
-    token = tokens.find((value) => value !== null)!.trim();
-    await eventuallyValue(async () => {
-      const status = await call('GET', '/v1/cluster');
-      return status.nodes.length === 2 && status.nodes.every((node: { shards: number[] }) => node.shards.length === SHARD_COUNT / 2);
-    }, 'both nodes holding half the shards', 60_000, 200);
+    // The cluster is alone on these NATS servers: the configured subject prefix and stream names.
+    agentrt = new TwoNodes({
+      name: 'nats-cluster',
+      natsUrl: cluster.urlList,
+      ownBusNames: false,
+      shardCount: SHARD_COUNT,
+      env: {
+        AGENTRT_JETSTREAM_REPLICAS: String(REPLICAS),
+        AGENTRT_ALLOW_PRIVATE_NETWORK: 'true',
+        AGENTRT_WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s',
+        AGENTRT_RATE_LIMIT_PER_SECOND: '10000',
+        AGENTRT_RATE_LIMIT_BURST: '10000',
+      },
+    });
+    await agentrt.start();
+    nodes.push(...(agentrt.nodes as ServeProcess[]));
+    pool = new Pool({ connectionString: agentrt.database!.url, max: 2 }).on('error', () => undefined);
+    await agentrt.balanced();
 
     workspaceId = (await call('GET', '/v1/account/workspaces')).items[0].metadata.id;
     verifier = new Webhook((await call('GET', '/v1/account')).info.webhookEventsHmacSecret.replace(/^wh_/, 'whsec_'));
@@ -186,12 +178,11 @@ describe('two nodes on a three-server NATS cluster (JetStream replicas 3), one s
   });
 
   after(async () => {
-    await Promise.all(nodes.map((node) => node.stop('SIGKILL')));
+    await pool?.end();
+    await agentrt?.close();
     await tool?.close();
     await receiver?.close();
-    await pool?.end();
     await cluster?.stop();
-    await database?.drop();
     if (root) await fs.rm(root, { recursive: true, force: true });
   });
 

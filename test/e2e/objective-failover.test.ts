@@ -13,22 +13,14 @@
 // once. The node running an objective is found from GET
 // /v1/cluster (shard owners) and the "listening" log line's nodeId.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
 import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { ulid } from 'ulid';
-import { shardOf } from '../../src/sharding/fnv1a32';
-import { deleteStream, eventually } from '../support/cluster-harness';
+import { eventually, TEST_NATS_URL } from '../support/cluster-harness';
 import { objectiveEventMessages } from '../support/objective-event-messages';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { assertBuilt, cliEnv, startServe, type ServeProcess } from './cli-process';
+import { TwoNodes } from '../support/two-nodes';
 
-const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 const SHARD_COUNT = 8;
 /** The nodes' drain time (AGENTRT_DRAIN_TIMEOUT_MS) and the end of it kept for the handoff (AGENTRT_HANDOFF_TIMEOUT_MS). */
 const DRAIN_MS = 8000;
@@ -90,62 +82,29 @@ async function startHeldToolServer(): Promise<HeldToolServer> {
 
 /** The messages of stream OBJECTIVE_EVENTS for one objective. */
 function publishedObjectiveEvents(objectiveId: string, expected: number): Promise<Array<{ subject: string; id: string | undefined; body: any }>> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  return objectiveEventMessages(NATS_URL, objectiveId, expected, 20_000, (message) => ({ subject: message.subject, id: message.headers?.get('Nats-Msg-Id'), body: message.json() }));
-}
-
-async function deleteStreams(names: string[]): Promise<void> {
-  for (const name of names) await deleteStream(name);
+  return objectiveEventMessages(TEST_NATS_URL, objectiveId, expected, 20_000, (message) => ({ subject: message.subject, id: message.headers?.get('Nats-Msg-Id'), body: message.json() }));
 }
 
 describe('objectives through node failures (two built nodes, Postgres and NATS)', function () {
   this.timeout(180_000);
-  let database: TestDatabase;
+  const cluster = new TwoNodes({
+    name: 'objective-e2e',
+    shardCount: SHARD_COUNT,
+    env: { AGENTRT_DRAIN_TIMEOUT_MS: String(DRAIN_MS), AGENTRT_HANDOFF_TIMEOUT_MS: String(HANDOFF_MS), AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' },
+    // OBJECTIVE_EVENTS has a fixed name (api-decisions.md): this run's objectives were its only writers on the test server.
+    deleteObjectiveEvents: true,
+  });
+  const { nodes } = cluster;
   let tools: HeldToolServer;
-  const dataDirs: string[] = [];
-  let nodes: Array<ServeProcess | null> = [];
-  let shared: Record<string, string>;
-  let eventStream: string;
-  let token: string;
   let workspaceId: string;
   let agentId: string;
 
-  const liveNode = () => nodes.find((node): node is ServeProcess => node !== null)!;
-
-  async function call(method: string, route: string, body?: unknown, node = liveNode()): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
-    const response = await fetch(`${node.url}${route}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    assert.ok(response.ok, `${method} ${route}: ${response.status} ${text}`);
-    return JSON.parse(text);
-  }
-
-  /** The index in `nodes` of the node whose runtime owns the objective's shard. */
-  async function ownerOf(objectiveId: string): Promise<number> {
-    const shard = shardOf(objectiveId, SHARD_COUNT);
-    let owner = -1;
-    await eventually(async () => {
-      const status = await call('GET', '/v1/cluster');
-      const ownerId = (status.nodes as Array<{ id: string; shards: number[] }>).find((node) => node.shards.includes(shard))?.id;
-      owner = nodes.findIndex((node) => node?.logs().find((line) => line.msg === 'listening')?.nodeId === ownerId);
-      return owner >= 0;
-    }, `an owner for shard ${shard}`, 20_000);
-    return owner;
-  }
-
-  async function startNode(index: number): Promise<void> {
-    nodes[index] = await startServe(cliEnv({ ...shared, AGENTRT_DATA_DIR: dataDirs[index] }));
-  }
+  const call = (method: string, route: string, body?: unknown) => cluster.call(method, route, body);
 
   /** Waits until both nodes share the shards evenly: no rebalance is under way (a node just restarted takes shards over in one). */
   async function waitForBalance(): Promise<void> {
-    if (nodes.includes(null)) await startNode(nodes.indexOf(null));
-    await eventually(async () => {
-      const status = await call('GET', '/v1/cluster');
-      return (status.nodes as Array<{ shards: number[] }>).map((node) => node.shards.length).join() === `${SHARD_COUNT / 2},${SHARD_COUNT / 2}`;
-    }, 'two nodes sharing the shards', 30_000);
+    if (nodes.includes(null)) await cluster.startNode(nodes.indexOf(null));
+    await cluster.balanced(30_000);
   }
 
   async function objective(id: string) {
@@ -157,28 +116,8 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
   }
 
   before(async () => {
-    assertBuilt();
-    database = await createTestDatabase();
     tools = await startHeldToolServer();
-    for (let index = 0; index < 2; index += 1) dataDirs.push(await fs.mkdtemp(path.join(os.tmpdir(), 'agentrt-objective-e2e-')));
-    const suffix = ulid().toLowerCase();
-    eventStream = `E2E_${suffix.toUpperCase()}`;
-    shared = {
-      DATABASE_URL: database.url,
-      NATS_URL,
-      AGENTRT_MASTER_KEY: randomBytes(32).toString('base64'),
-      AGENTRT_SUBJECT_PREFIX: `e2e_${suffix}`,
-      AGENTRT_EVENT_STREAM: eventStream,
-      AGENTRT_SHARD_COUNT: String(SHARD_COUNT),
-      AGENTRT_DRAIN_TIMEOUT_MS: String(DRAIN_MS),
-      AGENTRT_HANDOFF_TIMEOUT_MS: String(HANDOFF_MS),
-      AGENTRT_ALLOW_PRIVATE_NETWORK: 'true',
-      PORT: '0',
-    };
-    nodes = [null, null];
-    await Promise.all([startNode(0), startNode(1)]);
-    const tokens = await Promise.all(dataDirs.map((dir) => fs.readFile(path.join(dir, 'global-api-key.token'), 'utf8').catch(() => null)));
-    token = tokens.find((value) => value !== null)!.trim();
+    await cluster.start();
     workspaceId = (await call('GET', '/v1/account/workspaces')).items[0].metadata.id;
     agentId = (await call('POST', `/v1/workspaces/${workspaceId}/agents`, { metadata: { name: 'failover-bot' } })).metadata.id;
     const variation = await call('POST', `/v1/workspaces/${workspaceId}/agents/${agentId}/variations`, {
@@ -199,27 +138,20 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
   });
 
   afterEach(function () {
-    if (this.currentTest?.state === 'failed') {
-      for (const node of nodes) if (node) process.stderr.write(`node output: ${node.output().stdout.slice(-20_000)}\n${node.output().stderr}\n`);
-    }
+    if (this.currentTest?.state === 'failed') cluster.printOutput();
   });
 
   after(async () => {
-    await Promise.all(nodes.map((node) => node?.stop('SIGKILL')));
+    await cluster.close();
     await tools?.close();
-    await Promise.all(dataDirs.map((dir) => fs.rm(dir, { recursive: true, force: true })));
-    // OBJECTIVE_EVENTS has a fixed name (api-decisions.md): this run's objectives were its only writers on the test server.
-    if (eventStream) await deleteStreams([eventStream, 'OBJECTIVE_EVENTS']);
-    await database?.drop();
   });
 
   it('finishes an objective on the other node after the node running its tool call is killed, with the same Idempotency-Key', async () => {
     const created = await call('POST', `/v1/workspaces/${workspaceId}/objectives`, { agentId, initialMessage: 'CALL hold {"n":1}\nSAY held and done' });
     const id = created.metadata.id as string;
     await eventually(async () => tools.requests.some((request) => request.path === '/hold'), 'the tool call reached the tool', 20_000);
-    const owner = await ownerOf(id);
-    await nodes[owner]!.stop('SIGKILL');
-    nodes[owner] = null;
+    const owner = await cluster.ownerOf(id);
+    await cluster.stopNode(owner, 'SIGKILL');
     await eventually(async () => (await objective(id)).info.status === 'OBJECTIVE_STATUS_COMPLETED', 'COMPLETED on the surviving node', 60_000);
     const holds = tools.requests.filter((request) => request.path === '/hold');
     assert.equal(holds.length, 2, 'sent again once after the kill');
@@ -235,23 +167,22 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
     assert.deepEqual(published.map((message) => message.id), list.map((event: any) => event.metadata.id)); // eslint-disable-line @typescript-eslint/no-explicit-any
     assert.equal(published[0].subject, `objective_events.${created.metadata.accountId}.${workspaceId}.${agentId}.${id}.user_message`);
     assert.equal(published.at(-1)!.body.type, 'objective_event.finalized');
-    await startNode(nodes.indexOf(null));
+    await cluster.startNode(nodes.indexOf(null));
   });
 
   it('runs a model call again on the other node after the node running it is killed, its request rebuilt from the objective', async () => {
     // The journal keeps no model request (it would hold the whole conversation): the survivor rebuilds it from the state.
     const created = await call('POST', `/v1/workspaces/${workspaceId}/objectives`, { agentId, initialMessage: 'SLEEP 3000\nSAY answered after the kill' });
     const id = created.metadata.id as string;
-    const owner = await ownerOf(id);
-    await nodes[owner]!.stop('SIGKILL');
-    nodes[owner] = null;
+    const owner = await cluster.ownerOf(id);
+    await cluster.stopNode(owner, 'SIGKILL');
     await eventually(async () => !['OBJECTIVE_STATUS_RUNNING', 'OBJECTIVE_STATUS_PENDING'].includes((await objective(id)).info.status), 'finished on the surviving node', 60_000);
     const finished = await objective(id);
     assert.equal(finished.info.status, 'OBJECTIVE_STATUS_COMPLETED', JSON.stringify(finished.info));
     assert.equal(finished.info.lastMessage, 'answered after the kill');
     const types = (await events(id)).map((event) => event.data.type.replace('OBJECTIVE_EVENT_TYPE_', ''));
     assert.deepEqual(types, ['USER_MESSAGE', 'ASSISTANT_MESSAGE', 'FINALIZED']);
-    await startNode(nodes.indexOf(null));
+    await cluster.startNode(nodes.indexOf(null));
   });
 
   it('ends a node within its drain time on SIGTERM while its tool call never answers and a request is in flight; the other node completes the objective', async () => {
@@ -261,18 +192,17 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
     const created = await call('POST', `/v1/workspaces/${workspaceId}/objectives`, { agentId, initialMessage: 'CALL hold {"n":3}\nSAY drained and done' });
     const id = created.metadata.id as string;
     await eventually(async () => tools.requests.filter((request) => request.path === '/hold').length > holdsBefore, 'the tool call reached the tool', 20_000);
-    const owner = await ownerOf(id);
+    const owner = await cluster.ownerOf(id);
     const stopping = nodes[owner]!;
     // A request in flight that does not end by itself (its body never comes): shutdown must cut it within the drain time too.
     const stalled = net.connect(Number(new URL(stopping.url).port), new URL(stopping.url).hostname);
     stalled.on('error', () => undefined);
     const cut = once(stalled, 'close');
     await once(stalled, 'connect');
-    stalled.write(`POST /v1/workspaces/${workspaceId}/objectives HTTP/1.1\r\nHost: node\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"agentId":`);
+    stalled.write(`POST /v1/workspaces/${workspaceId}/objectives HTTP/1.1\r\nHost: node\r\nAuthorization: Bearer ${cluster.token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"agentId":`);
     const signalledAt = Date.now();
-    const exit = await stopping.stop('SIGTERM');
+    const exit = await cluster.stopNode(owner, 'SIGTERM');
     const stoppedInMs = Date.now() - signalledAt;
-    nodes[owner] = null;
     await cut;
     assert.deepEqual(exit, { code: 0, signal: null }, 'a graceful stop');
     assert.ok(stoppedInMs <= DRAIN_MS + EXIT_SLACK_MS, `exited ${stoppedInMs} ms after SIGTERM; the drain time is ${DRAIN_MS} ms`);
@@ -281,7 +211,7 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
     const holds = tools.requests.filter((request) => request.path === '/hold').slice(holdsBefore);
     assert.equal(holds.length, 2, 'the call given up is made again by the next owner');
     assert.equal(holds[1].idempotencyKey, holds[0].idempotencyKey, 'with the same Idempotency-Key');
-    await startNode(owner);
+    await cluster.startNode(owner);
   });
 
   it('lets a tool call running at SIGTERM finish and records its result: the tool sees it once, and the other node completes the objective', async () => {
@@ -290,16 +220,15 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
     const id = created.metadata.id as string;
     await eventually(async () => tools.slowInProgress.size === 1, 'the tool call reached the tool', 20_000);
     const [key] = tools.slowInProgress;
-    const owner = await ownerOf(id);
+    const owner = await cluster.ownerOf(id);
     assert.ok(tools.slowInProgress.has(key), 'the call still runs when the node is stopped');
-    const exit = await nodes[owner]!.stop('SIGTERM');
-    nodes[owner] = null;
+    const exit = await cluster.stopNode(owner, 'SIGTERM');
     assert.deepEqual(exit, { code: 0, signal: null });
     await eventually(async () => (await objective(id)).info.status === 'OBJECTIVE_STATUS_COMPLETED', 'COMPLETED on the other node', 60_000);
     assert.deepEqual(tools.requests.filter((request) => request.path === '/slow').map((request) => request.idempotencyKey), [key], 'the call reached the tool once');
     const types = (await events(id)).map((event) => event.data.type.replace('OBJECTIVE_EVENT_TYPE_', ''));
     assert.deepEqual(types.filter((type) => type.startsWith('TOOL_')), ['TOOL_CALLED', 'TOOL_RESULT']);
-    await startNode(owner);
+    await cluster.startNode(owner);
   });
 
   it('approves, through the other node, a tool call that was waiting on a node since killed', async () => {
@@ -307,9 +236,8 @@ describe('objectives through node failures (two built nodes, Postgres and NATS)'
     const id = created.metadata.id as string;
     await eventually(async () => (await objective(id)).info.status === 'OBJECTIVE_STATUS_AWAITING_APPROVAL', 'AWAITING_APPROVAL', 20_000);
     const [toolCallId] = (await objective(id)).info.pendingToolCallIds as string[];
-    const owner = await ownerOf(id);
-    await nodes[owner]!.stop('SIGKILL');
-    nodes[owner] = null;
+    const owner = await cluster.ownerOf(id);
+    await cluster.stopNode(owner, 'SIGKILL');
     const approved = await call('PUT', `/v1/workspaces/${workspaceId}/objectives/${id}/tool_calls/${toolCallId}/approve`, {});
     assert.deepEqual(approved.info.pendingToolCallIds, []);
     await eventually(async () => (await objective(id)).info.status === 'OBJECTIVE_STATUS_COMPLETED', 'COMPLETED after approval', 60_000);

@@ -9,21 +9,12 @@
 // only the latest missed fire within the catch-up window, api-decisions.md and
 // DESIGN.md), the missed ones being the contiguous run while nobody owned it.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ulid } from 'ulid';
 import { upcomingFireTimes } from '../../src/schedules/fire-times';
 import type { ScheduleRules } from '../../src/schedules/schedule-spec';
-import { shardOf } from '../../src/sharding/fnv1a32';
-import { deleteStream, deleteWebhookIntakeDurables, eventually } from '../support/cluster-harness';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { assertBuilt, cliEnv, startServe, type ServeProcess } from './cli-process';
+import { eventually } from '../support/cluster-harness';
+import { TwoNodes } from '../support/two-nodes';
 
-const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
-const SHARD_COUNT = 8;
 /** Shortened so a node stopped with SIGSTOP loses its shards within the test (default 15 s). */
 const LEASE_TIMEOUT_MS = 4000;
 const EVERY_MS = 2000;
@@ -32,54 +23,16 @@ const EVERY_MS = 2000;
 
 describe('schedules through node failures (two built nodes, Postgres and NATS)', function () {
   this.timeout(240_000);
-  let database: TestDatabase;
-  const dataDirs: string[] = [];
-  let nodes: Array<ServeProcess | null> = [];
-  /** The index of a node stopped with SIGSTOP: no request goes to it. */
-  let frozen = -1;
-  let shared: Record<string, string>;
-  let subjectPrefix: string;
-  let token: string;
+  const cluster = new TwoNodes({
+    name: 'schedule-e2e',
+    env: { AGENTRT_LEASE_TIMEOUT_MS: String(LEASE_TIMEOUT_MS), AGENTRT_RATE_LIMIT_PER_SECOND: '10000', AGENTRT_RATE_LIMIT_BURST: '10000' },
+  });
+  const { nodes } = cluster;
   let workspaceId: string;
   let agentId: string;
 
-  const liveNode = () => nodes.find((node, index): node is ServeProcess => node !== null && index !== frozen)!;
+  const call = (method: string, route: string, body?: unknown) => cluster.call(method, route, body);
   const schedulesPath = () => `/v1/workspaces/${workspaceId}/agents/${agentId}/schedules`;
-
-  async function call(method: string, route: string, body?: unknown): Promise<any> {
-    const response = await fetch(`${liveNode().url}${route}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    assert.ok(response.ok, `${method} ${route}: ${response.status} ${text}`);
-    return JSON.parse(text);
-  }
-
-  /** The index in `nodes` of the node owning an actor id's shard. */
-  async function ownerOf(actorId: string): Promise<number> {
-    const shard = shardOf(actorId, SHARD_COUNT);
-    let owner = -1;
-    await eventually(async () => {
-      const status = await call('GET', '/v1/cluster');
-      const ownerId = (status.nodes as Array<{ id: string; shards: number[] }>).find((node) => node.shards.includes(shard))?.id;
-      owner = nodes.findIndex((node) => node?.logs().find((line) => line.msg === 'listening')?.nodeId === ownerId);
-      return owner >= 0;
-    }, `an owner for shard ${shard}`, 20_000);
-    return owner;
-  }
-
-  async function startNode(index: number): Promise<void> {
-    nodes[index] = await startServe(cliEnv({ ...shared, AGENTRT_DATA_DIR: dataDirs[index] }));
-  }
-
-  async function balanced(): Promise<void> {
-    await eventually(async () => {
-      const status = await call('GET', '/v1/cluster');
-      return status.nodes.length === 2 && status.nodes.every((node: { shards: number[] }) => node.shards.length === SHARD_COUNT / 2);
-    }, 'both nodes holding half the shards', 60_000);
-  }
 
   async function createSchedule(name: string): Promise<any> {
     return call('POST', schedulesPath(), {
@@ -156,64 +109,37 @@ describe('schedules through node failures (two built nodes, Postgres and NATS)',
   }
 
   before(async () => {
-    assertBuilt();
-    database = await createTestDatabase();
-    for (let index = 0; index < 2; index += 1) dataDirs.push(await fs.mkdtemp(path.join(os.tmpdir(), 'agentrt-schedule-e2e-')));
-    const suffix = ulid().toLowerCase();
-    subjectPrefix = `e2e_${suffix}`;
-    shared = {
-      DATABASE_URL: database.url,
-      NATS_URL,
-      AGENTRT_MASTER_KEY: randomBytes(32).toString('base64'),
-      AGENTRT_SUBJECT_PREFIX: subjectPrefix,
-      AGENTRT_EVENT_STREAM: `E2E_${suffix.toUpperCase()}`,
-      AGENTRT_SHARD_COUNT: String(SHARD_COUNT),
-      AGENTRT_LEASE_TIMEOUT_MS: String(LEASE_TIMEOUT_MS),
-      AGENTRT_RATE_LIMIT_PER_SECOND: '10000',
-      AGENTRT_RATE_LIMIT_BURST: '10000',
-      PORT: '0',
-    };
-    nodes = [null, null];
-    await Promise.all([startNode(0), startNode(1)]);
-    const tokens = await Promise.all(dataDirs.map((dir) => fs.readFile(path.join(dir, 'global-api-key.token'), 'utf8').catch(() => null)));
-    token = tokens.find((value) => value !== null)!.trim();
+    await cluster.start();
     workspaceId = (await call('GET', '/v1/account/workspaces')).items[0].metadata.id;
     agentId = (await call('POST', `/v1/workspaces/${workspaceId}/agents`, { metadata: { name: 'scheduled' } })).metadata.id;
     await call('POST', `/v1/workspaces/${workspaceId}/agents/${agentId}/variations`, { metadata: { name: 'v1' }, spec: { prompt: 'You help.', modelConfig: { modelId: 'builtin/scripted' } } });
     // Balanced first: a shard handed over while a test runs would move the schedule without any failure.
-    await balanced();
+    await cluster.balanced();
   });
 
   afterEach(function () {
-    if (frozen >= 0) nodes[frozen]?.child.kill('SIGCONT');
-    frozen = -1;
-    if (this.currentTest?.state === 'failed') {
-      for (const node of nodes) if (node) process.stderr.write(`node output: ${node.output().stdout.slice(-20_000)}\n${node.output().stderr}\n`);
-    }
+    if (cluster.frozen >= 0) nodes[cluster.frozen]?.child.kill('SIGCONT');
+    cluster.frozen = -1;
+    if (this.currentTest?.state === 'failed') cluster.printOutput();
   });
 
   after(async () => {
-    await Promise.all(nodes.map((node) => node?.stop('SIGKILL')));
-    await Promise.all(dataDirs.map((dir) => fs.rm(dir, { recursive: true, force: true })));
-    await deleteWebhookIntakeDurables(subjectPrefix).catch(() => undefined);
-    await deleteStream(shared.AGENTRT_EVENT_STREAM).catch(() => undefined);
-    await database?.drop();
+    await cluster.close();
   });
 
   it('keeps firing from the other node after the owning node is killed, with no double and no lost fire', async () => {
     const created = await createSchedule('killed owner');
     const id = created.metadata.id as string;
     await firesAfter(id, 0, 3, 'three fires before the kill');
-    const owner = await ownerOf(id);
+    const owner = await cluster.ownerOf(id);
     // Killed just before a fire is due, so that fire falls due while no node owns the schedule
     // (Postgres frees a killed node's advisory-lock leases at once: the takeover is quick).
     const [soon, later] = upcomingFireTimes(created.spec.schedule as ScheduleRules, new Date(), 2).map((time) => time.getTime());
     await sleep(Math.max(0, (soon - Date.now() > 800 ? soon : later) - 400 - Date.now()));
     const killedAt = Date.now();
-    await nodes[owner]!.stop('SIGKILL');
-    nodes[owner] = null;
+    await cluster.stopNode(owner, 'SIGKILL');
     await firesAfter(id, killedAt + EVERY_MS, 3, 'three fires from the node that took the schedule over');
-    assert.notEqual(await ownerOf(id), owner);
+    assert.notEqual(await cluster.ownerOf(id), owner);
 
     const settled = await pauseAndSettle(id);
     const missed = checkFires(created, settled, killedAt);
@@ -221,23 +147,23 @@ describe('schedules through node failures (two built nodes, Postgres and NATS)',
       .sort((a, b) => Date.parse(a.spec.scheduleFireTime) - Date.parse(b.spec.scheduleFireTime))[0];
     process.stdout.write(`      killed owner ${Date.parse(caughtUp.spec.scheduleFireTime) - killedAt} ms before the next fire, which the other node started `
       + `${Date.parse(caughtUp.metadata.createdAt) - Date.parse(caughtUp.spec.scheduleFireTime)} ms after its nominal time; ${missed.length} fire time(s) missed and counted in skipCount\n`);
-    await startNode(owner);
-    await balanced();
+    await cluster.startNode(owner);
+    await cluster.balanced();
   });
 
   it('keeps firing once after the owning node is stopped past its lease and resumed, with no double and no lost fire', async () => {
     const created = await createSchedule('stopped owner');
     const id = created.metadata.id as string;
     await firesAfter(id, 0, 3, 'three fires before the stop');
-    const owner = await ownerOf(id);
+    const owner = await cluster.ownerOf(id);
     const stoppedAt = Date.now();
-    frozen = owner;
+    cluster.frozen = owner;
     nodes[owner]!.child.kill('SIGSTOP');
     await firesAfter(id, stoppedAt + LEASE_TIMEOUT_MS, 2, 'two fires from the node that took the schedule over');
-    await eventually(async () => (await ownerOf(id)) !== owner, 'the stopped node’s shard taken over', 30_000);
+    await eventually(async () => (await cluster.ownerOf(id)) !== owner, 'the stopped node’s shard taken over', 30_000);
     nodes[owner]!.child.kill('SIGCONT');
     const resumedAt = Date.now();
-    frozen = -1;
+    cluster.frozen = -1;
     // The resumed node wakes with the schedule's reminder overdue: it must not fire it again.
     await firesAfter(id, resumedAt + EVERY_MS, 4, 'four fires after the stopped node resumed');
 

@@ -6,10 +6,11 @@ import type Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import type { DestinationStream } from 'pino';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../http/app';
 import { handleClientErrors } from '../../http/client-errors';
-import { createAppDependencies, type Services } from '../../http/dependencies';
+import { createAppDependencies, createServices } from '../../composition';
 import { createDataSource } from '../../persistence/data-source';
 import { defaultRuntimeOptions, readClusterStatus, startActorRuntime, type ActorRuntime, type DependencyHealth, type RuntimeOptions } from '../../actors';
 import { nodeKinds, startNodeConsumers } from '../../actors/kinds/node-kinds';
@@ -23,6 +24,7 @@ import { createLogger } from '../../src/logger';
 import { startTracing } from '../../src/tracing/tracing-provider';
 import { sharedTestDatabase } from './global-setup';
 import type { BootstrapResult } from '../../src/accounts/account.service';
+import type { Services } from '../../src/ports/services';
 import type { WidgetSessionVerifier } from '../../src/ports/widget-sessions';
 import type { StreamTimings } from '../../http/routes/objectives.routes';
 
@@ -67,6 +69,8 @@ export interface TestApiOptions {
   health?: DependencyHealth;
   /** Level of the captured logs. @default 'debug' */
   logLevel?: string;
+  /** Where the log lines go instead of `logs` (a bench's stderr). @default `logs` */
+  logDestination?: DestinationStream;
   /** Database pool size. @default 5 */
   poolSize?: number;
   /**
@@ -95,8 +99,11 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', AGENTRT_RATE_LIMIT_PER_SECOND: '10000', AGENTRT_RATE_LIMIT_BURST: '10000', ...options.env });
   const logs: string[] = [];
   // The production logger (with its redaction), writing into `logs`.
-  const logger = createLogger({ level: options.logLevel ?? 'debug', destination: new Writable({ write(chunk, _encoding, done) { logs.push(String(chunk)); done(); } }) });
-  // OTEL_* in `env` turn tracing on for this process while the API runs (the node's composition root does the same).
+  const logger = createLogger({
+    level: options.logLevel ?? 'debug',
+    destination: options.logDestination ?? new Writable({ write(chunk, _encoding, done) { logs.push(String(chunk)); done(); } }),
+  });
+  // OTEL_* in `env` turn tracing on for this process while the API runs (the node's start-up, src/server.ts, does the same).
   const tracing = config.tracing ? startTracing(config.tracing, { logger }) : undefined;
   const dataSource = createDataSource({ url: database.url, poolSize: options.poolSize ?? 5 });
   await dataSource.initialize();
@@ -104,15 +111,19 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const webhookEndpointCommands = new RuntimeWebhookEndpointCommands();
   const scheduleCommands = new RuntimeScheduleCommands();
   const erasureRuntime = new RuntimeErasure();
-  const parts = createAppDependencies({
-    config, dataSource, masterKey: config.masterKey ?? RUN_MASTER_KEY, logger,
+  const masterKey = config.masterKey ?? RUN_MASTER_KEY;
+  const services = createServices({
+    config, dataSource, masterKey, logger,
     clusterStatus: () => readClusterStatus(dataSource, { shardCount: 256, leaseTimeoutMs: 15_000 }),
-    isDraining: options.isDraining,
-    health: options.health,
-    stream: options.stream,
     ...(options.widgetSessions ? { widgetSessions: options.widgetSessions } : {}),
     ...(options.runtime ? { objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime } : {}),
     ...(options.scheduleCommands ? { scheduleCommands: options.scheduleCommands } : {}),
+  });
+  const appDependencies = createAppDependencies(services, {
+    config, dataSource, masterKey, logger,
+    isDraining: options.isDraining,
+    health: options.health,
+    stream: options.stream,
     idempotencyClaimant: () => (runtime ? { nodeId: runtime.nodeId, leaseTimeoutMs: runtimeOptions.leaseTimeoutMs } : undefined),
   });
   // A suite's teardown stops the runtime with effects still running (a webhook retrying, a tool that never answers):
@@ -127,7 +138,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
       dataSource,
       databaseUrl: database.url,
       natsUrl: options.natsUrl,
-      kinds: nodeKinds(parts.services),
+      kinds: nodeKinds(services),
       options: runtimeOptions,
       logger: logger.child({ component: 'actors' }),
     });
@@ -135,9 +146,9 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     webhookEndpointCommands.bind(runtime);
     scheduleCommands.bind(runtime);
     erasureRuntime.bind(runtime);
-    await startNodeConsumers(runtime, parts.services, logger.child({ component: 'actors' }));
+    await startNodeConsumers(runtime, services, logger.child({ component: 'actors' }));
   }
-  const app = createApp(parts.app);
+  const app = createApp(appDependencies);
   const server = handleClientErrors(http.createServer(options.server ?? {}, app.callback()), logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -145,7 +156,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   return {
     url,
     app,
-    services: parts.services,
+    services,
     dataSource,
     config,
     logs,
@@ -168,13 +179,13 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     },
     bootstrap(name) {
       counter += 1;
-      return parts.services.accounts.bootstrap({ accountName: name ?? `account-${counter}`, email: `admin-${Date.now()}-${counter}-${Math.random().toString(36).slice(2)}@example.com` });
+      return services.accounts.bootstrap({ accountName: name ?? `account-${counter}`, email: `admin-${Date.now()}-${counter}-${Math.random().toString(36).slice(2)}@example.com` });
     },
     runtime,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await runtime?.stop();
-      await parts.services.close();
+      await services.close();
       await dataSource.destroy();
       await tracing?.shutdown();
     },

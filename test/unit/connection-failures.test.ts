@@ -1,10 +1,13 @@
 // The two connection-failure classifiers: Postgres's (persistence/runtime/pg-results.ts) and NATS's
 // (actors/bus/nats-connection.ts) never claim each other's errors, so a NATS outage is never reported, logged
-// or answered as the database's.
+// or answered as the database's; Postgres's as a Status error (persistence/runtime/pg-errors.ts).
 import assert from 'node:assert/strict';
 import { errors as natsErrors } from '@nats-io/nats-core';
 import * as jetStream from '@nats-io/jetstream';
+import pino from 'pino';
 import { isPostgresConnectionFailure } from '../../persistence/runtime/pg-results';
+import { postgresUnavailableError } from '../../persistence/runtime/pg-errors';
+import { DependencyHealth } from '../../actors/runtime/dependency-health';
 import { isNatsFailure } from '../../actors/bus/nats-connection';
 import { busUnavailableError } from '../../actors/runtime/actor-client';
 import { BusUnavailableError } from '../../src/ports/bus';
@@ -70,5 +73,33 @@ describe('isNatsFailure', () => {
 
   it('does not claim the database\'s errors', () => {
     for (const failure of postgresFailures()) assert.equal(isNatsFailure(failure), false, String((failure as Error).message));
+  });
+});
+
+describe('postgresUnavailableError', () => {
+  it('answers UNAVAILABLE naming the database, with a retry in a second, for what pg and TypeORM throw when it goes away', () => {
+    for (const failure of postgresFailures()) {
+      const error = postgresUnavailableError(failure);
+      assert.equal(error?.code, 'UNAVAILABLE', String((failure as Error).message));
+      assert.equal(error.message, 'the database (PostgreSQL) is unreachable; retry shortly');
+      assert.equal(error.retryAfterSeconds, 1);
+    }
+  });
+
+  it('leaves any other failure alone, a NATS connection failure included', () => {
+    for (const failure of [new Error('boom'), new natsErrors.ConnectionError('connection refused', { cause: refused(4222) }), null]) {
+      assert.equal(postgresUnavailableError(failure), undefined);
+    }
+  });
+
+  it('reports the lost database to the health tracker', () => {
+    const health = new DependencyHealth({ logger: pino({ level: 'silent' }) });
+    health.track('postgres');
+    try {
+      assert.equal(postgresUnavailableError(refused(5432), health)?.code, 'UNAVAILABLE');
+      assert.equal(health.isUp('postgres'), false);
+    } finally {
+      health.stop();
+    }
   });
 });

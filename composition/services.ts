@@ -1,62 +1,47 @@
-// Composition root of the API: builds stores, services and the route list from
-// a data source and configuration. Later areas add their services and routes
-// here, one line each.
+// The composition root's service graph: builds every area's stores and
+// services, the model router, the tool executor and the webhook sender from a
+// data source, the master key and the configuration. The HTTP routes and the
+// actor kinds receive what it builds; neither builds any. Later areas add
+// their services here, one line each.
 import type { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import { AccountService } from '../src/accounts/account.service';
 import { ApiKeyService } from '../src/accounts/api-key.service';
 import { ServiceSealer } from '../src/crypto/service-sealer';
 import { WorkspaceService } from '../src/accounts/workspace.service';
-import { Authenticator } from '../src/auth/authenticator';
 import { CredentialChanges } from '../src/auth/credential-changes';
-import { RateLimiter } from '../src/auth/rate-limiter';
 import { API_KEY_TOKEN_KEY_PURPOSE, ApiKeyTokens } from '../src/auth/tokens';
 import type { Config } from '../src/config';
 import { UnavailableError } from '../src/errors';
-import { unreachableReason, type DependencyHealthPort } from '../src/ports/dependency-health';
-import { withTimeout } from '../src/with-timeout';
-import { isPostgresConnectionFailure } from '../persistence/runtime/pg-results';
 import type { ClusterStatusSource } from '../src/schemas/cluster.schema';
-import type { FoundationStore } from '../src/ports/foundation-store';
 import { createFoundationStore } from '../persistence/repositories/foundation.store';
 import { usePreparedReads } from '../persistence/repositories/record-table';
 import { loadServiceKey } from '../persistence/repositories/service-key.store';
-import { createIdempotencyStore, type IdempotencyClaimant } from '../persistence/repositories/idempotency.store';
 import { TenantService } from '../src/tenants/tenant.service';
 import type { ErasureRuntimePort } from '../src/ports/erasure-runtime';
 import type { ObjectiveCommandPort } from '../src/ports/objective-commands';
 import { ObjectiveService } from '../src/objectives/objective.service';
 import { BusObjectiveLiveFeed } from '../src/objectives/objective-live-feed';
 import { createObjectivesStore } from '../persistence/repositories/objectives.store';
-import type { ObjectivesStore } from '../src/ports/objectives-store';
 import { ModelRouter } from '../src/models/model-router';
 import { OpenRouterClient } from '../src/models/openrouter-client';
 import { ToolExecutor } from '../src/tools/tool-executor';
 import { WorkspaceSecretResolver } from '../src/secrets/workspace-secret-resolver';
-import { objectiveRoutes, type StreamTimings } from './routes/objectives.routes';
 import type { WebhookEndpointCommandPort } from '../src/ports/webhook-endpoint-commands';
-import type { WebhookDeliveriesStore } from '../src/ports/webhook-deliveries-store';
 import { WebhookDeliveryService } from '../src/webhooks/webhook-delivery.service';
 import { createWebhookDeliveriesStore } from '../persistence/repositories/webhook-deliveries.store';
-import { webhookDeliveryRoutes } from './routes/webhook-deliveries.routes';
 import type { ScheduleCommandPort } from '../src/ports/schedule-commands';
-import type { SchedulesStore } from '../src/ports/schedules-store';
 import { ScheduleService } from '../src/schedules/schedule.service';
 import { createSchedulesStore } from '../persistence/repositories/schedules.store';
-import { scheduleRoutes } from './routes/schedules.routes';
 import { WebhookSender } from '../src/webhooks/webhook-sender';
 import { WebhookConnectWarnings } from '../src/webhooks/webhook-connect-warnings';
 import { nextRetryDelayMs } from '../src/webhooks/webhook-retry-schedule';
-import type { WebhookEndpointOptions } from '../src/webhooks/webhook-endpoint.behavior';
 import { expiringMemo } from '../src/resource/expiring-memo';
 import { createTenantStore } from '../persistence/repositories/tenant.store';
-import { tenantRoutes } from './routes/tenants.routes';
 import { SearchService } from '../src/search/search.service';
 import { createSearchStore } from '../persistence/repositories/search.store';
-import { searchRoutes } from './routes/search.routes';
 import { BundleService } from '../src/bundles/bundle.service';
 import { createBundleStore } from '../persistence/repositories/bundle.store';
-import { bundleRoutes } from './routes/bundles.routes';
 import { MemoryEntryService } from '../src/memory/memory-entry.service';
 import { MemoryLayerService } from '../src/memory/memory-layer.service';
 import { MemoryToolsService } from '../src/memory/memory-tools.service';
@@ -68,17 +53,12 @@ import { UploadService } from '../src/uploads/upload.service';
 import { UploadUrlSigner } from '../src/uploads/upload-url-signer';
 import { createMemoryStore } from '../persistence/repositories/memory.store';
 import { createObjectStorage } from '../persistence/storage';
-import { memoryRoutes } from './routes/memory-layers.routes';
-import { uploadRoutes } from './routes/uploads.routes';
 import { WorkspaceKeyring } from '../src/crypto/workspace-keyring';
 import { ModelService } from '../src/models/model.service';
 import { AiProviderKeyService } from '../src/secrets/ai-provider-key.service';
 import { WorkspaceSecretService } from '../src/secrets/workspace-secret.service';
 import { createModelsStore } from '../persistence/repositories/models.store';
 import { createSecretsStore } from '../persistence/repositories/secrets.store';
-import { aiProviderKeyRoutes } from './routes/ai-provider-keys.routes';
-import { modelRoutes } from './routes/models.routes';
-import { workspaceSecretRoutes } from './routes/workspace-secrets.routes';
 import { AgentService } from '../src/agents/agent.service';
 import { AssignmentService } from '../src/agents/assignment.service';
 import { FeedbackService } from '../src/agents/feedback.service';
@@ -87,107 +67,25 @@ import { SdkMcpClient } from '../src/tools/mcp-sdk-client';
 import { ToolService } from '../src/tools/tool.service';
 import { ToolSetService } from '../src/tools/tool-set.service';
 import { agentWebhookUrl, createAgentsStore } from '../persistence/repositories/agents.store';
-import { agentRoutes } from './routes/agents.routes';
-import { variationRoutes } from './routes/variations.routes';
-import { toolRoutes } from './routes/tools.routes';
-import { toolSetRoutes } from './routes/tool-sets.routes';
-import type { AppDependencies } from './app';
-import type { RouteDefinition } from './route';
-import { accountRoutes } from './routes/account.routes';
-import { clusterRoutes } from './routes/cluster.routes';
-import { apiKeyRoutes } from './routes/api-keys.routes';
-import { workspaceRoutes } from './routes/workspaces.routes';
-import { widgetRoutes } from './routes/widgets.routes';
 import { createWidgetsStore } from '../persistence/repositories/widgets.store';
 import { WidgetService } from '../src/widgets/widget.service';
 import { WidgetSessionService } from '../src/widgets/widget-session.service';
 import { WIDGET_TOKEN_KEY_PURPOSE, WidgetTokens } from '../src/widgets/widget-tokens';
 import type { WidgetSessionVerifier } from '../src/ports/widget-sessions';
-import type { WidgetHostOptions } from './widget-host/widget-host';
+import type { Services, WebhookEffects } from '../src/ports/services';
 import { UsageService } from '../src/usage/usage.service';
 import { createUsageStore } from '../persistence/repositories/usage.store';
-import type { UsageStore } from '../src/ports/usage-store';
-import { usageRoutes } from './routes/usage.routes';
-
-export interface Services {
-  store: FoundationStore;
-  /** API key and workspace writes tell the authenticator, which forgets the credentials it kept. */
-  credentialChanges: CredentialChanges;
-  tokens: ApiKeyTokens;
-  accounts: AccountService;
-  workspaces: WorkspaceService;
-  apiKeys: ApiKeyService;
-  tenants: TenantService;
-  search: SearchService;
-  memoryLayers: MemoryLayerService;
-  memoryEntries: MemoryEntryService;
-  uploads: UploadService;
-  secrets: WorkspaceSecretService;
-  providerKeys: AiProviderKeyService;
-  models: ModelService;
-  agents: AgentService;
-  variations: VariationService;
-  assignments: AssignmentService;
-  feedback: FeedbackService;
-  tools: ToolService;
-  toolSets: ToolSetService;
-  bundles: BundleService;
-  objectives: ObjectiveService;
-  objectivesStore: ObjectivesStore;
-  /** Answer deltas and commit nudges for open event streams; carries nothing until the node's runtime binds it (startNodeConsumers). */
-  objectiveLive: BusObjectiveLiveFeed;
-  webhookDeliveries: WebhookDeliveryService;
-  /** What the webhook endpoint kind's projector writes. */
-  webhookDeliveriesStore: WebhookDeliveriesStore;
-  schedules: ScheduleService;
-  /** The usage report; its store also takes an erased tenant's sums (the erasure kind). */
-  usage: UsageService;
-  usageStore: UsageStore;
-  widgets: WidgetService;
-  /** Mints and revokes widget sessions; the WidgetSessionVerifier the widget host asks (src/ports/widget-sessions.ts). */
-  widgetSessions: WidgetSessionService;
-  /** What the schedule kind's projector writes. */
-  schedulesStore: SchedulesStore;
-  /** What the objective actor's effects call: the model router and the tool executor. */
-  objectiveEffects: { models: ModelRouter; tools: ToolExecutor; serviceTools: ServiceToolRunner };
-  /** What the webhook endpoint kind and its intake use: the sender, the signing secrets, the agents' URLs, the delivery rules. */
-  webhookEffects: WebhookEffects;
-  clusterStatus: ClusterStatusSource;
-  /** What the erasure kind's runs reach of the runtime (bound once it runs). */
-  erasureRuntime: ErasureRuntimePort;
-  /** How long OBJECTIVE_EVENTS keeps an event (the objective kind declares it on its stream). */
-  eventRetentionMs: number;
-  /** Episodic memory layers: the memory tools write them, every node's sweeper removes the expired ones. */
-  episodicMemory: EpisodicMemory;
-  /** How often the sweeper runs (AGENTRT_EPISODIC_SWEEP_INTERVAL_MS). */
-  episodicSweepIntervalMs: number;
-  /** Who a widget session token speaks for, widgets by hostname, a session's secrets (the widget host and the objective kind ask it): widgetSessions unless a test replaces it. */
-  widgetVerifier: WidgetSessionVerifier;
-  /** Closes the outbound connection pools (model provider, tools). */
-  close(): Promise<void>;
-}
-
-export interface WebhookEffects {
-  sender: WebhookSender;
-  /** The account's signing secrets, current first (memoised for a few seconds: a rotation shows within WEBHOOK_LOOKUP_TTL_MS). */
-  signingSecrets(accountId: string): Promise<string[]>;
-  /** An agent's webhookEventsUrl (memoised likewise). */
-  webhookUrlOf(agentId: string): Promise<string | null>;
-  options: WebhookEndpointOptions;
-  /** Warns once per endpoint whose receiver cannot be reached. */
-  connectWarnings: WebhookConnectWarnings;
-}
 
 /** How long a node keeps an agent's webhook URL and an account's signing secrets before reading them again. */
 export const WEBHOOK_LOOKUP_TTL_MS = 1000;
 
-export interface CreateDependenciesOptions {
+/** What the services are built from: the node's data source, master key and configuration, and its ways to the actor runtime. */
+export interface ServicesOptions {
   config: Config;
   dataSource: DataSource;
   masterKey: Buffer;
-  logger: Logger;
-  /** True once the node is shutting down: /readyz then answers 503 so load balancers stop routing to it. */
-  isDraining?: () => boolean;
+  /** Where the tool executor logs. @default none */
+  logger?: Logger;
   /** The actor runtime's cluster view (GET /v1/cluster); without it the route answers UNAVAILABLE. */
   clusterStatus?: ClusterStatusSource;
   /** Reaches objective actors; without it objective commands answer UNAVAILABLE (a process with no runtime). */
@@ -198,18 +96,9 @@ export interface CreateDependenciesOptions {
   scheduleCommands?: ScheduleCommandPort;
   /** Reaches erasure jobs and what their runs need of the runtime; without it a tenant or subject erasure answers UNAVAILABLE. */
   erasureRuntime?: ErasureRuntimePort;
-  /** This node and its lease timeout once its actor runtime runs: Idempotency-Key claims name it, so a retry takes over a dead node's claim. */
-  idempotencyClaimant?: () => IdempotencyClaimant | undefined;
-  /** The node's view of Postgres and NATS: /readyz names what is down, requests answer 503 while it is. @default none (readiness asks the database alone) */
-  health?: DependencyHealthPort;
   /** Replaces the node's widget sessions (tests). @default the widgets area's */
   widgetSessions?: WidgetSessionVerifier;
-  /** Event stream timings of the API and the widget host (tests). @default SSE_POLL_MS, SSE_HEARTBEAT_MS, SSE_BATCH */
-  stream?: StreamTimings;
 }
-
-/** How long /readyz waits for the database's answer before calling it unreachable. */
-const READY_QUERY_TIMEOUT_MS = 2000;
 
 /** The service key that seals account-level secrets (webhook signing secrets). */
 const ACCOUNT_SECRETS_KEY_PURPOSE = 'account-secrets';
@@ -225,11 +114,9 @@ const noErasureRuntime: ErasureRuntimePort = {
   start: noRuntime, get: noRuntime, pendingObjectiveEvents: noRuntime, purgeObjectiveEvents: noRuntime, eraseOnWebhookEndpoint: noRuntime,
 };
 
-/** Builds the services of every area over one data source. */
+/** Builds the services of every area over one data source: the graph both the HTTP routes and the actor kinds receive. */
 export function createServices(
-  { dataSource, masterKey, config, clusterStatus, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime, logger, widgetSessions: verifierOverride }:
-    Pick<CreateDependenciesOptions, 'dataSource' | 'masterKey' | 'config' | 'clusterStatus' | 'objectiveCommands' | 'webhookEndpointCommands' | 'scheduleCommands' | 'erasureRuntime' | 'widgetSessions'>
-      & { logger?: Logger },
+  { dataSource, masterKey, config, clusterStatus, objectiveCommands, webhookEndpointCommands, scheduleCommands, erasureRuntime, logger, widgetSessions: verifierOverride }: ServicesOptions,
 ): Services {
   // A Postgres server of the node's own: reads by id may be prepared once per
   // connection. Not on the embedded database (no DATABASE_URL), whose single
@@ -336,103 +223,11 @@ export function createServices(
   };
 }
 
-/** Every API route, in the order of the spec's sections. */
-export function allRoutes(services: Services, options: { isDraining?: () => boolean; stream?: StreamTimings } = {}): RouteDefinition[] {
-  return [
-    ...accountRoutes({ accounts: services.accounts, apiKeys: services.apiKeys }),
-    ...workspaceRoutes({ workspaces: services.workspaces }),
-    ...apiKeyRoutes({ apiKeys: services.apiKeys }),
-    ...tenantRoutes({ tenants: services.tenants }),
-    ...searchRoutes({ search: services.search }),
-    ...memoryRoutes({ memoryLayers: services.memoryLayers, memoryEntries: services.memoryEntries }),
-    ...uploadRoutes({ uploads: services.uploads }),
-    ...workspaceSecretRoutes({ secrets: services.secrets }),
-    ...aiProviderKeyRoutes({ providerKeys: services.providerKeys }),
-    ...modelRoutes({ models: services.models }),
-    ...agentRoutes({ agents: services.agents, feedback: services.feedback }),
-    ...variationRoutes({ variations: services.variations, assignments: services.assignments, agents: services.agents }),
-    ...scheduleRoutes({ schedules: services.schedules, agents: services.agents }),
-    ...toolRoutes({ tools: services.tools }),
-    ...toolSetRoutes({ toolSets: services.toolSets }),
-    ...bundleRoutes({ bundles: services.bundles }),
-    ...objectiveRoutes({ objectives: services.objectives, isDraining: options.isDraining, stream: options.stream, live: services.objectiveLive }),
-    ...webhookDeliveryRoutes({ webhookDeliveries: services.webhookDeliveries, agents: services.agents }),
-    ...usageRoutes({ usage: services.usage }),
-    ...widgetRoutes({ widgets: services.widgets, widgetSessions: services.widgetSessions }),
-    ...clusterRoutes({ clusterStatus: services.clusterStatus }),
-  ];
-}
-
-export interface ApplicationParts {
-  services: Services;
-  app: AppDependencies;
-}
-
-/**
- * Readiness: not while draining, nor while a tracked dependency is down (each
- * one named); otherwise the database must answer a `SELECT 1` soon, and a
- * broken connection there reports it down.
- * @throws UnavailableError saying why
- */
-async function checkReady(dataSource: DataSource, { isDraining, health }: Pick<CreateDependenciesOptions, 'isDraining' | 'health'>): Promise<void> {
-  if (isDraining?.()) throw new UnavailableError('the node is shutting down');
-  const unreachable = health?.unavailableReason();
-  if (unreachable) throw new UnavailableError(unreachable, { retryAfterSeconds: 1 });
-  try {
-    await withTimeout(dataSource.query('SELECT 1'), READY_QUERY_TIMEOUT_MS);
-  } catch (error) {
-    if (isPostgresConnectionFailure(error)) health?.down('postgres', error);
-    throw new UnavailableError(health?.unavailableReason() ?? unreachableReason(['postgres']), { retryAfterSeconds: 1, cause: error });
-  }
-}
-
-/** Services plus everything createApp needs. */
-export function createAppDependencies(options: CreateDependenciesOptions): ApplicationParts {
-  const { config, dataSource, logger } = options;
-  const services = createServices(options);
-  const authenticator = new Authenticator(services.store, services.tokens, config.oidc, services.credentialChanges);
-  return {
-    services,
-    app: {
-      logger,
-      routes: allRoutes(services, { isDraining: options.isDraining, stream: options.stream }),
-      widgetHost: widgetHostOptions(services, config, options),
-      version: '1.0',
-      health: options.health,
-      checkReady: () => checkReady(dataSource, options),
-      openObjectiveCounts: () => services.objectivesStore.openCounts(),
-      mount: {
-        authenticator,
-        rateLimiter: new RateLimiter(config.rateLimit),
-        idempotency: createIdempotencyStore(dataSource, options.masterKey, options.idempotencyClaimant),
-        findWorkspace: (id) => services.store.workspaces.findById(id),
-        bodyLimitBytes: config.bodyLimitBytes,
-        includeInfoCost: config.rateLimit.includeInfoCost,
-      },
-    },
-  };
-}
-
 /** The hostname of AGENTRT_PUBLIC_URL (config.publicUrl), lowercased, without a trailing dot: the API's own, never a widget's. */
-function apiHostnameOf(config: Pick<Config, 'publicUrl'>): string | undefined {
+export function apiHostnameOf(config: Pick<Config, 'publicUrl'>): string | undefined {
   try {
     return new URL(config.publicUrl).hostname.toLowerCase().replace(/\.$/, '') || undefined;
   } catch {
     return undefined;
   }
-}
-
-/** What the widget host needs of the node (http/widget-host). */
-function widgetHostOptions(services: Services, config: Config, options: Pick<CreateDependenciesOptions, 'isDraining' | 'stream'>): WidgetHostOptions {
-  return {
-    widgets: services.widgetVerifier,
-    apiHostname: apiHostnameOf(config),
-    objectives: services.objectives,
-    rateLimiter: new RateLimiter(config.rateLimit),
-    bodyLimitBytes: config.bodyLimitBytes,
-    visitorLimits: config.widgetVisitors,
-    isDraining: options.isDraining,
-    stream: options.stream,
-    live: services.objectiveLive,
-  };
 }
