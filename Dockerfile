@@ -10,7 +10,9 @@ COPY composition ./composition
 COPY http ./http
 COPY actors ./actors
 COPY persistence ./persistence
-RUN npm run build && npm prune --omit=dev
+COPY scripts ./scripts
+# The incremental build's record is of no use in the image.
+RUN npm run build && rm dist/tsconfig.build.tsbuildinfo && npm prune --omit=dev
 
 FROM node:20
 ENV NODE_ENV=production \

@@ -1,18 +1,23 @@
 #!/usr/bin/env node
-// The `agentrt` command: serve, migrate, bootstrap and cluster status. It parses
-// arguments, calls src/server.ts and prints; stdout carries only each
-// command's output (logs go to stderr except under `serve`).
+// The `agentrt` command: serve, migrate, bootstrap, cluster status,
+// rotate-master-key and --version. It parses arguments, calls src/server.ts and
+// prints; stdout carries only each command's output (logs go to stderr except
+// under `serve`).
+import { existsSync, promises as fs, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { runtimeOptionsFromEnv } from '../actors';
 import { EmbeddedDatabaseLockedError } from '../persistence/embedded-postgres';
 import { rotateMasterKey } from '../persistence/repositories/data-key.store';
 import type { BootstrapResult } from './accounts/account.service';
-import { ConfigError, loadConfig, type Config } from './config';
+import { formatClusterStatus } from './cluster-status-text';
+import { ConfigError, dataDirFrom, loadConfig, type Config } from './config';
 import { InvalidArgumentError } from './errors';
 import { replaceMasterKeyFile } from './crypto/master-key-file';
 import { createLogger, type Logger } from './logger';
 import { loadMasterKey } from './master-key';
-import { ListenError, openDatabase, openServices, startNode } from './server';
+import type { ClusterStatus } from './schemas/cluster.schema';
+import { GLOBAL_KEY_TOKEN_FILE, ListenError, openDatabase, openServices, startNode } from './server';
 
 const USAGE = `Usage: agentrt <command> [options]
 
@@ -22,11 +27,15 @@ Commands:
   bootstrap --account NAME --email EMAIL [--json]
                                           create an account, its first workspace, its admin
                                           profile and its global API key; print the token once
-  cluster status [--url URL] [--token TOKEN]
-                                          print GET /v1/cluster of a running node
-                                          (defaults: AGENTRT_URL, AGENTRT_TOKEN)
+  cluster status [--url URL] [--token TOKEN] [--json]
+                                          print the nodes of a running cluster and the shard
+                                          ranges each owns (--json: GET /v1/cluster as is);
+                                          defaults: AGENTRT_URL, AGENTRT_TOKEN, else the token
+                                          file in AGENTRT_DATA_DIR (an embedded node's)
   rotate-master-key [--new-key BASE64]    rewrap every workspace data key under a new master key
                                           (default: AGENTRT_NEW_MASTER_KEY); stop the nodes first
+  help, --help, -h                        print this text
+  version, --version, -v                  print the version of agentrt
 
 Configuration: see docs/operations.md.`;
 
@@ -59,6 +68,9 @@ const COMMANDS: Record<string, Command> = {
   'rotate-master-key': rotateMasterKeyCommand,
 };
 
+/** The commands `main` runs (besides help and version): the usage text lists each of them. */
+export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
+
 /**
  * Runs one command line (without `node` and the script) and resolves to the
  * process exit code. `serve` resolves only after a signal has stopped the node.
@@ -67,6 +79,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const [name, ...args] = argv;
   if (name === 'help' || name === '--help' || name === '-h') {
     process.stdout.write(`${USAGE}\n`);
+    return ExitCode.OK;
+  }
+  if (name === 'version' || name === '--version' || name === '-v') {
+    process.stdout.write(`${packageVersion()}\n`);
     return ExitCode.OK;
   }
   const command = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
@@ -101,12 +117,13 @@ function isParseArgsError(error: unknown): boolean {
 async function serveCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   parseArgs({ args, options: {}, strict: true });
   const config = loadConfig(env);
-  const logger = createLogger({ level: config.logLevel, fd: 1 });
+  const logger = createLogger({ level: config.logLevel, format: config.logFormat, fd: 1 });
   // Listen for signals before starting, so one that arrives during start-up
   // stops the node as soon as it is up instead of killing it half-started.
   const stopSignal = nextSignal(['SIGTERM', 'SIGINT']);
   const runtimeOptions = runtimeOptionsFromEnv(env);
   const node = await startNode(config, { logger, runtimeOptions });
+  logger.info(`stop: Ctrl+C or SIGTERM (running work drains first, within ${Math.ceil(runtimeOptions.drainTimeoutMs / 1000)} s)`);
   const signal = await stopSignal;
   logger.info({ signal, drainTimeoutMs: runtimeOptions.drainTimeoutMs }, 'shutting down');
   // The stop ends within the drain time by itself; a step that hangs past it (a database that stopped answering) must not keep the process.
@@ -176,18 +193,17 @@ function describeBootstrap(created: BootstrapResult): string {
   ].join('\n');
 }
 
-/** `agentrt cluster status`: prints the JSON of GET /v1/cluster from a running node. */
+/** `agentrt cluster status`: prints GET /v1/cluster of a running node, its shards as ranges (or the JSON with --json). */
 async function clusterCommand(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { url: { type: 'string' }, token: { type: 'string' } },
+    options: { url: { type: 'string' }, token: { type: 'string' }, json: { type: 'boolean', default: false } },
     allowPositionals: true,
     strict: true,
   });
   if (positionals.length !== 1 || positionals[0] !== 'status') throw new UsageError('cluster takes one subcommand: status');
   const base = values.url ?? env.AGENTRT_URL ?? `http://127.0.0.1:${env.PORT || 8080}`;
-  const token = values.token ?? env.AGENTRT_TOKEN;
-  if (!token) throw new UsageError('cluster status needs --token TOKEN or AGENTRT_TOKEN');
+  const token = values.token ?? env.AGENTRT_TOKEN ?? (await readTokenFile(env));
   const url = new URL('/v1/cluster', base);
   const response = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } }).catch((error: Error) => {
     // fetch hides the reason (ECONNREFUSED, ENOTFOUND...) in its cause.
@@ -198,8 +214,21 @@ async function clusterCommand(args: string[], env: NodeJS.ProcessEnv): Promise<n
     process.stderr.write(`agentrt: GET /v1/cluster answered ${response.status}: ${body}\n`);
     return ExitCode.FAILED;
   }
-  process.stdout.write(`${JSON.stringify(JSON.parse(body), null, 2)}\n`);
+  const status = JSON.parse(body) as ClusterStatus;
+  process.stdout.write(values.json ? `${JSON.stringify(status)}\n` : formatClusterStatus(status, new Date()));
   return ExitCode.OK;
+}
+
+/**
+ * The token an embedded node wrote to its data folder at first start: on the
+ * machine running it, `agentrt cluster status` needs no token at all.
+ * @throws UsageError naming every way to give a token when the file is not there
+ */
+async function readTokenFile(env: NodeJS.ProcessEnv): Promise<string> {
+  const file = path.join(dataDirFrom(env), GLOBAL_KEY_TOKEN_FILE);
+  const token = await fs.readFile(file, 'utf8').then((text) => text.trim(), () => '');
+  if (!token) throw new UsageError(`cluster status needs --token TOKEN, AGENTRT_TOKEN or the token file ${file} (AGENTRT_DATA_DIR)`);
+  return token;
 }
 
 /**
@@ -227,8 +256,17 @@ async function rotateMasterKeyCommand(args: string[], env: NodeJS.ProcessEnv): P
   return ExitCode.OK;
 }
 
+/** The version in agentrt's package.json, the nearest one above this file (from src/ or dist/src/). */
+function packageVersion(): string {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+    if (path.dirname(dir) === dir) throw new CommandError(`no package.json above ${__dirname}`);
+  }
+}
+
 function stderrLogger(config: Config): Logger {
-  return createLogger({ level: config.logLevel, fd: 2 });
+  return createLogger({ level: config.logLevel, format: config.logFormat, fd: 2 });
 }
 
 if (require.main === module) {

@@ -31,6 +31,8 @@ export interface Config {
   masterKey?: Buffer;
   allowPrivateNetwork: boolean;
   logLevel: string;
+  /** LOG_FORMAT: `pretty` (coloured one-line text) or `json` (JSON lines); undefined: pretty on a terminal, JSON otherwise. */
+  logFormat?: LogFormat;
   bodyLimitBytes: number;
   rateLimit: RateLimitConfig;
   oidc?: { issuer: string; jwksUrl: string; audience?: string };
@@ -135,9 +137,12 @@ function boolean(env: NodeJS.ProcessEnv, name: string): boolean {
 
 const NATS_SCHEMES = new Set(['nats:', 'tls:', 'ws:', 'wss:']);
 
-/** A server address for messages: its user and password (a NATS URL may carry them) never leave this module. */
-function withoutCredentials(entry: string): string {
-  return entry.replace(/\/\/[^@/]*@/, '//***@');
+/**
+ * A server address for messages and logs: its user and password (a NATS URL may carry them, with or without
+ * a scheme: `nats://user:pass@host`, `token@host`) are replaced by `***`.
+ */
+export function withoutCredentials(entry: string): string {
+  return entry.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/]*@/i, '$1***@');
 }
 
 /**
@@ -227,6 +232,22 @@ export function parseWidgetBaseUrl(raw: string): string {
   return template;
 }
 
+/** The node's data folder (AGENTRT_DATA_DIR, default `./.agentrt`), absolute. */
+export function dataDirFrom(env: NodeJS.ProcessEnv): string {
+  return path.resolve(env.AGENTRT_DATA_DIR || './.agentrt');
+}
+
+/** How log lines are written: `pretty` for a person at a terminal, `json` for a log collector. */
+export const LOG_FORMATS = ['pretty', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+function logFormat(env: NodeJS.ProcessEnv): LogFormat | undefined {
+  const raw = env.LOG_FORMAT;
+  if (raw === undefined || raw === '') return undefined;
+  if (!(LOG_FORMATS as readonly string[]).includes(raw)) throw new ConfigError(`LOG_FORMAT must be ${LOG_FORMATS.join(' or ')}, got "${raw}"`);
+  return raw as LogFormat;
+}
+
 /** Reads the configuration from an environment (process.env by default). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 8080);
@@ -241,10 +262,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     databaseUrl: env.DATABASE_URL || undefined,
     natsUrl: env.NATS_URL?.trim() ? parseNatsServers(env.NATS_URL).join(',') : undefined,
-    dataDir: path.resolve(env.AGENTRT_DATA_DIR || './.agentrt'),
+    dataDir: dataDirFrom(env),
     masterKey: env.AGENTRT_MASTER_KEY ? parseMasterKey(env.AGENTRT_MASTER_KEY) : undefined,
     allowPrivateNetwork: boolean(env, 'AGENTRT_ALLOW_PRIVATE_NETWORK'),
     logLevel: env.LOG_LEVEL || 'info',
+    logFormat: logFormat(env),
     bodyLimitBytes: integer(env, 'AGENTRT_BODY_LIMIT_BYTES', 1024 * 1024, 1),
     rateLimit: {
       ratePerSecond: integer(env, 'AGENTRT_RATE_LIMIT_PER_SECOND', 50, 1),

@@ -1,8 +1,11 @@
-// The node's structured logger (pino, JSON lines). Secrets are redacted here,
-// once, so no caller has to remember: authorization headers, tokens, API keys,
-// secret values and passwords never reach a log line.
+// The node's structured logger (pino). JSON lines for log collectors; on a
+// terminal, pino-pretty's coloured one-line text with local times. Secrets are
+// redacted here, once, so no caller has to remember: authorization headers,
+// tokens, API keys, secret values and passwords never reach a log line.
+import { isatty } from 'node:tty';
 import pino, { type Logger } from 'pino';
-import { ConfigError } from './config';
+import { prettyFactory } from 'pino-pretty';
+import { ConfigError, type LogFormat } from './config';
 
 export type { Logger };
 
@@ -58,21 +61,43 @@ export interface LoggerOptions {
   name?: string;
   /** Where lines go instead of `fd` (tests capture them). */
   destination?: pino.DestinationStream;
+  /** `pretty` or `json` (LOG_FORMAT). @default pretty when `fd` is a terminal (and no destination is given), else json */
+  format?: LogFormat;
 }
 
 /**
- * Creates a logger that writes JSON lines synchronously to stdout or stderr.
+ * Creates a logger that writes synchronously to stdout or stderr: JSON lines,
+ * or pretty text when `format` says so or, by default, when that output is a terminal.
  * @throws ConfigError when the level is not a pino level name
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? 'info';
   if (!isLogLevel(level)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
+  const fd = options.fd ?? 1;
+  const json = options.destination ?? pino.destination({ fd, sync: true });
+  const pretty = (options.format ?? (options.destination === undefined && isatty(fd) ? 'pretty' : 'json')) === 'pretty';
   return pino(
     {
       name: options.name ?? 'agentrt',
       level,
       redact: { paths: [...REDACT_PATHS], censor: REDACTED },
     },
-    options.destination ?? pino.destination({ fd: options.fd ?? 1, sync: true }),
+    pretty ? prettyStream(json, options.destination === undefined && colorsWanted(fd)) : json,
   );
+}
+
+/**
+ * pino-pretty's formatter run in-process on each JSON line: one line per entry
+ * (an error's stack follows it), local time, no pid or host name. Written
+ * synchronously, like the JSON lines, so a line logged just before an exit is
+ * never lost (pino's transport would run it in a worker thread).
+ */
+function prettyStream(destination: pino.DestinationStream, colorize: boolean): pino.DestinationStream {
+  const prettify = prettyFactory({ colorize, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' });
+  return { write: (line: string) => destination.write(prettify(line)) };
+}
+
+/** Colours on a terminal unless NO_COLOR is set (no-color.org) or the terminal says it has none. */
+function colorsWanted(fd: number): boolean {
+  return isatty(fd) && !process.env.NO_COLOR && process.env.TERM !== 'dumb';
 }

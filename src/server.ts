@@ -17,12 +17,13 @@ import { createApp } from '../http/app';
 import { handleClientErrors } from '../http/client-errors';
 import { createAppDependencies, createServices } from '../composition';
 import { createDataSource, runMigrationsLocked } from '../persistence/data-source';
-import { embeddedConnectionBudget, startEmbeddedPostgres, type EmbeddedConnectionBudget } from '../persistence/embedded-postgres';
+import { EMBEDDED_PGDATA, embeddedConnectionBudget, startEmbeddedPostgres, type EmbeddedConnectionBudget } from '../persistence/embedded-postgres';
 import { ConfigError, type Config } from './config';
 import { DecryptionError } from './crypto/envelope';
 import { createLogger, type Logger } from './logger';
 import { loadMasterKey } from './master-key';
 import type { Services } from './ports/services';
+import { startupLines, TOKEN_FILE_STATE, type TokenFileState } from './startup-summary';
 import { startTracing } from './tracing/tracing-provider';
 
 type DataSource = ReturnType<typeof createDataSource>;
@@ -41,7 +42,7 @@ export const GLOBAL_KEY_TOKEN_FILE = 'global-api-key.token';
 export const FIRST_ACCOUNT = { accountName: 'default', email: 'admin@agentrt.local' } as const;
 
 export interface NodeOptions {
-  /** Logger to use. @default a pino logger on stdout at config.logLevel */
+  /** Logger to use. @default a pino logger on stdout at config.logLevel, in config.logFormat */
   logger?: Logger;
   /** Grace period for in-flight requests on stop(). @default SHUTDOWN_GRACE_MS */
   shutdownGraceMs?: number;
@@ -149,7 +150,7 @@ export async function openServices(config: Config, logger: Logger): Promise<{ da
  *   failure first undoes what was already started.
  */
 export async function startNode(config: Config, options: NodeOptions = {}): Promise<NodeHandle> {
-  const logger = options.logger ?? createLogger({ level: config.logLevel });
+  const logger = options.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   if (config.oidc && !config.oidc.audience) {
     logger.warn('AGENTRT_OIDC_AUDIENCE is unset: tokens the issuer minted for any other application are accepted too');
   }
@@ -210,7 +211,7 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     erasureRuntime.bind(runtime);
     await startNodeConsumers(runtime, services, runtimeLogger);
     await checkMasterKeyOpensStoredKeys(services);
-    await bootstrapFirstAccount(services, database.dataSource, config.dataDir, logger);
+    const firstAccountCreated = await bootstrapFirstAccount(services, database.dataSource, config.dataDir, logger);
     const modelsAdded = await services.models.reconcileCatalog();
     if (modelsAdded > 0) logger.info({ modelsAdded }, 'model catalog reconciled into existing workspaces');
     const server = await listen(createApp(app).callback(), config, logger);
@@ -224,6 +225,7 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     const url = `http://${formatHost(config.host)}:${port}`;
     // The cluster id names what this cluster owns on a shared NATS server (docs/operations.md, "Several clusters on one NATS").
     logger.info({ url, embedded: database.embedded, bus: config.natsUrl ? 'nats' : 'in-process', nodeId: runtime.nodeId, clusterId: runtime.clusterId, subjectPrefix: runtime.subjectPrefix, eventStream: runtime.eventStream }, 'listening');
+    await logStartupSummary(config, url, firstAccountCreated, logger);
     const stop = once(() => {
       stopEndsAt = Date.now() + runtime.drainTimeoutMs;
       return closeAll(closers, logger);
@@ -233,6 +235,17 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     await closeAll(closers, logger);
     throw error;
   }
+}
+
+/** Says in words where the API listens, the database and bus in use and where the first account's token is. */
+async function logStartupSummary(config: Config, url: string, firstAccountCreated: boolean, logger: Logger): Promise<void> {
+  const tokenFile = path.join(config.dataDir, GLOBAL_KEY_TOKEN_FILE);
+  const present = await fs.access(tokenFile).then(() => true, () => false);
+  const tokenFileState: TokenFileState = firstAccountCreated ? TOKEN_FILE_STATE.CREATED : present ? TOKEN_FILE_STATE.PRESENT : TOKEN_FILE_STATE.ABSENT;
+  const lines = startupLines({
+    url, databaseUrl: config.databaseUrl, embeddedDatabaseFolder: path.join(config.dataDir, EMBEDDED_PGDATA), natsUrl: config.natsUrl, tokenFile, tokenFileState,
+  });
+  for (const line of lines) logger.info(line);
 }
 
 /**
@@ -254,8 +267,9 @@ async function checkMasterKeyOpensStoredKeys(services: Services): Promise<void> 
  * Creates the first account when the database has none and writes its global
  * key token to `<dataDir>/global-api-key.token`. Nodes starting together on
  * one database take an advisory lock, so only one of them bootstraps.
+ * @returns whether this node created the first account
  */
-async function bootstrapFirstAccount(services: Services, dataSource: DataSource, dataDir: string, logger: Logger): Promise<void> {
+async function bootstrapFirstAccount(services: Services, dataSource: DataSource, dataDir: string, logger: Logger): Promise<boolean> {
   const created = await withAdvisoryLock(dataSource, FIRST_ACCOUNT_LOCK_KEY, async () => {
     if (await services.accounts.hasAnyAccount()) return null;
     // Fail before creating the account if its token could not be saved: an
@@ -263,9 +277,10 @@ async function bootstrapFirstAccount(services: Services, dataSource: DataSource,
     await ensureWritableDir(dataDir);
     return services.accounts.bootstrap(FIRST_ACCOUNT);
   });
-  if (!created) return;
+  if (!created) return false;
   const file = await writeSecretFile(path.join(dataDir, GLOBAL_KEY_TOKEN_FILE), `${created.globalApiKey.token}\n`);
-  logger.info({ accountId: created.accountId, workspaceId: created.workspaceId, tokenFile: file }, 'first account created; its global API key token is in tokenFile');
+  logger.info({ accountId: created.accountId, workspaceId: created.workspaceId, tokenFile: file }, `first account created; its global API key token is in ${file}`);
+  return true;
 }
 
 // "agentrt bootstrap" as a 32-bit number; migrations use 0x61727400.

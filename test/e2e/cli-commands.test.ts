@@ -1,6 +1,8 @@
 // The built `agentrt` command's one-shot subcommands: bootstrap against a real
 // Postgres database (the --json shape, its token accepted by a node on that
-// database), migrate, cluster status, and start-up checks that fail closed.
+// database), migrate, cluster status (against a fake node, and against an
+// embedded node with its token file), --version, --help and the README's list
+// of commands, and start-up checks that fail closed.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
@@ -8,8 +10,11 @@ import os from 'node:os';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { COMMAND_NAMES } from '../../src/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { assertBuilt, cliEnv, runCli, startServe, type ServeProcess } from './cli-process';
+
+const ROOT = path.resolve(__dirname, '../..');
 
 type Created = { accountId: string; workspaceId: string; profileId: string; globalApiKey: { id: string; token: string } };
 
@@ -156,6 +161,15 @@ describe('agentrt cluster status', function () {
   let server: http.Server;
   let url: string;
   const seen: Array<{ path?: string; authorization?: string }> = [];
+  const heartbeat = new Date().toISOString();
+  // 16 shards: node-a owns 0-5 and 8, node-b 9-13; 6, 7, 14 and 15 have no live owner.
+  const cluster = {
+    shardCount: 16,
+    nodes: [
+      { id: 'node-a', lastHeartbeatAt: heartbeat, shards: [0, 1, 2, 3, 4, 5, 8], activeActors: 12 },
+      { id: 'node-b', lastHeartbeatAt: heartbeat, shards: [9, 10, 11, 12, 13], activeActors: 3 },
+    ],
+  };
 
   before(async () => {
     assertBuilt();
@@ -163,7 +177,7 @@ describe('agentrt cluster status', function () {
       seen.push({ path: request.url, authorization: request.headers.authorization });
       const ok = request.headers.authorization === 'Bearer good-token';
       response.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
-      response.end(JSON.stringify(ok ? { nodes: [{ id: 'node-a' }] } : { code: 16, message: 'invalid bearer token' }));
+      response.end(JSON.stringify(ok ? cluster : { code: 16, message: 'invalid bearer token' }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -173,11 +187,25 @@ describe('agentrt cluster status', function () {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  it('prints the JSON of GET /v1/cluster, sending the token from AGENTRT_TOKEN', async () => {
+  it('prints a line per node with its shards as ranges, and the shards no live node owns, sending the token from AGENTRT_TOKEN', async () => {
     const result = await runCli(['cluster', 'status', '--url', url], cliEnv({ AGENTRT_TOKEN: 'good-token' }));
     assert.equal(result.code, 0, result.stderr);
-    assert.deepEqual(JSON.parse(result.stdout), { nodes: [{ id: 'node-a' }] });
+    const lines = result.stdout.trimEnd().split('\n').map((line) => line.trimEnd().split(/\s{2,}/));
+    assert.deepEqual(lines, [
+      ['16 shards on 2 live nodes'],
+      ['NODE', 'SHARDS', 'ACTORS', 'HEARTBEAT', 'RANGES'],
+      ['node-a', '7', '12', lines[2][3], '0-5,8'],
+      ['node-b', '5', '3', lines[3][3], '9-13'],
+      ['(no live owner)', '4', '-', '-', '6-7,14-15'],
+    ]);
+    for (const age of [lines[2][3], lines[3][3]]) assert.match(age, /^\d+ s ago$/);
     assert.deepEqual(seen.at(-1), { path: '/v1/cluster', authorization: 'Bearer good-token' });
+  });
+
+  it('prints the JSON of GET /v1/cluster with --json', async () => {
+    const result = await runCli(['cluster', 'status', '--url', url, '--json', '--token', 'good-token'], cliEnv({}));
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), cluster);
   });
 
   it('exits 1 with the status and body when the node refuses', async () => {
@@ -185,5 +213,86 @@ describe('agentrt cluster status', function () {
     assert.equal(result.code, 1);
     assert.equal(result.stdout, '');
     assert.match(result.stderr, /GET \/v1\/cluster answered 401: .*invalid bearer token/);
+  });
+
+  it('exits 2 naming every way to give a token when there is none, nor a token file', async () => {
+    const result = await runCli(['cluster', 'status', '--url', url], cliEnv({ AGENTRT_DATA_DIR: path.join(os.tmpdir(), 'agentrt-no-such-folder') }));
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /cluster status needs --token TOKEN, AGENTRT_TOKEN or the token file .*agentrt-no-such-folder\/global-api-key\.token/);
+  });
+});
+
+describe('agentrt cluster status on an embedded node', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+  let node: ServeProcess | undefined;
+
+  before(async () => {
+    assertBuilt();
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrt-e2e-'));
+    node = await startServe(cliEnv({ AGENTRT_DATA_DIR: dataDir, PORT: '0' }));
+  });
+
+  after(async () => {
+    await node?.stop('SIGKILL');
+    await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('reads the token file the node wrote, and prints its 256 shards as one range', async () => {
+    const result = await runCli(['cluster', 'status', '--url', node!.url], cliEnv({ AGENTRT_DATA_DIR: dataDir }));
+    assert.equal(result.code, 0, result.stderr);
+    const nodeId = String(node!.logs().find((line) => line.msg === 'listening')?.nodeId);
+    const lines = result.stdout.trimEnd().split('\n');
+    assert.equal(lines.length, 3, result.stdout);
+    assert.equal(lines[0], '256 shards on 1 live node');
+    assert.match(lines[2], new RegExp(`^${nodeId}\\s+256\\s+\\d+\\s+\\d+ s ago\\s+0-255$`));
+  });
+});
+
+describe('agentrt --version', () => {
+  before(assertBuilt);
+
+  it('prints the version of package.json, also as -v', async () => {
+    const { version } = JSON.parse(await fs.readFile(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-v']) {
+      const result = await runCli([flag], cliEnv({}));
+      assert.deepEqual({ code: result.code, stdout: result.stdout }, { code: 0, stdout: `${version}\n` }, flag);
+    }
+  });
+});
+
+describe('agentrt --help', () => {
+  let help: string;
+  /** Each command line of the usage text, as its names: `cluster status`, or `help`, `--help`, `-h`. */
+  let listed: string[][];
+
+  before(async () => {
+    assertBuilt();
+    const result = await runCli(['--help'], cliEnv({}));
+    assert.equal(result.code, 0, result.stderr);
+    help = result.stdout;
+    listed = help
+      .split('\n')
+      .map((line) => /^ {2}([a-z][\w-]* [a-z][\w-]*|[a-z][\w-]*(?:, -{1,2}[a-z][\w-]*)*)(?= |$)/.exec(line)?.[1])
+      .filter((names): names is string => names !== undefined)
+      .map((names) => names.split(', '));
+  });
+
+  it('lists every command, and help and version', () => {
+    const first = listed.map((names) => names[0].split(' ')[0]);
+    for (const command of [...COMMAND_NAMES, 'help', 'version']) assert.ok(first.includes(command), `--help does not list ${command}:\n${help}`);
+    assert.deepEqual(listed.find((names) => names[0] === 'version'), ['version', '--version', '-v']);
+  });
+
+  it('lists only commands that run', async () => {
+    for (const names of listed) {
+      const result = await runCli([...names[0].split(' '), '--no-such-option'], cliEnv({}));
+      assert.doesNotMatch(result.stderr, /unknown command/, names[0]);
+    }
+  });
+
+  it('is matched by the README, which names every command it lists', async () => {
+    const readme = await fs.readFile(path.join(ROOT, 'README.md'), 'utf8');
+    for (const names of listed) assert.ok(names.some((name) => readme.includes(`\`agentrt ${name}\``)), `README.md does not list agentrt ${names.join(' / ')}`);
   });
 });

@@ -1,6 +1,7 @@
 // Runs the BUILT command (dist/src/cli.js) as a child process, as an operator
 // would: one-shot commands, and `serve` with its JSON log lines parsed so a
-// test can wait for "listening" and read what the node logged.
+// test can wait for "listening" and read what the node logged; also `serve` on
+// a terminal (a pseudo-terminal from util-linux's `script`), stopped by Ctrl+C.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -131,4 +132,51 @@ function parseLines(text: string): LogLine[] {
 
 function formatOutput(output: { stdout: string; stderr: string }): string {
   return `stdout:\n${output.stdout}\nstderr:\n${output.stderr}`;
+}
+
+/** util-linux's `script`: runs a command on a pseudo-terminal, copying what it prints to its own stdout. */
+const SCRIPT = '/usr/bin/script';
+/** Ctrl+C typed on the terminal: its line discipline sends SIGINT to the node. */
+const CTRL_C = '\x03';
+
+export interface TerminalServeProcess {
+  /** What the terminal showed so far, as written (colour codes, `\r\n` line ends). */
+  screen(): string;
+  /** Types Ctrl+C and resolves with the exit code once the node has stopped. */
+  interrupt(): Promise<number | null>;
+}
+
+/**
+ * Starts `agentrt serve` on a pseudo-terminal and resolves once the screen
+ * shows `until` (the output without colour codes).
+ * @throws Error with what the screen showed when the node exits or stays silent first
+ */
+export async function startServeInTerminal(env: NodeJS.ProcessEnv, until: string): Promise<TerminalServeProcess> {
+  if (!existsSync(SCRIPT)) throw new Error(`${SCRIPT} is missing: install util-linux's script (Debian: bsdutils) to run the node on a pseudo-terminal`);
+  const child = spawn(SCRIPT, ['-qfec', `'${process.execPath}' '${CLI}' serve`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const output = collect(child);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let exitCode: number | null | undefined;
+  void exited.then((code) => (exitCode = code));
+  const screen = () => output().stdout;
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (!withoutColours(screen()).includes(until)) {
+    if (exitCode !== undefined || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`agentrt serve on a terminal ${exitCode === undefined ? 'stayed silent' : `exited with ${exitCode}`} before showing "${until}":\n${formatOutput(output())}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    screen,
+    interrupt() {
+      child.stdin?.write(CTRL_C);
+      return exited;
+    },
+  };
+}
+
+/** Text without its ANSI colour codes and carriage returns, as a person reads it. */
+export function withoutColours(text: string): string {
+  return text.replace(/\x1b\[[0-9;]*m/g, '').replace(/\r/g, '');
 }

@@ -102,3 +102,17 @@ describe('loadConfig: widget visitor limits', () => {
     }
   });
 });
+
+describe('loadConfig: LOG_FORMAT', () => {
+  it('is unset by default (chosen by the output), and reads pretty and json', () => {
+    assert.equal(loadConfig({}).logFormat, undefined);
+    assert.equal(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat, 'pretty');
+    assert.equal(loadConfig({ LOG_FORMAT: 'json' }).logFormat, 'json');
+  });
+
+  it('refuses anything else, naming the variable', () => {
+    for (const raw of ['text', 'JSON', 'pino']) {
+      assert.throws(() => loadConfig({ LOG_FORMAT: raw }), (error: unknown) => error instanceof ConfigError && error.message === `LOG_FORMAT must be pretty or json, got "${raw}"`, raw);
+    }
+  });
+});

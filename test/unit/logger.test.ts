@@ -39,3 +39,36 @@ describe('createLogger', () => {
     assert.throws(() => createLogger({ level: 'loud' }), /LOG_LEVEL must be one of/);
   });
 });
+
+describe('createLogger({ format: "pretty" })', () => {
+  function capturePretty() {
+    const chunks: string[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        chunks.push(String(chunk));
+        done();
+      },
+    });
+    return { chunks, logger: createLogger({ level: 'info', format: 'pretty', destination }) };
+  }
+
+  it('writes one line per entry: local time, level, message, then the fields on the same line', () => {
+    const { chunks, logger } = capturePretty();
+    logger.info({ url: 'http://127.0.0.1:8080' }, 'listening');
+    assert.equal(chunks.length, 1);
+    assert.match(chunks[0], /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: listening \{"url":"http:\/\/127\.0\.0\.1:8080"\}\n$/);
+  });
+
+  it('redacts secrets as in JSON lines', () => {
+    const { chunks, logger } = capturePretty();
+    logger.info({ token: 'T0', req: { headers: { authorization: 'Bearer T1' } } }, 'request');
+    assert.ok(!chunks.join('').includes('T0') && !chunks.join('').includes('T1'), chunks.join(''));
+    assert.ok(chunks.join('').includes(REDACTED));
+  });
+
+  it('writes no colour codes to a destination that is not a terminal', () => {
+    const { chunks, logger } = capturePretty();
+    logger.warn('careful');
+    assert.doesNotMatch(chunks.join(''), /\x1b\[/);
+  });
+});

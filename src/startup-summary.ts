@@ -1,0 +1,70 @@
+// The lines a node logs once it listens, in words, for the person who started
+// it: where the API is, the database and the bus in use, where the first
+// account's token is. Addresses are shown without their credentials: a
+// DATABASE_URL's password or a NATS_URL's user, password or token never appear.
+import { withoutCredentials } from './config';
+
+/** Where the first account's global API key token is, as far as this node knows. */
+export const TOKEN_FILE_STATE = {
+  /** Written at this start (the first account was created now). */
+  CREATED: 'created',
+  /** Written at an earlier start. */
+  PRESENT: 'present',
+  /** Not in this node's data folder: another node or `agentrt bootstrap` created the first account. */
+  ABSENT: 'absent',
+} as const;
+export type TokenFileState = (typeof TOKEN_FILE_STATE)[keyof typeof TOKEN_FILE_STATE];
+
+export interface StartupFacts {
+  /** Base URL the API listens on. */
+  url: string;
+  /** DATABASE_URL; undefined for the embedded database. */
+  databaseUrl?: string;
+  /** Folder of the embedded database (read when databaseUrl is undefined). */
+  embeddedDatabaseFolder: string;
+  /** NATS servers, comma-separated; undefined for the in-process bus. */
+  natsUrl?: string;
+  tokenFile: string;
+  tokenFileState: TokenFileState;
+}
+
+/** The start-up lines, one sentence each. */
+export function startupLines(facts: StartupFacts): string[] {
+  return [
+    `API: listening on ${facts.url}`,
+    describeDatabase(facts.databaseUrl, facts.embeddedDatabaseFolder),
+    describeBus(facts.natsUrl),
+    describeTokenFile(facts.tokenFile, facts.tokenFileState),
+  ];
+}
+
+/** The database in use: the embedded one's folder, or the Postgres server and database (no user, no password). */
+export function describeDatabase(databaseUrl: string | undefined, embeddedDatabaseFolder: string): string {
+  if (!databaseUrl) return `database: embedded Postgres (PGlite) in ${embeddedDatabaseFolder}`;
+  let url: URL;
+  try {
+    url = new URL(databaseUrl);
+  } catch {
+    return 'database: Postgres at DATABASE_URL (not shown: it is not a URL)';
+  }
+  const host = url.host || url.searchParams.get('host') || 'localhost';
+  const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  return `database: Postgres at ${host}${name ? `, database ${name}` : ''}`;
+}
+
+/** The bus in use: NATS with its servers (credentials replaced by `***`), or the in-process one. */
+export function describeBus(natsUrl: string | undefined): string {
+  if (!natsUrl) return 'bus: in-process (this node on its own; DATABASE_URL and NATS_URL make a cluster)';
+  return `bus: NATS at ${natsUrl.split(',').map((server) => withoutCredentials(server.trim())).join(', ')}`;
+}
+
+function describeTokenFile(file: string, state: TokenFileState): string {
+  switch (state) {
+    case TOKEN_FILE_STATE.CREATED:
+      return `token: the first account's global API key token is in ${file} (written now; send it as "Authorization: Bearer <token>")`;
+    case TOKEN_FILE_STATE.PRESENT:
+      return `token: the first account's global API key token is in ${file}`;
+    case TOKEN_FILE_STATE.ABSENT:
+      return `token: no token file at ${file} (the first account was created elsewhere: use the token agentrt bootstrap printed, or an API key)`;
+  }
+}
