@@ -1,6 +1,6 @@
 # agentrt node image: builds the TypeScript once, then runs `agentrt serve`.
 # Configuration comes from the environment (docs/operations.md).
-FROM node:20 AS build
+FROM node:24 AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
@@ -14,7 +14,7 @@ COPY scripts ./scripts
 # The incremental build's record is of no use in the image.
 RUN npm run build && rm dist/tsconfig.build.tsbuildinfo && npm prune --omit=dev
 
-FROM node:20
+FROM node:24
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \

@@ -1,5 +1,5 @@
 // Install hygiene (issue 28 item 8): `npm ci` on the Node.js version the
-// README names prints no EBADENGINE warning and installs no deprecated stub
+// README names (any version package.json's engines accept) prints no EBADENGINE warning and installs no deprecated stub
 // type package. Read from package-lock.json (what `npm ci` installs) and the
 // installed packages' manifests, so a dependency bump that breaks either
 // fails here rather than in a user's terminal.
@@ -19,19 +19,21 @@ const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
 const nameOf = (entryPath: string) => entryPath.slice(entryPath.lastIndexOf('node_modules/') + 'node_modules/'.length);
 
 describe('install hygiene', () => {
-  const oldest = semver.minVersion(manifest.engines.node);
+  const declared = manifest.engines.node;
+  /** The oldest version of each line the declared range accepts (`^20.19.0 || >=24.11.0` → 20.19.0, 24.11.0). */
+  const lines = new semver.Range(declared).set.map((comparators) => semver.minVersion(comparators.map((comparator) => comparator.value).join(' ')));
 
-  it('the README names the oldest Node.js version package.json declares', () => {
-    assert.ok(oldest, `engines.node ${manifest.engines.node} has a minimum`);
-    const named = /Node\.js (\d+\.\d+)(?:\.\d+)? or later/.exec(readme);
-    assert.ok(named, 'the README says which Node.js version to install');
-    assert.equal(semver.coerce(named[1])?.version, oldest.version);
+  it('the README names the oldest version of every Node.js line package.json declares', () => {
+    assert.ok(lines.length > 0 && lines.every(Boolean), `engines.node ${declared} has a minimum per line`);
+    for (const oldest of lines) {
+      assert.match(readme, new RegExp(`\\b${oldest!.major}\\.${oldest!.minor}\\b`), `the README names Node.js ${oldest!.major}.${oldest!.minor}`);
+    }
   });
 
-  it('every installed package supports that Node.js version (no EBADENGINE from npm ci)', () => {
+  it('every installed package supports every Node.js version package.json declares (no EBADENGINE from npm ci)', () => {
     const unsupported = Object.entries(lock.packages)
       .filter(([entryPath, entry]) => entryPath !== '' && !Array.isArray(entry.engines) && entry.engines?.node)
-      .filter(([, entry]) => !semver.satisfies(oldest!, (entry.engines as { node: string }).node))
+      .filter(([, entry]) => !semver.subset(declared, (entry.engines as { node: string }).node))
       .map(([entryPath, entry]) => `${nameOf(entryPath)} needs node ${(entry.engines as { node: string }).node}`);
     assert.deepEqual(unsupported, []);
   });
