@@ -215,6 +215,7 @@ describe('workspace models', () => {
       assertError(await patch({ spec: { aiProviderKeyId: missingId('aipk') } }), 400, Code.INVALID_ARGUMENT, /^spec\.aiProviderKeyId: aipk_\w+ is not an AI provider key of this workspace/);
       assertError(await patch({ metadata: { name: 'flat' } }), 400, Code.INVALID_ARGUMENT, /^metadata\.name: "flat" is not a family\/model id/);
       assertError(await patch({ updateMask: 'spec.upstreamModel' }), 400, Code.INVALID_ARGUMENT, 'spec.upstreamModel: is required when the update names it');
+      assertError(await patch({ updateMask: 'metadata.name' }), 400, Code.INVALID_ARGUMENT, 'metadata.name: is required when the update names it');
       assertError(await patch({ updateMask: 'spec.status' }), 400, Code.INVALID_ARGUMENT, /^updateMask: "spec.status" is not an updatable field/);
       assertError(await patch({ metadata: { name: 'anthropic/claude-sonnet-4' } }), 409, Code.ALREADY_EXISTS, /^metadata\.name: anthropic\/claude-sonnet-4 is a catalog model/);
       assertError(await patch({ metadata: { name: 'Anthropic/Claude-Sonnet-4' } }), 409, Code.ALREADY_EXISTS, /^metadata\.name: Anthropic\/Claude-Sonnet-4 is the catalog model anthropic\/claude-sonnet-4 \(names are compared ignoring case\)/);
