@@ -72,10 +72,8 @@ export function swaggerUiDirectory(): string {
   return dirname(require.resolve('swagger-ui-dist/package.json'));
 }
 
-/** Whether `GET /docs/<name>` serves a file (checked before anything is read). */
-export function isReferenceFile(name: string): boolean {
-  return name === STARTER_FILE || Object.hasOwn(SWAGGER_UI_FILES, name);
-}
+/** The names `GET /docs/<name>` serves: the page's files, nothing else of the package. */
+export const REFERENCE_FILES: readonly string[] = [...Object.keys(SWAGGER_UI_FILES), STARTER_FILE];
 
 export interface ReferenceFiles {
   page: Asset;

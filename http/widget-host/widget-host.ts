@@ -1,6 +1,6 @@
 // The widget host (api-decisions "Widgets"): a request for one of the widget
-// host's own paths (`/`, `/widget.js`, `/assets/…`, `/api/…`, which the API
-// never serves) whose Host is a widget's hostname is answered here (the chat
+// host's own paths (`/`, `/widget.js`, `/assets/…`, `/api/…`, of which the API
+// serves only `GET /`) whose Host is a widget's hostname is answered here (the chat
 // page, the loader, the page's files, the /api routes of a visitor's session).
 // Every other request goes to the API whatever its Host, untouched and without
 // a lookup: a widget named after the hostname the API is reached by can never

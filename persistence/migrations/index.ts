@@ -28,6 +28,7 @@ import { UsageRollups1763835000000 } from './1763835000000-UsageRollups';
 import { UsageRollupEightDayBuckets1763835100000 } from './1763835100000-UsageRollupEightDayBuckets';
 import { UsageRollupSlots1763835200000 } from './1763835200000-UsageRollupSlots';
 import { WorkspaceModels1763835300000 } from './1763835300000-WorkspaceModels';
+import { ModelNamesIgnoreCase1763835400000 } from './1763835400000-ModelNamesIgnoreCase';
 
 export const migrations: Array<new () => MigrationInterface> = [
   Foundation1763776800000,
@@ -57,4 +58,5 @@ export const migrations: Array<new () => MigrationInterface> = [
   UsageRollupEightDayBuckets1763835100000,
   UsageRollupSlots1763835200000,
   WorkspaceModels1763835300000,
+  ModelNamesIgnoreCase1763835400000,
 ];

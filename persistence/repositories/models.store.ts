@@ -10,7 +10,9 @@ import { registerUniqueMessage } from './driver-errors';
 import { fetchPage } from './list-query';
 import { recordTable } from './record-table';
 
-registerUniqueMessage('uq_models_name', 'the workspace already has a model with this name');
+// ModelService names the model a new name clashes with before writing; these answer two requests racing for one name.
+registerUniqueMessage('uq_models_name', 'metadata.name: the workspace already has a model with this name');
+registerUniqueMessage('uq_models_name_ignoring_case', 'metadata.name: the workspace already has a model with this name (names are compared ignoring case)');
 
 const INSERT_BATCH = 200;
 const COLUMNS = [
@@ -37,6 +39,9 @@ export function createModelsStore(dataSource: DataSource): ModelsStore {
     update: table.update,
     delete: table.delete,
     findByName: (workspaceId, name) => models.findOneBy({ workspaceId, name }),
+    findByNameIgnoringCase: (workspaceId, name) => models.createQueryBuilder('m')
+      .where('m.workspace_id = :workspaceId AND lower(m.name) = lower(:name)', { workspaceId, name })
+      .getOne(),
     list(workspaceId, page, filter) {
       const query = models.createQueryBuilder('m').where('m.workspace_id = :workspaceId', { workspaceId });
       if (filter.status) query.andWhere('m.status = :status', { status: filter.status });
@@ -71,7 +76,7 @@ export function createModelsStore(dataSource: DataSource): ModelsStore {
         const batch = rows.slice(start, start + INSERT_BATCH);
         const placeholders = batch.map((_, row) => `(${COLUMNS.map((_column, column) => `$${row * COLUMNS.length + column + 1}`).join(', ')})`);
         const result: unknown[] = await manager.query(
-          `INSERT INTO models (${COLUMNS.join(', ')}) VALUES ${placeholders.join(', ')} ON CONFLICT ON CONSTRAINT uq_models_name DO NOTHING RETURNING id`,
+          `INSERT INTO models (${COLUMNS.join(', ')}) VALUES ${placeholders.join(', ')} ON CONFLICT DO NOTHING RETURNING id`,
           batch.flatMap(rowValues),
         );
         inserted += result.length;
@@ -83,7 +88,7 @@ export function createModelsStore(dataSource: DataSource): ModelsStore {
         `SELECT w.id AS workspace_id, w.account_id, array_agg(c.name ORDER BY c.position) AS missing
            FROM workspaces w
            CROSS JOIN unnest($1::text[]) WITH ORDINALITY AS c(name, position)
-          WHERE NOT EXISTS (SELECT 1 FROM models m WHERE m.workspace_id = w.id AND m.name = c.name)
+          WHERE NOT EXISTS (SELECT 1 FROM models m WHERE m.workspace_id = w.id AND lower(m.name) = lower(c.name))
           GROUP BY w.id, w.account_id
           ORDER BY w.id`,
         [catalogIds],

@@ -6,7 +6,7 @@
 // changed and deleted by clients (never while a variation names them).
 import type { Principal } from '../auth/principal';
 import type { WorkspaceRef } from '../auth/workspace-access';
-import { FailedPreconditionError, InvalidArgumentError, NotFoundError, PermissionDeniedError } from '../errors';
+import { AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError, PermissionDeniedError } from '../errors';
 import { newId, newIds } from '../ids';
 import type { ListFilter } from '../ports/foundation-store';
 import type { ModelsStore, VariationUsingModel } from '../ports/models-store';
@@ -18,7 +18,7 @@ import { modelProviderOf } from '../secrets/ai-provider-key.service';
 import type { AiProviderKeyRecord } from '../secrets/records';
 import { MODEL_CATALOG, modelFamily, type CatalogModel } from './catalog';
 import { ModelSource, ModelStatus, type ModelRecord } from './records';
-import { checkPrice, checkWorkspaceModelName, isWorkspaceModel } from './workspace-model-spec';
+import { caseNote, checkPrice, checkWorkspaceModelName, isWorkspaceModel } from './workspace-model-spec';
 
 const SPEC_PATHS = ['aiProviderKeyId', 'upstreamModel', 'maxInputTokens', 'maxOutputTokens', 'inputPricePerMillionTokens', 'outputPricePerMillionTokens'] as const;
 const UPDATE_PATHS = [...METADATA_UPDATE_PATHS, ...SPEC_PATHS.map((key) => `spec.${key}`)];
@@ -103,7 +103,7 @@ export class ModelService {
    */
   async create(principal: Principal, workspace: WorkspaceRef, body: CreateModelBody): Promise<Model> {
     const { spec } = body;
-    checkWorkspaceModelName(body.metadata.name, this.catalog);
+    await this.checkNewName(workspace, body.metadata.name);
     const key = await this.requireProviderKey(workspace, spec.aiProviderKeyId);
     return toModel(await this.store.insert({
       ...newResourceFields(newId('model'), principal, workspace, body.metadata),
@@ -133,7 +133,7 @@ export class ModelService {
     const paths = resolveUpdatePaths(fields, updateMask, UPDATE_PATHS);
     const changes: Partial<ModelRecord> = metadataChanges(body.metadata, paths);
     if (changes.name !== undefined && changes.name !== record.name) {
-      checkWorkspaceModelName(changes.name, this.catalog);
+      await this.checkNewName(workspace, changes.name, record.id);
       await this.refuseWhileUsed(record, 'renamed');
       changes.family = modelFamily(changes.name);
     }
@@ -216,6 +216,19 @@ export class ModelService {
     const record = await this.store.findById(id);
     if (!record || record.workspaceId !== workspace.id) throw NotFoundError.resource('model', id);
     return record;
+  }
+
+  /**
+   * Checks a name a workspace model is created or renamed with (`self`: the model renamed, which may change its case).
+   * @throws InvalidArgumentError naming `metadata.name` for a malformed name
+   * @throws AlreadyExistsError naming the catalog model or the workspace's model that has it, in any case
+   */
+  private async checkNewName(workspace: WorkspaceRef, name: string, self?: string): Promise<void> {
+    checkWorkspaceModelName(name, this.catalog);
+    const taken = await this.store.findByNameIgnoringCase(workspace.id, name);
+    if (taken && taken.id !== self) {
+      throw new AlreadyExistsError(`metadata.name: the workspace already has a model named ${taken.name} (${taken.id})${caseNote(name, taken.name)}`);
+    }
   }
 
   /** @throws PermissionDeniedError for a catalog model, which ships with the service */

@@ -89,7 +89,7 @@ export function modelBudgetExceeded(state: ObjectiveState): ObjectiveError | nul
   const maxTurns = maxModelTurnsOf(state);
   const turns = state.runModelTurns ?? 0;
   if (maxTurns > 0 && turns >= maxTurns) {
-    return { type: LIMIT_REACHED_ERROR_TYPE, message: limitReached('maxModelTurns', `the model answered ${turns} times in this run; the limit is ${maxTurns}`) };
+    return { type: LIMIT_REACHED_ERROR_TYPE, message: limitReached('maxModelTurns', `the model answered ${turns === 1 ? 'once' : `${turns} times`} in this run; the limit is ${maxTurns}`) };
   }
   for (const constraint of SPENDING_CONSTRAINTS) {
     const limit = spendingLimitOf(state, constraint);

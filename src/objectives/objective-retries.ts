@@ -76,9 +76,10 @@ export function acceptModelCallFailure(turn: ObjectiveTurn, effectId: string, er
   // Waiting past the budget only to give up then would hold the objective for nothing: give up now.
   if (spentMs + delayMs > budgetMs) {
     const seconds = Math.round(spentMs / 1000);
+    const failed = failures === 1 ? 'once' : `${failures} times in a row`;
     return failObjective(turn, {
       ...lastError,
-      message: `${failure.message} (the model call failed ${failures} times in a row over ${seconds} s; its retry budget is ${Math.round(budgetMs / 1000)} s)`,
+      message: `${failure.message} (the model call failed ${failed} over ${seconds} s; its retry budget is ${Math.round(budgetMs / 1000)} s)`,
     }, usage);
   }
   const dueAt = new Date(now + Math.round(delayMs * scale)).toISOString();

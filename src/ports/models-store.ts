@@ -32,7 +32,9 @@ export interface ModelsStore {
   findById(id: string): Promise<ModelRecord | null>;
   /** The workspace's model with this full id (`metadata.name`). */
   findByName(workspaceId: string, name: string): Promise<ModelRecord | null>;
-  /** @throws AlreadyExistsError when the workspace has a model of that name (uq_models_name) */
+  /** The workspace's model whose name is `name` ignoring case (names are unique that way). */
+  findByNameIgnoringCase(workspaceId: string, name: string): Promise<ModelRecord | null>;
+  /** @throws AlreadyExistsError when the workspace has a model of that name, ignoring case */
   insert(record: ModelRecord): Promise<ModelRecord>;
   /** @throws AlreadyExistsError when a rename takes the name of another model of the workspace */
   update(id: string, changes: Partial<ModelRecord>): Promise<ModelRecord | null>;
@@ -48,11 +50,11 @@ export interface ModelsStore {
   /** The first `limit` variations of a workspace whose `modelConfig.modelId` is `name`, oldest first. */
   variationsUsing(workspaceId: string, name: string, limit: number): Promise<VariationUsingModel[]>;
   /**
-   * Inserts the rows a workspace does not have yet
-   * (INSERT ... ON CONFLICT (workspace_id, name) DO NOTHING): idempotent.
+   * Inserts the rows a workspace does not have yet, skipping a name the
+   * workspace has in any case (INSERT ... ON CONFLICT DO NOTHING): idempotent.
    * @returns how many rows were inserted
    */
   insertMissing(rows: ModelRecord[]): Promise<number>;
-  /** Every workspace lacking at least one of `catalogIds`. */
+  /** Every workspace lacking at least one of `catalogIds` (a name it has in another case counts as had). */
   findGaps(catalogIds: string[]): Promise<WorkspaceGap[]>;
 }

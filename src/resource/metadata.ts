@@ -67,10 +67,15 @@ export function newResourceFields(id: string, principal: { profileId: string }, 
 /**
  * The metadata fields a PATCH changes, for the resolved update paths.
  * `metadata.labels` replaces the whole map.
+ * @throws InvalidArgumentError naming `metadata.name` when the update names it without a value: a named field
+ *   absent from the body is cleared, and every resource requires its name
  */
 export function metadataChanges(metadata: UpdateMetadata | undefined, paths: readonly string[]): Partial<MetadataRecord> {
   const changes: Partial<MetadataRecord> = {};
-  if (touches(paths, 'metadata.name') && metadata?.name !== undefined) changes.name = metadata.name;
+  if (touches(paths, 'metadata.name')) {
+    if (metadata?.name === undefined) throw InvalidArgumentError.forField('metadata.name', 'is required when the update names it');
+    changes.name = metadata.name;
+  }
   if (touches(paths, 'metadata.externalId')) changes.externalId = metadata?.externalId ?? null;
   if (touches(paths, 'metadata.labels')) {
     validateLabels(metadata?.labels);

@@ -5,7 +5,8 @@ import { CreateMetadata, ResourceMetadata, Strict, UpdateBody } from './common.s
 
 export const AiProviderSchema = Type.Union([Type.Literal('AI_PROVIDER_UNSPECIFIED'), Type.Literal('AI_PROVIDER_OPENROUTER')]);
 
-const ApiKeyValue = Type.String({ minLength: 1, maxLength: 4096, description: 'Write-only; responses return it empty. Required unless openrouter.baseUrl is set' });
+// Not empty: AiProviderKeyService refuses "" itself, so the message can say to omit the field instead.
+const ApiKeyValue = Type.String({ maxLength: 4096, description: 'Write-only; responses return it empty. Not empty; required unless openrouter.baseUrl is set (omit it for a server that needs no key)' });
 const OpenRouterSettings = Strict({
   baseUrl: Type.Optional(Type.String({ maxLength: 2048, description: 'http(s) URL of an OpenRouter-compatible API; default https://openrouter.ai/api/v1' })),
 });

@@ -64,6 +64,11 @@ export interface PromotionalKeyInput {
 /** What insert() takes: a client's key may omit apiKey when it sets a baseUrl. */
 type KeyInput = Omit<PromotionalKeyInput, 'apiKey'> & { apiKey?: string };
 
+/** @throws InvalidArgumentError naming `spec.apiKey` for an empty one: most often a client's way of saying "none", so the message says how */
+function refuseEmptyApiKey(apiKey: string | undefined): void {
+  if (apiKey === '') throw InvalidArgumentError.forField('spec.apiKey', 'must not be empty; omit spec.apiKey for a server that needs no key');
+}
+
 /** @throws InvalidArgumentError naming `spec.apiKey` for a key with neither an apiKey nor a baseUrl */
 function requireApiKeyOrBaseUrl(hasApiKey: boolean, baseUrl: string | null): void {
   if (!hasApiKey && baseUrl === null) {
@@ -151,6 +156,7 @@ export class AiProviderKeyService {
     }
     // A mask naming spec.apiKey with no value removes the key (allowed with a baseUrl only).
     const apiKey = touches(paths, 'spec.apiKey') ? body.spec?.apiKey : undefined;
+    refuseEmptyApiKey(apiKey);
     const hasApiKey = touches(paths, 'spec.apiKey') ? apiKey !== undefined : record.apiKeyCiphertext !== null;
     requireApiKeyOrBaseUrl(hasApiKey, changes.openrouterBaseUrl !== undefined ? changes.openrouterBaseUrl : record.openrouterBaseUrl);
     if (touches(paths, 'spec.apiKey')) changes.apiKeyCiphertext = apiKey !== undefined ? await this.keyring.encrypt(apiKeyRef(workspace.id, record.id), apiKey) : null;
@@ -219,6 +225,7 @@ export class AiProviderKeyService {
     const id = newId('aiProviderKey');
     const metadata = newMetadataFields(input.metadata);
     const baseUrl = input.baseUrl !== undefined ? validateBaseUrl(input.baseUrl, this.urlPolicy) : null;
+    refuseEmptyApiKey(input.apiKey);
     requireApiKeyOrBaseUrl(input.apiKey !== undefined, baseUrl);
     const now = new Date();
     return this.store.providerKeys.insert({

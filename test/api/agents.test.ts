@@ -199,6 +199,16 @@ describe('agents', () => {
       assert.equal((await api.request('GET', `${agentsPath()}/${agent.metadata.id}`, { token: ws.token })).body.spec.webhookEventsUrl, undefined, 'nothing stored');
     });
 
+    it('returns INVALID_ARGUMENT when the mask names metadata.name without one (a name cannot be cleared), and changes nothing', async () => {
+      const agent = await createAgent(api, ws.token, ws.workspaceId, { spec: { description: 'kept' } });
+      for (const body of [{ updateMask: 'metadata.name' }, { metadata: { labels: { a: 'b' } }, spec: { description: 'new' }, updateMask: 'metadata.name,metadata.labels,spec.description' }]) {
+        const response = await api.request('PATCH', `${agentsPath()}/${agent.metadata.id}`, { token: ws.token, body });
+        assertError(response, 400, 3, 'metadata.name: is required when the update names it');
+        assert.equal(response.body.details[0].fieldViolations[0].field, 'metadata.name');
+      }
+      assert.deepEqual((await api.request('GET', `${agentsPath()}/${agent.metadata.id}`, { token: ws.token })).body, agent);
+    });
+
     it('returns INVALID_ARGUMENT for an unknown updateMask path', async () => {
       const agent = await createAgent(api, ws.token, ws.workspaceId);
       const response = await api.request('PATCH', `${agentsPath()}/${agent.metadata.id}`, { token: ws.token, body: { updateMask: 'spec.owner' } });

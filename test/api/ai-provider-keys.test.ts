@@ -102,7 +102,12 @@ describe('AI provider keys', () => {
       assertStatus(missing, 400, Code.INVALID_ARGUMENT);
       assert.equal(missing.body.message, 'spec.apiKey: is required unless spec.openrouter.baseUrl names a server of your own (one that needs no key)');
       assert.deepEqual(missing.body.details[0].fieldViolations.map((violation: { field: string }) => violation.field), ['spec.apiKey']);
-      assertStatus(await call('POST', base, { body: { metadata: { name: 'empty' }, spec: { apiKey: '' } } }), 400, Code.INVALID_ARGUMENT);
+      for (const spec of [{ apiKey: '' }, { apiKey: '', openrouter: { baseUrl: 'https://llm.example.com/v1' } }]) {
+        const empty = await call('POST', base, { body: { metadata: { name: 'empty' }, spec } });
+        assertStatus(empty, 400, Code.INVALID_ARGUMENT);
+        assert.equal(empty.body.message, 'spec.apiKey: must not be empty; omit spec.apiKey for a server that needs no key', JSON.stringify(spec));
+        assert.deepEqual(empty.body.details[0].fieldViolations.map((violation: { field: string }) => violation.field), ['spec.apiKey']);
+      }
       const provider = await call('POST', base, { body: { metadata: { name: 'other' }, spec: { apiKey: canary(), provider: 'AI_PROVIDER_ACME' } } });
       assertStatus(provider, 400, Code.INVALID_ARGUMENT);
       assert.equal(provider.body.details[0].fieldViolations[0].field, 'spec.provider');
@@ -326,6 +331,9 @@ describe('AI provider keys', () => {
     it('lose their apiKey through a mask naming spec.apiKey without one, but only while they keep a baseUrl', async () => {
       const key = await createIn({ apiKey: canary(), openrouter: { baseUrl: LOCAL } }, 'vllm');
       const path = `${keysPath}/${key.metadata.id}`;
+      const empty = await call('PATCH', path, { token: account.globalToken, body: { spec: { apiKey: '' } } });
+      assertStatus(empty, 400, Code.INVALID_ARGUMENT);
+      assert.equal(empty.body.message, 'spec.apiKey: must not be empty; omit spec.apiKey for a server that needs no key');
       const cleared = await call('PATCH', path, { token: account.globalToken, body: { updateMask: 'spec.apiKey' } });
       assert.equal(cleared.status, 200, JSON.stringify(cleared.body));
       assert.equal('apiKey' in (await api.services.providerKeys.resolveKeyCredentials(workspaceId, key.metadata.id)), false);

@@ -126,4 +126,16 @@ describe('GET /docs (the API reference page)', function () {
       assert.deepEqual(JSON.parse(response.body.toString()), { code: 5, message: `no route for GET /docs/${name}`, details: [] }, name);
     }
   });
+
+  it('answers an unknown name under /docs 404 whatever the method, and a file the page loads 405 with Allow for another method', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE']) {
+      const unknown = await rawRequest(`${api.url}/docs/nothing.js`, method);
+      assert.equal(unknown.status, 404, method);
+      assert.equal(unknown.headers.allow, undefined, method);
+      assert.deepEqual(JSON.parse(unknown.body.toString()), { code: 5, message: `no route for ${method} /docs/nothing.js`, details: [] }, method);
+      const known = await rawRequest(`${api.url}/docs/swagger-ui.css`, method);
+      assert.equal(known.status, 405, method);
+      assert.equal(known.headers.allow, 'GET, HEAD', method);
+    }
+  });
 });

@@ -9,7 +9,7 @@ import { createModelsStore } from '../../persistence/repositories/models.store';
 import { createSecretsStore } from '../../persistence/repositories/secrets.store';
 import type { Principal } from '../../src/auth/principal';
 import { loadConfig } from '../../src/config';
-import { FailedPreconditionError, InvalidArgumentError } from '../../src/errors';
+import { AlreadyExistsError, FailedPreconditionError, InvalidArgumentError } from '../../src/errors';
 import { MODEL_CATALOG, SCRIPTED_MODEL_ID, type CatalogModel } from '../../src/models/catalog';
 import { ModelService } from '../../src/models/model.service';
 import { startTestApi, type TestApi } from '../support/api';
@@ -304,6 +304,34 @@ describe('models', () => {
       assert.equal(kept?.id, mine.metadata.id);
       assert.equal(kept?.upstreamModel, 'mine');
       assert.equal(kept?.aiProviderKeyId, key.metadata.id);
+    });
+
+    it('leaves alone a workspace model whose name differs from a new catalog model\'s in case only, and stops looking for it', async () => {
+      const fifth = await services.accounts.bootstrap({ accountName: 'five', email: 'five@example.com' });
+      const workspace = (await services.store.workspaces.findById(fifth.workspaceId))!;
+      const principal = { profileId: fifth.profileId } as Principal;
+      const key = await services.providerKeys.create(principal, workspace, { metadata: { name: 'local' }, spec: { openrouter: { baseUrl: 'https://llm.example.com/v1' } } });
+      const mine = await services.models.create(principal, workspace, {
+        metadata: { name: 'Acme/Cased-Model' },
+        spec: { aiProviderKeyId: key.metadata.id, upstreamModel: 'mine', maxInputTokens: 4096, inputPricePerMillionTokens: '0', outputPricePerMillionTokens: '0' },
+      });
+      const later = new ModelService(createModelsStore(dataSource), createSecretsStore(dataSource).providerKeys, [...MODEL_CATALOG, { ...ADDED, id: 'acme/cased-model' }]);
+      await later.reconcileCatalog();
+      assert.equal(await later.reconcileCatalog(), 0, 'the workspace counts as having the model');
+      const rows = await dataSource.query('SELECT id FROM models WHERE workspace_id = $1 AND lower(name) = $2', [fifth.workspaceId, 'acme/cased-model']);
+      assert.deepEqual(rows, [{ id: mine.metadata.id }]);
+    });
+
+    it('keeps two names differing in case only out of one workspace, even when written behind the service\'s back', async () => {
+      const sixth = await services.accounts.bootstrap({ accountName: 'six', email: 'six@example.com' });
+      const store = createModelsStore(dataSource);
+      const [row] = await dataSource.query("SELECT id FROM models WHERE workspace_id = $1 AND name = 'openai/gpt-4o'", [sixth.workspaceId]);
+      const original = (await store.findById(row.id))!;
+      await assert.rejects(store.insert({ ...original, id: missingId('model'), name: 'OpenAI/GPT-4o' }), (error: unknown) => {
+        assert.ok(error instanceof AlreadyExistsError, String(error));
+        assert.equal(error.message, 'metadata.name: the workspace already has a model with this name (names are compared ignoring case)');
+        return true;
+      });
     });
 
     it('is safe to run concurrently (two nodes starting together)', async () => {

@@ -134,7 +134,7 @@ describe('objectives under provider trouble and runaway models', function () {
     const objective = await ended(id);
     assert.equal(objective.info.status, 'OBJECTIVE_STATUS_FAILED');
     assert.equal(objective.info.error.type, 'RATE_LIMITED');
-    assert.match(objective.info.error.message, /HTTP 429: Rate limit exceeded.*retry after 45 s.*\(the model call failed 1 times in a row over 0 s; its retry budget is 30 s\)$/u);
+    assert.match(objective.info.error.message, /HTTP 429: Rate limit exceeded.*retry after 45 s.*\(the model call failed once over 0 s; its retry budget is 30 s\)$/u);
     assert.equal(openRouter.requests.length, 1, 'no second call');
     assert.equal((await eventsOf(id)).filter((event) => event.data.type === ERROR && event.data.error.retryAt).length, 0, 'no wait');
   });

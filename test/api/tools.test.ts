@@ -144,6 +144,13 @@ describe('tools', () => {
       assert.equal(switched.body.spec.http, undefined);
     });
 
+    it('returns INVALID_ARGUMENT when the mask names metadata.name without one, and changes nothing', async () => {
+      const tool = (await post(HTTP_SPEC)).body;
+      const response = await api.request('PATCH', `${toolsPath()}/${tool.metadata.id}`, { token: ws.token, body: { spec: { description: 'new' }, updateMask: 'metadata.name,spec.description' } });
+      assertError(response, 400, 3, 'metadata.name: is required when the update names it');
+      assert.deepEqual((await api.request('GET', `${toolsPath()}/${tool.metadata.id}`, { token: ws.token })).body, tool);
+    });
+
     it('validates the URL policy on update and honours If-Match', async () => {
       const tool = (await post(HTTP_SPEC)).body;
       const bad = await api.request('PATCH', `${toolsPath()}/${tool.metadata.id}`, { token: ws.token, body: { spec: { http: { url: 'http://192.168.0.1/', method: 'GET' } } } });

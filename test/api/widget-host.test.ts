@@ -63,6 +63,14 @@ function hostRequest(url: string, host: string, method: string, path: string, op
   });
 }
 
+/** Asserts `response` is the API's answer to `GET /` (the links to its reference), never the widget's chat page. */
+function assertApiRoot(response: HostResponse, label: string): void {
+  assert.equal(response.status, 200, `${label}: ${response.text.slice(0, 300)}`);
+  assert.match(String(response.headers['content-type']), /^application\/json/, label);
+  assert.equal(response.body.docs, '/docs', label);
+  assert.equal(response.body.openapi, '/v1/openapi.json', label);
+}
+
 /** The `id:`/`data:` messages of an event stream's text. */
 function sseEvents(text: string): Array<{ id: number; data: any }> {
   return text.split('\n\n').filter((block) => block.startsWith('id: ')).map((block) => {
@@ -199,7 +207,8 @@ describe('widget host', function () {
     });
 
     it('serves neither the page, the loader nor the widget routes on the API host', async () => {
-      for (const path of ['/', '/widget.js', '/assets/chat.css']) assert.equal((await apiHost('GET', path)).status, 404, path);
+      assertApiRoot(await apiHost('GET', '/'), 'GET / on the API host');
+      for (const path of ['/widget.js', '/assets/chat.css']) assert.equal((await apiHost('GET', path)).status, 404, path);
       const { token } = await widgets.mint(HOST);
       const create = await apiHost('POST', '/api/objectives', { headers: { authorization: `Bearer ${token}` }, body: { content: 'hi' } });
       assert.equal(create.status, 404);
@@ -218,7 +227,8 @@ describe('widget host', function () {
         for (const host of [API_HOST, API_HOST.toUpperCase()]) {
           const response = await hostRequest(api.url, host, 'GET', '/v1/workspace_secrets', { headers: { authorization: `Bearer ${ws.token}` } });
           assert.equal(response.status, 200, `${host}: ${response.text}`);
-          assert.equal((await hostRequest(api.url, host, 'GET', '/')).status, 404, host);
+          assertApiRoot(await hostRequest(api.url, host, 'GET', '/'), host);
+          assert.equal((await hostRequest(api.url, host, 'GET', '/widget.js')).status, 404, host);
         }
       } finally {
         await api.dataSource.query('DELETE FROM widgets WHERE id = $1', [created.body.metadata.id]);
@@ -233,7 +243,7 @@ describe('widget host', function () {
       const missing = await widget(`${HOST}.`, token, 'GET', `/api/objectives/${newId('objective')}`);
       assert.equal(missing.status, 404, missing.text);
       assert.equal(missing.body.code, 5);
-      assert.equal((await widget(`${HOST}..`, undefined, 'GET', '/')).status, 404);
+      assertApiRoot(await widget(`${HOST}..`, undefined, 'GET', '/'), 'two trailing dots name no widget');
     });
 
     it('leaves every path but its own to the API whatever the Host: a widget named after the hostname the API is reached by takes none of the API', async () => {

@@ -82,8 +82,10 @@ describe('workspace models', () => {
         [{ metadata: { name: 'no-slash' }, spec: spec() }, 'metadata.name', 'metadata.name: "no-slash" is not a family/model id such as "local/qwen2.5-7b" (letters, digits, ".", "_" and "-"; ":" too after the slash)'],
         [{ metadata: { name: 'local/two/slashes' }, spec: spec() }, 'metadata.name', /^metadata\.name: "local\/two\/slashes" is not a family\/model id/],
         [{ metadata: { name: 'builtin/mine' }, spec: spec() }, 'metadata.name', 'metadata.name: the family "builtin" is reserved for the models the service implements itself'],
-        [{ metadata: { name: 'local/x' }, spec: spec({ inputPricePerMillionTokens: '-1' }) }, 'spec.inputPricePerMillionTokens', 'spec.inputPricePerMillionTokens: "-1" is not a decimal number of cents per million tokens such as "0", "15" or "3.8"'],
-        [{ metadata: { name: 'local/x' }, spec: spec({ outputPricePerMillionTokens: '1e3' }) }, 'spec.outputPricePerMillionTokens', /^spec\.outputPricePerMillionTokens: "1e3" is not a decimal number/],
+        [{ metadata: { name: 'local/x' }, spec: spec({ inputPricePerMillionTokens: '-1' }) }, 'spec.inputPricePerMillionTokens', 'spec.inputPricePerMillionTokens: "-1" is not a price in cents per million tokens: a decimal string of at most 9 digits before the point and 9 after it, such as "0", "15" or "3.8"'],
+        [{ metadata: { name: 'local/x' }, spec: spec({ outputPricePerMillionTokens: '1e3' }) }, 'spec.outputPricePerMillionTokens', /^spec\.outputPricePerMillionTokens: "1e3" is not a price in cents per million tokens/],
+        [{ metadata: { name: 'local/x' }, spec: spec({ inputPricePerMillionTokens: '0.0000000001' }) }, 'spec.inputPricePerMillionTokens', /^spec\.inputPricePerMillionTokens: "0\.0000000001" is not a price .*at most 9 digits before the point and 9 after it/],
+        [{ metadata: { name: 'local/x' }, spec: spec({ outputPricePerMillionTokens: '9999999999' }) }, 'spec.outputPricePerMillionTokens', /^spec\.outputPricePerMillionTokens: "9999999999" is not a price .*at most 9 digits before the point and 9 after it/],
         [{ metadata: { name: 'local/x' }, spec: spec({ outputPricePerMillionTokens: 0 }) }, 'spec.outputPricePerMillionTokens', 'spec.outputPricePerMillionTokens: must be of type string'],
         [{ metadata: { name: 'local/x' }, spec: spec({ maxInputTokens: 0 }) }, 'spec.maxInputTokens', /^spec\.maxInputTokens: /],
         [{ metadata: { name: 'local/x' }, spec: spec({ upstreamModel: '' }) }, 'spec.upstreamModel', /^spec\.upstreamModel: /],
@@ -110,11 +112,19 @@ describe('workspace models', () => {
       assertError(response, 400, Code.INVALID_ARGUMENT, `spec.aiProviderKeyId: ${foreignKey.metadata.id} is not an AI provider key of this workspace (see GET /v1/workspaces/${ws.workspaceId}/ai_provider_keys)`);
     });
 
-    it('returns ALREADY_EXISTS for a name the workspace has, and for a catalog model\'s name', async () => {
+    it('returns ALREADY_EXISTS for a name the workspace has, and for a catalog model\'s name, in any case, naming the model that has it', async () => {
       const model = await addModel();
-      assertError(await post({ metadata: { name: model.metadata.name }, spec: spec() }), 409, Code.ALREADY_EXISTS, 'the workspace already has a model with this name');
+      assertError(await post({ metadata: { name: model.metadata.name }, spec: spec() }), 409, Code.ALREADY_EXISTS,
+        `metadata.name: the workspace already has a model named ${model.metadata.name} (${model.metadata.id})`);
+      const upper = model.metadata.name.toUpperCase();
+      assertError(await post({ metadata: { name: upper }, spec: spec() }), 409, Code.ALREADY_EXISTS,
+        `metadata.name: the workspace already has a model named ${model.metadata.name} (${model.metadata.id}) (names are compared ignoring case)`);
       assertError(await post({ metadata: { name: 'openai/gpt-4o-mini' }, spec: spec() }), 409, Code.ALREADY_EXISTS,
         'metadata.name: openai/gpt-4o-mini is a catalog model; give the workspace model a name of its own (such as "local/gpt-4o-mini")');
+      assertError(await post({ metadata: { name: 'OPENAI/GPT-4O-MINI' }, spec: spec() }), 409, Code.ALREADY_EXISTS,
+        'metadata.name: OPENAI/GPT-4O-MINI is the catalog model openai/gpt-4o-mini (names are compared ignoring case); give the workspace model a name of its own (such as "local/GPT-4O-MINI")');
+      const names = ((await api.request('GET', `${base}?limit=1000`, { token: ws.token })).body.items as any[]).map((item) => item.metadata.name.toLowerCase());
+      assert.equal(new Set(names).size, names.length, 'no two models of the workspace share a name ignoring case');
       // The same name in another workspace is that workspace's own business.
       const other = await ws.otherWorkspace();
       const otherKey = await created(api, other.token, `/v1/workspaces/${other.workspaceId}/ai_provider_keys`, { metadata: { name: 'k' }, spec: { openrouter: { baseUrl: LOCAL_URL } } });
@@ -201,15 +211,22 @@ describe('workspace models', () => {
       const model = await addModel();
       const path = `${base}/${model.metadata.id}`;
       const patch = (body: unknown) => api.request('PATCH', path, { token: ws.token, body });
-      assertError(await patch({ spec: { inputPricePerMillionTokens: 'free' } }), 400, Code.INVALID_ARGUMENT, /^spec\.inputPricePerMillionTokens: "free" is not a decimal number/);
+      assertError(await patch({ spec: { inputPricePerMillionTokens: 'free' } }), 400, Code.INVALID_ARGUMENT, /^spec\.inputPricePerMillionTokens: "free" is not a price in cents per million tokens/);
       assertError(await patch({ spec: { aiProviderKeyId: missingId('aipk') } }), 400, Code.INVALID_ARGUMENT, /^spec\.aiProviderKeyId: aipk_\w+ is not an AI provider key of this workspace/);
       assertError(await patch({ metadata: { name: 'flat' } }), 400, Code.INVALID_ARGUMENT, /^metadata\.name: "flat" is not a family\/model id/);
       assertError(await patch({ updateMask: 'spec.upstreamModel' }), 400, Code.INVALID_ARGUMENT, 'spec.upstreamModel: is required when the update names it');
+      assertError(await patch({ updateMask: 'metadata.name' }), 400, Code.INVALID_ARGUMENT, 'metadata.name: is required when the update names it');
       assertError(await patch({ updateMask: 'spec.status' }), 400, Code.INVALID_ARGUMENT, /^updateMask: "spec.status" is not an updatable field/);
       assertError(await patch({ metadata: { name: 'anthropic/claude-sonnet-4' } }), 409, Code.ALREADY_EXISTS, /^metadata\.name: anthropic\/claude-sonnet-4 is a catalog model/);
+      assertError(await patch({ metadata: { name: 'Anthropic/Claude-Sonnet-4' } }), 409, Code.ALREADY_EXISTS, /^metadata\.name: Anthropic\/Claude-Sonnet-4 is the catalog model anthropic\/claude-sonnet-4 \(names are compared ignoring case\)/);
       const taken = await addModel();
-      assertError(await patch({ metadata: { name: taken.metadata.name } }), 409, Code.ALREADY_EXISTS, 'the workspace already has a model with this name');
+      assertError(await patch({ metadata: { name: taken.metadata.name } }), 409, Code.ALREADY_EXISTS, `metadata.name: the workspace already has a model named ${taken.metadata.name} (${taken.metadata.id})`);
+      assertError(await patch({ metadata: { name: taken.metadata.name.toUpperCase() } }), 409, Code.ALREADY_EXISTS,
+        `metadata.name: the workspace already has a model named ${taken.metadata.name} (${taken.metadata.id}) (names are compared ignoring case)`);
       assert.equal((await api.request('GET', path, { token: ws.token })).body.metadata.name, model.metadata.name);
+      const recased = await patch({ metadata: { name: model.metadata.name.toUpperCase() } });
+      assert.equal(recased.status, 200, 'a model may change the case of its own name');
+      assert.equal(recased.body.metadata.name, model.metadata.name.toUpperCase());
     });
 
     it('refuses a catalog model with PERMISSION_DENIED', async () => {

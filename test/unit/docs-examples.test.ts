@@ -1,11 +1,15 @@
 // The docs' examples and names against the code they describe: ids written out
 // in full have the shape src/ids.ts makes, the NATS consumer example reads the
-// stream objective events are published on with a real account id, api.md and
-// operations.md name that stream, and docker-compose.yml waits for healthy
-// dependencies, restarts and says where the node is reached.
+// stream objective events are published on with a real account id and is saved
+// as the ES module it is (.mjs, checked by node --check), api.md and
+// operations.md name that stream, and docker-compose.yml and the NATS cluster
+// example (docs/examples/docker-compose.nats-cluster.yml) wait for healthy
+// dependencies, restart and say where each node is reached.
 // (docs/examples/webhook-receiver.mjs is run by test/webhooks/receiver-example.test.ts.)
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { IdPrefix, isId, type IdKind } from '../../src/ids';
@@ -45,6 +49,22 @@ describe('docs against the code', () => {
     assert.equal(`${prefix}.>`, OBJECTIVE_EVENTS_STREAM.subjects[0], filter);
     assert.ok(isId('account', account), `${account} is an account id as GET /v1/account answers it (acc_<ULID>)`);
     assert.equal(rest, '>', filter);
+  });
+
+  it('has the NATS consumer example saved as the ES module it is, and valid as one', () => {
+    const text = section('docs/api.md', '### Reading the events from NATS instead');
+    const example = /```js\n([\s\S]*?)```/.exec(text)?.[1] ?? '';
+    const file = /save it as `([^`]+)`/.exec(text)?.[1] ?? '';
+    assert.match(file, /\.mjs$/, 'import and top-level await need an ES module: a .mjs file');
+    assert.match(text, new RegExp(`\`node ${file.replace('.', '\\.')}\``));
+    const directory = mkdtempSync(path.join(tmpdir(), 'nats-consumer-'));
+    try {
+      writeFileSync(path.join(directory, file), example);
+      const check = spawnSync(process.execPath, ['--check', path.join(directory, file)], { encoding: 'utf8' });
+      assert.equal(check.status, 0, check.stderr);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 
   it('names in api.md and operations.md the stream and subjects the objective kind publishes on', () => {
@@ -98,5 +118,40 @@ describe('docker-compose.yml', () => {
     assert.ok(fallback, `${publicUrl}: the environment's value, else a default`);
     const published = services.agentrt.ports?.map((mapping) => mapping.split(':')[0]);
     assert.deepEqual(published, [new URL(fallback).port]);
+  });
+});
+
+describe('docs/examples/docker-compose.nats-cluster.yml', () => {
+  // Merge keys (<<) as compose applies them: the file shares the nodes' and servers' settings through anchors.
+  const services = (parse(read('docs/examples/docker-compose.nats-cluster.yml'), { merge: true }) as { services: Record<string, ComposeService> }).services;
+  const natsServers = ['nats-1', 'nats-2', 'nats-3'];
+  const nodes = ['agentrt-1', 'agentrt-2'];
+
+  it('restarts every service unless it was stopped, as docker-compose.yml does', () => {
+    for (const [name, service] of Object.entries(services)) assert.equal(service.restart, 'unless-stopped', name);
+  });
+
+  it('gives every NATS server the health check of docker-compose.yml, and starts the nodes once all are healthy', () => {
+    const single = parse(read('docker-compose.yml')).services.nats as ComposeService;
+    for (const name of natsServers) {
+      const { command = [], healthcheck, image } = services[name];
+      assert.equal(image, single.image, name);
+      assert.deepEqual(healthcheck, single.healthcheck, name);
+      assert.deepEqual(command.slice(0, 2), ['nats-server', '-js'], name);
+      assert.deepEqual(command.slice(command.indexOf('-m'), command.indexOf('-m') + 2), ['-m', '8222'], name);
+    }
+    for (const name of nodes) {
+      assert.deepEqual(services[name].depends_on, Object.fromEntries(['postgres', ...natsServers].map((dependency) => [dependency, { condition: 'service_healthy' }])), name);
+    }
+  });
+
+  it('sets each node\'s AGENTRT_PUBLIC_URL, by default to the port it publishes', () => {
+    for (const name of nodes) {
+      const publicUrl = services[name].environment?.AGENTRT_PUBLIC_URL ?? '';
+      const fallback = /^\$\{AGENTRT_PUBLIC_URL:-([^}]+)\}$/.exec(publicUrl)?.[1];
+      assert.ok(fallback, `${name}: ${publicUrl}: the environment's value, else a default`);
+      assert.deepEqual(services[name].ports?.map((mapping) => mapping.split(':')[0]), [new URL(fallback).port], name);
+      assert.equal(services[name].environment?.AGENTRT_JETSTREAM_REPLICAS, '3', `${name} keeps the shared environment`);
+    }
   });
 });

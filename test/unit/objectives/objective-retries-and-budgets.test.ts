@@ -93,6 +93,14 @@ describe('objective model call retries', () => {
     assert.deepEqual(driver.kinds().slice(-2), ['error', 'finalized']);
   });
 
+  it('says "once" when the first failure already outlasts the retry budget', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start({ limits: { maxToolCalls: 0, maxSubObjectives: 0, modelRetryBudgetMs: 10_000 } });
+    await driver.fail('model_call_1', rateLimited(30_000));
+    assert.equal(statusOf(driver), 'FAILED');
+    assert.equal(driver.state.error!.message, 'the provider rate-limited calls (HTTP 429: slow down) (the model call failed once over 0 s; its retry budget is 10 s)');
+  });
+
   it('an error trying again cannot cure (401) fails at once', async () => {
     const driver = new ObjectiveDriver();
     await driver.start();
@@ -156,6 +164,15 @@ describe('objective budgets', () => {
     assert.equal(statusOf(driver), 'FAILED');
     assert.deepEqual(driver.state.error, { type: 'LIMIT_REACHED', message: `limit reached: maxModelTurns (the model answered ${DEFAULT_MAX_MODEL_TURNS} times in this run; the limit is ${DEFAULT_MAX_MODEL_TURNS})` });
     assert.equal(driver.state.modelTurn, DEFAULT_MAX_MODEL_TURNS);
+  });
+
+  it('says "once" when maxModelTurns is 1', async () => {
+    const driver = new ObjectiveDriver();
+    await driver.start({ limits: { maxToolCalls: 0, maxSubObjectives: 0, maxModelTurns: 1 } });
+    await driver.modelAnswers({ content: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }] });
+    await driver.succeed(driver.callId('c1'), toolSuccess(driver.callId('c1'), 'x'));
+    assert.equal(statusOf(driver), 'FAILED');
+    assert.deepEqual(driver.state.error, { type: 'LIMIT_REACHED', message: 'limit reached: maxModelTurns (the model answered once in this run; the limit is 1)' });
   });
 
   it('maxModelTurns counts per run: a follow-up after COMPLETED starts afresh', async () => {
