@@ -138,11 +138,23 @@ function boolean(env: NodeJS.ProcessEnv, name: string): boolean {
 const NATS_SCHEMES = new Set(['nats:', 'tls:', 'ws:', 'wss:']);
 
 /**
+ * The user and password of a server address, with or without a scheme: up to its LAST `@`. A host never
+ * holds an `@`, while a password may hold anything, a raw `/` or `@` included (`nats://u:p/ss@host`);
+ * hiding too much of an address that has an `@` in its query only makes a message vaguer, never leaks.
+ */
+const CREDENTIALS = /^([a-z][a-z0-9+.-]*:\/\/)?.*@/is;
+
+/**
  * A server address for messages and logs: its user and password (a NATS URL may carry them, with or without
  * a scheme: `nats://user:pass@host`, `token@host`) are replaced by `***`.
  */
 export function withoutCredentials(entry: string): string {
-  return entry.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/]*@/i, '$1***@');
+  return entry.replace(CREDENTIALS, '$1***@');
+}
+
+/** A server address with its user and password removed (`postgresql://u:p@/db?host=/socket` becomes `postgresql:///db?host=/socket`). */
+export function credentialsRemoved(entry: string): string {
+  return entry.replace(CREDENTIALS, '$1');
 }
 
 /**

@@ -2,7 +2,7 @@
 // it: where the API is, the database and the bus in use, where the first
 // account's token is. Addresses are shown without their credentials: a
 // DATABASE_URL's password or a NATS_URL's user, password or token never appear.
-import { withoutCredentials } from './config';
+import { credentialsRemoved, withoutCredentials } from './config';
 
 /** Where the first account's global API key token is, as far as this node knows. */
 export const TOKEN_FILE_STATE = {
@@ -43,7 +43,8 @@ export function describeDatabase(databaseUrl: string | undefined, embeddedDataba
   if (!databaseUrl) return `database: embedded Postgres (PGlite) in ${embeddedDatabaseFolder}`;
   let url: URL;
   try {
-    url = new URL(databaseUrl);
+    // Parsed without its credentials: pg accepts forms URL does not, such as a socket folder and no host after them (`u:p@/db?host=/run/pg`).
+    url = new URL(credentialsRemoved(databaseUrl));
   } catch {
     return 'database: Postgres at DATABASE_URL (not shown: it is not a URL)';
   }

@@ -29,6 +29,15 @@ describe('describeDatabase', () => {
     assert.equal(line, 'database: Postgres at db.internal:5433, database agentrt_prod');
   });
 
+  it('names a socket folder given after credentials with no host, a form pg accepts', () => {
+    assert.equal(describeDatabase('postgresql://u:s3cret@/agentrt?host=/var/run/postgresql', '/unused'), 'database: Postgres at /var/run/postgresql, database agentrt');
+  });
+
+  it('names the host of a URL whose password holds a raw /, without the password', () => {
+    const line = describeDatabase('postgres://agentrt:s3/cret@db.internal:5433/agentrt_prod', '/unused');
+    assert.equal(line, 'database: Postgres at db.internal:5433, database agentrt_prod');
+  });
+
   it('does not repeat a DATABASE_URL that is not a URL', () => {
     assert.equal(describeDatabase('host=db password=s3cret', '/unused'), 'database: Postgres at DATABASE_URL (not shown: it is not a URL)');
   });
