@@ -11,7 +11,7 @@ import { EmbeddedDatabaseLockedError } from '../persistence/embedded-postgres';
 import { rotateMasterKey } from '../persistence/repositories/data-key.store';
 import type { BootstrapResult } from './accounts/account.service';
 import { formatClusterStatus } from './cluster-status-text';
-import { ConfigError, dataDirFrom, loadConfig, type Config } from './config';
+import { ConfigError, dataDirFrom, loadConfig, UnreachableServerError, type Config } from './config';
 import { InvalidArgumentError } from './errors';
 import { replaceMasterKeyFile } from './crypto/master-key-file';
 import { createLogger, type Logger } from './logger';
@@ -110,7 +110,7 @@ function reportFailure(error: unknown): number {
 
 /** Failures an operator causes and can fix: the message says it all, a stack trace would only hide it. */
 function isExpected(error: unknown): error is Error {
-  return [ConfigError, CommandError, EmbeddedDatabaseLockedError, ListenError, InvalidArgumentError].some((type) => error instanceof type);
+  return [ConfigError, CommandError, EmbeddedDatabaseLockedError, ListenError, InvalidArgumentError, UnreachableServerError].some((type) => error instanceof type);
 }
 
 function isParseArgsError(error: unknown): boolean {

@@ -98,6 +98,25 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * A server a setting names (DATABASE_URL, NATS_URL) does not answer at start-up: the message names the
+ * setting, the address (without credentials) and the reason, and needs no stack trace.
+ */
+export class UnreachableServerError extends Error {
+  constructor(server: string, variable: string, address: string, cause: unknown) {
+    super(`cannot connect to ${server} at ${address} (${variable}): ${failureReason(cause)}`, { cause });
+    this.name = 'UnreachableServerError';
+  }
+}
+
+/** An error's message, else (an AggregateError of one attempt per address of a host has none) its first attempt's. */
+function failureReason(error: unknown, depth = 0): string {
+  if (!(error instanceof Error) || depth > 5) return String(error);
+  if (error.message) return error.message;
+  const inner: unknown = error instanceof AggregateError ? error.errors[0] : error.cause;
+  return inner === undefined ? error.name : failureReason(inner, depth + 1);
+}
+
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;

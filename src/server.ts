@@ -18,12 +18,12 @@ import { handleClientErrors } from '../http/client-errors';
 import { createAppDependencies, createServices } from '../composition';
 import { createDataSource, runMigrationsLocked } from '../persistence/data-source';
 import { EMBEDDED_PGDATA, embeddedConnectionBudget, startEmbeddedPostgres, type EmbeddedConnectionBudget } from '../persistence/embedded-postgres';
-import { ConfigError, type Config } from './config';
+import { ConfigError, UnreachableServerError, type Config } from './config';
 import { DecryptionError } from './crypto/envelope';
 import { createLogger, type Logger } from './logger';
 import { loadMasterKey } from './master-key';
 import type { Services } from './ports/services';
-import { startupLines, TOKEN_FILE_STATE, type TokenFileState } from './startup-summary';
+import { postgresAddress, startupLines, TOKEN_FILE_STATE, type TokenFileState } from './startup-summary';
 import { startTracing } from './tracing/tracing-provider';
 
 type DataSource = ReturnType<typeof createDataSource>;
@@ -98,7 +98,10 @@ export async function openDatabase(config: Config, logger: Logger, budget: Embed
     await embedded?.stop();
   };
   try {
-    await dataSource.initialize();
+    await dataSource.initialize().catch((error: unknown) => {
+      if (!config.databaseUrl) throw error;
+      throw new UnreachableServerError('Postgres', 'DATABASE_URL', postgresAddress(config.databaseUrl) ?? 'an address that is not a URL', error);
+    });
     const applied = await runMigrationsLocked(dataSource);
     if (embedded) logger.info({ dataDir: config.dataDir }, 'embedded database ready');
     if (applied.length > 0) logger.info({ applied }, 'migrations applied');

@@ -41,16 +41,22 @@ export function startupLines(facts: StartupFacts): string[] {
 /** The database in use: the embedded one's folder, or the Postgres server and database (no user, no password). */
 export function describeDatabase(databaseUrl: string | undefined, embeddedDatabaseFolder: string): string {
   if (!databaseUrl) return `database: embedded Postgres (PGlite) in ${embeddedDatabaseFolder}`;
+  const address = postgresAddress(databaseUrl);
+  return address ? `database: Postgres at ${address}` : 'database: Postgres at DATABASE_URL (not shown: it is not a URL)';
+}
+
+/** DATABASE_URL's server and database (`db:5432, database agentrt`), no user, no password; undefined when it is not a URL. */
+export function postgresAddress(databaseUrl: string): string | undefined {
   let url: URL;
   try {
     // Parsed without its credentials: pg accepts forms URL does not, such as a socket folder and no host after them (`u:p@/db?host=/run/pg`).
     url = new URL(credentialsRemoved(databaseUrl));
   } catch {
-    return 'database: Postgres at DATABASE_URL (not shown: it is not a URL)';
+    return undefined;
   }
   const host = url.host || url.searchParams.get('host') || 'localhost';
   const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
-  return `database: Postgres at ${host}${name ? `, database ${name}` : ''}`;
+  return `${host}${name ? `, database ${name}` : ''}`;
 }
 
 /** The bus in use: NATS with its servers (credentials replaced by `***`), or the in-process one. */

@@ -16,6 +16,15 @@ import { assertBuilt, cliEnv, runCli, startServe, type ServeProcess } from './cl
 
 const ROOT = path.resolve(__dirname, '../..');
 
+/** A port nothing listens on (just freed by the OS). */
+async function closedPort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 type Created = { accountId: string; workspaceId: string; profileId: string; globalApiKey: { id: string; token: string } };
 
 describe('agentrt bootstrap --json (Postgres)', function () {
@@ -121,6 +130,37 @@ describe('agentrt serve start-up checks', function () {
     const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir, NATS_URL: 'nats://127.0.0.1:4222', PORT: '0' }));
     assert.equal(result.code, 1);
     assert.match(result.stderr, /NATS_URL needs DATABASE_URL/);
+  });
+
+  it('names DATABASE_URL and the Postgres address, without the password or a stack, when Postgres does not answer', async () => {
+    const port = await closedPort();
+    const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir, DATABASE_URL: `postgres://agentrt:s3cret@127.0.0.1:${port}/agentrt`, PORT: '0' }));
+    assert.equal(result.code, 1);
+    assert.equal(
+      result.stderr,
+      `agentrt: cannot connect to Postgres at 127.0.0.1:${port}, database agentrt (DATABASE_URL): connect ECONNREFUSED 127.0.0.1:${port}\n`,
+    );
+  });
+
+  describe('when NATS does not answer', () => {
+    let database: TestDatabase;
+
+    before(async () => {
+      database = await createTestDatabase();
+    });
+
+    after(async () => {
+      await database.drop();
+    });
+
+    it('names NATS_URL and the server address, without its password or a stack', async () => {
+      const port = await closedPort();
+      const result = await runCli(['serve'], cliEnv({
+        AGENTRT_DATA_DIR: dataDir, DATABASE_URL: database.url, NATS_URL: `nats://agentrt:s3cret@127.0.0.1:${port}`, AGENTRT_MASTER_KEY: randomBytes(32).toString('base64'), PORT: '0',
+      }));
+      assert.equal(result.code, 1);
+      assert.equal(result.stderr, `agentrt: cannot connect to NATS at nats://***@127.0.0.1:${port} (NATS_URL): connection refused\n`);
+    });
   });
 
   it('refuses a malformed master.key file instead of replacing it', async () => {
