@@ -10,7 +10,7 @@ export const TOKEN_FILE_STATE = {
   CREATED: 'created',
   /** Written at an earlier start. */
   PRESENT: 'present',
-  /** Not in this node's data folder: another node or `agentrt bootstrap` created the first account. */
+  /** Not in this node's data folder: another node (into its own data folder) or `agentrt bootstrap` created the first account. */
   ABSENT: 'absent',
 } as const;
 export type TokenFileState = (typeof TOKEN_FILE_STATE)[keyof typeof TOKEN_FILE_STATE];
@@ -72,6 +72,6 @@ function describeTokenFile(file: string, state: TokenFileState): string {
     case TOKEN_FILE_STATE.PRESENT:
       return `token: the first account's global API key token is in ${file}`;
     case TOKEN_FILE_STATE.ABSENT:
-      return `token: no token file at ${file} (the first account was created elsewhere: use the token agentrt bootstrap printed, or an API key)`;
+      return `token: no token file at ${file} (the first account was created elsewhere: by another node of the cluster, which wrote the token file into its own data folder, or by agentrt bootstrap, which printed the token; or use an API key)`;
   }
 }

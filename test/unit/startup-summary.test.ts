@@ -20,6 +20,9 @@ describe('startupLines', () => {
   it('says when there is no token file in the data folder', () => {
     const [, , , token] = startupLines({ url: 'http://h:1', embeddedDatabaseFolder: '/d/pgdata', tokenFile: '/d/t', tokenFileState: TOKEN_FILE_STATE.ABSENT });
     assert.match(token, /^token: no token file at \/d\/t \(the first account was created elsewhere/);
+    // Both causes: in a cluster, usually another node that wrote the file into its own data folder; else agentrt bootstrap.
+    assert.match(token, /by another node of the cluster, which wrote the token file into its own data folder/);
+    assert.match(token, /or by agentrt bootstrap, which printed the token/);
   });
 });
 
