@@ -104,7 +104,9 @@ export async function openDatabase(config: Config, logger: Logger, budget: Embed
     });
     const applied = await runMigrationsLocked(dataSource);
     if (embedded) logger.info({ dataDir: config.dataDir }, 'embedded database ready');
-    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    // A first start applies every migration: their names would make one very long line.
+    if (applied.length > 0) logger.info({ count: applied.length }, `${applied.length} ${applied.length === 1 ? 'migration' : 'migrations'} applied`);
+    if (applied.length > 0) logger.debug({ applied }, 'migrations applied');
     return { dataSource, embedded: embedded !== undefined, applied, close };
   } catch (error) {
     await close().catch(() => undefined);
@@ -154,6 +156,9 @@ export async function openServices(config: Config, logger: Logger): Promise<{ da
  */
 export async function startNode(config: Config, options: NodeOptions = {}): Promise<NodeHandle> {
   const logger = options.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
+  if (config.allowPrivateNetwork) {
+    logger.warn('AGENTRT_ALLOW_PRIVATE_NETWORK is on: webhook, tool, MCP and model-provider URLs may reach private, loopback and link-local addresses (this host and its network); keep it off in production');
+  }
   if (config.oidc && !config.oidc.audience) {
     logger.warn('AGENTRT_OIDC_AUDIENCE is unset: tokens the issuer minted for any other application are accepted too');
   }
@@ -228,7 +233,7 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     const url = `http://${formatHost(config.host)}:${port}`;
     // The cluster id names what this cluster owns on a shared NATS server (docs/operations.md, "Several clusters on one NATS").
     logger.info({ url, embedded: database.embedded, bus: config.natsUrl ? 'nats' : 'in-process', nodeId: runtime.nodeId, clusterId: runtime.clusterId, subjectPrefix: runtime.subjectPrefix, eventStream: runtime.eventStream }, 'listening');
-    await logStartupSummary(config, url, firstAccountCreated, logger);
+    await logStartupSummary(config, firstAccountCreated, logger);
     const stop = once(() => {
       stopEndsAt = Date.now() + runtime.drainTimeoutMs;
       return closeAll(closers, logger);
@@ -240,13 +245,13 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
   }
 }
 
-/** Says in words where the API listens, the database and bus in use and where the first account's token is. */
-async function logStartupSummary(config: Config, url: string, firstAccountCreated: boolean, logger: Logger): Promise<void> {
+/** Says in words the database and bus in use and where the first account's token is (the `listening` line says where the API is). */
+async function logStartupSummary(config: Config, firstAccountCreated: boolean, logger: Logger): Promise<void> {
   const tokenFile = path.join(config.dataDir, GLOBAL_KEY_TOKEN_FILE);
   const present = await fs.access(tokenFile).then(() => true, () => false);
   const tokenFileState: TokenFileState = firstAccountCreated ? TOKEN_FILE_STATE.CREATED : present ? TOKEN_FILE_STATE.PRESENT : TOKEN_FILE_STATE.ABSENT;
   const lines = startupLines({
-    url, databaseUrl: config.databaseUrl, embeddedDatabaseFolder: path.join(config.dataDir, EMBEDDED_PGDATA), natsUrl: config.natsUrl, tokenFile, tokenFileState,
+    databaseUrl: config.databaseUrl, embeddedDatabaseFolder: path.join(config.dataDir, EMBEDDED_PGDATA), natsUrl: config.natsUrl, tokenFile, tokenFileState,
   });
   for (const line of lines) logger.info(line);
 }

@@ -1,6 +1,6 @@
 // The lines a node logs once it listens, in words, for the person who started
-// it: where the API is, the database and the bus in use, where the first
-// account's token is. Addresses are shown without their credentials: a
+// it: the database and the bus in use, where the first account's token is
+// (where the API is, the `listening` line says). Addresses are shown without their credentials: a
 // DATABASE_URL's password or a NATS_URL's user, password or token never appear.
 import { credentialsRemoved, withoutCredentials } from './config';
 
@@ -16,8 +16,6 @@ export const TOKEN_FILE_STATE = {
 export type TokenFileState = (typeof TOKEN_FILE_STATE)[keyof typeof TOKEN_FILE_STATE];
 
 export interface StartupFacts {
-  /** Base URL the API listens on. */
-  url: string;
   /** DATABASE_URL; undefined for the embedded database. */
   databaseUrl?: string;
   /** Folder of the embedded database (read when databaseUrl is undefined). */
@@ -28,10 +26,12 @@ export interface StartupFacts {
   tokenFileState: TokenFileState;
 }
 
-/** The start-up lines, one sentence each. */
+/**
+ * The start-up lines, one sentence each. Where the API listens is not among them: the `listening` line just
+ * before says it (`listening on http://…` in the pretty text), and saying it twice would only be noise.
+ */
 export function startupLines(facts: StartupFacts): string[] {
   return [
-    `API: listening on ${facts.url}`,
     describeDatabase(facts.databaseUrl, facts.embeddedDatabaseFolder),
     describeBus(facts.natsUrl),
     describeTokenFile(facts.tokenFile, facts.tokenFileState),

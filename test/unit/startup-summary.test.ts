@@ -7,10 +7,9 @@ import { shardRanges } from '../../src/sharding/shard-ranges';
 describe('startupLines', () => {
   it('names the embedded database\'s folder and the in-process bus', () => {
     const lines = startupLines({
-      url: 'http://127.0.0.1:8080', embeddedDatabaseFolder: '/data/pgdata', tokenFile: '/data/global-api-key.token', tokenFileState: TOKEN_FILE_STATE.PRESENT,
+      embeddedDatabaseFolder: '/data/pgdata', tokenFile: '/data/global-api-key.token', tokenFileState: TOKEN_FILE_STATE.PRESENT,
     });
     assert.deepEqual(lines, [
-      'API: listening on http://127.0.0.1:8080',
       'database: embedded Postgres (PGlite) in /data/pgdata',
       'bus: in-process (this node on its own; DATABASE_URL and NATS_URL make a cluster)',
       "token: the first account's global API key token is in /data/global-api-key.token",
@@ -18,7 +17,7 @@ describe('startupLines', () => {
   });
 
   it('says when there is no token file in the data folder', () => {
-    const [, , , token] = startupLines({ url: 'http://h:1', embeddedDatabaseFolder: '/d/pgdata', tokenFile: '/d/t', tokenFileState: TOKEN_FILE_STATE.ABSENT });
+    const [, , token] = startupLines({ embeddedDatabaseFolder: '/d/pgdata', tokenFile: '/d/t', tokenFileState: TOKEN_FILE_STATE.ABSENT });
     assert.match(token, /^token: no token file at \/d\/t \(the first account was created elsewhere/);
     // Both causes: in a cluster, usually another node that wrote the file into its own data folder; else agentrt bootstrap.
     assert.match(token, /by another node of the cluster, which wrote the token file into its own data folder/);
