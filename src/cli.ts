@@ -11,7 +11,7 @@ import { EmbeddedDatabaseLockedError } from '../persistence/embedded-postgres';
 import { rotateMasterKey } from '../persistence/repositories/data-key.store';
 import type { BootstrapResult } from './accounts/account.service';
 import { formatClusterStatus } from './cluster-status-text';
-import { ConfigError, dataDirFrom, loadConfig, type Config } from './config';
+import { ConfigError, dataDirFrom, loadConfig, UnreachableServerError, type Config } from './config';
 import { InvalidArgumentError } from './errors';
 import { replaceMasterKeyFile } from './crypto/master-key-file';
 import { createLogger, type Logger } from './logger';
@@ -30,11 +30,12 @@ Commands:
   cluster status [--url URL] [--token TOKEN] [--json]
                                           print the nodes of a running cluster and the shard
                                           ranges each owns (--json: GET /v1/cluster as is);
-                                          defaults: AGENTRT_URL, AGENTRT_TOKEN, else the token
-                                          file in AGENTRT_DATA_DIR (an embedded node's)
+                                          URL: AGENTRT_URL, else http://127.0.0.1:$PORT;
+                                          TOKEN: AGENTRT_TOKEN, else (only for that default
+                                          local URL) the token file in AGENTRT_DATA_DIR
   rotate-master-key [--new-key BASE64]    rewrap every workspace data key under a new master key
                                           (default: AGENTRT_NEW_MASTER_KEY); stop the nodes first
-  help, --help, -h                        print this text
+  help, --help, -h                        print this text (also after any command)
   version, --version, -v                  print the version of agentrt
 
 Configuration: see docs/operations.md.`;
@@ -54,6 +55,9 @@ export class CommandError extends Error {
     this.name = 'CommandError';
   }
 }
+
+/** Flags asking for the usage text, wherever they stand on the command line (`agentrt serve --help`). */
+const HELP_FLAGS: readonly (string | undefined)[] = ['--help', '-h'];
 
 /** Exit codes of the command. */
 export const ExitCode = { OK: 0, FAILED: 1, USAGE: 2 } as const;
@@ -77,7 +81,7 @@ export const COMMAND_NAMES: readonly string[] = Object.keys(COMMANDS);
  */
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [name, ...args] = argv;
-  if (name === 'help' || name === '--help' || name === '-h') {
+  if (name === 'help' || HELP_FLAGS.includes(name) || args.some((arg) => HELP_FLAGS.includes(arg))) {
     process.stdout.write(`${USAGE}\n`);
     return ExitCode.OK;
   }
@@ -106,7 +110,7 @@ function reportFailure(error: unknown): number {
 
 /** Failures an operator causes and can fix: the message says it all, a stack trace would only hide it. */
 function isExpected(error: unknown): error is Error {
-  return [ConfigError, CommandError, EmbeddedDatabaseLockedError, ListenError, InvalidArgumentError].some((type) => error instanceof type);
+  return [ConfigError, CommandError, EmbeddedDatabaseLockedError, ListenError, InvalidArgumentError, UnreachableServerError].some((type) => error instanceof type);
 }
 
 function isParseArgsError(error: unknown): boolean {
@@ -202,8 +206,7 @@ async function clusterCommand(args: string[], env: NodeJS.ProcessEnv): Promise<n
     strict: true,
   });
   if (positionals.length !== 1 || positionals[0] !== 'status') throw new UsageError('cluster takes one subcommand: status');
-  const base = values.url ?? env.AGENTRT_URL ?? `http://127.0.0.1:${env.PORT || 8080}`;
-  const token = values.token ?? env.AGENTRT_TOKEN ?? (await readTokenFile(env));
+  const { base, token, tokenSource } = await clusterTarget(values, env);
   const url = new URL('/v1/cluster', base);
   const response = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } }).catch((error: Error) => {
     // fetch hides the reason (ECONNREFUSED, ENOTFOUND...) in its cause.
@@ -211,7 +214,8 @@ async function clusterCommand(args: string[], env: NodeJS.ProcessEnv): Promise<n
   });
   const body = await response.text();
   if (!response.ok) {
-    process.stderr.write(`agentrt: GET /v1/cluster answered ${response.status}: ${body}\n`);
+    const hint = response.status === 401 ? ` (the token came from ${tokenSource})` : '';
+    process.stderr.write(`agentrt: GET /v1/cluster answered ${response.status}${hint}: ${body}\n`);
     return ExitCode.FAILED;
   }
   const status = JSON.parse(body) as ClusterStatus;
@@ -219,16 +223,34 @@ async function clusterCommand(args: string[], env: NodeJS.ProcessEnv): Promise<n
   return ExitCode.OK;
 }
 
+/** The node `cluster status` asks, the token it sends, and where that token came from (for a refusal's message). */
+interface ClusterTarget {
+  base: string;
+  token: string;
+  tokenSource: string;
+}
+
 /**
- * The token an embedded node wrote to its data folder at first start: on the
- * machine running it, `agentrt cluster status` needs no token at all.
- * @throws UsageError naming every way to give a token when the file is not there
+ * The node to ask and the token to send. The token file holds this machine's
+ * global API key: it is sent only to the default local node, never to a node
+ * named by --url or AGENTRT_URL, which could be anyone's.
+ * @throws CommandError when no token is given and the file may not (or cannot) be used
  */
-async function readTokenFile(env: NodeJS.ProcessEnv): Promise<string> {
+async function clusterTarget(values: { url?: string; token?: string }, env: NodeJS.ProcessEnv): Promise<ClusterTarget> {
+  const named = values.url ?? (env.AGENTRT_URL || undefined);
+  const base = named ?? `http://127.0.0.1:${env.PORT || 8080}`;
+  if (values.token) return { base, token: values.token, tokenSource: '--token' };
+  if (env.AGENTRT_TOKEN) return { base, token: env.AGENTRT_TOKEN, tokenSource: 'AGENTRT_TOKEN' };
   const file = path.join(dataDirFrom(env), GLOBAL_KEY_TOKEN_FILE);
+  if (named !== undefined) {
+    const option = values.url !== undefined ? '--url' : 'AGENTRT_URL';
+    throw new CommandError(
+      `cluster status needs --token TOKEN or AGENTRT_TOKEN to ask ${named} (${option}): the token file ${file} is sent only to the local node, http://127.0.0.1:$PORT, when neither --url nor AGENTRT_URL is set`,
+    );
+  }
   const token = await fs.readFile(file, 'utf8').then((text) => text.trim(), () => '');
-  if (!token) throw new UsageError(`cluster status needs --token TOKEN, AGENTRT_TOKEN or the token file ${file} (AGENTRT_DATA_DIR)`);
-  return token;
+  if (!token) throw new CommandError(`cluster status needs --token TOKEN, AGENTRT_TOKEN or the token file ${file} (AGENTRT_DATA_DIR)`);
+  return { base, token, tokenSource: `the token file ${file}` };
 }
 
 /**

@@ -98,6 +98,25 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * A server a setting names (DATABASE_URL, NATS_URL) does not answer at start-up: the message names the
+ * setting, the address (without credentials) and the reason, and needs no stack trace.
+ */
+export class UnreachableServerError extends Error {
+  constructor(server: string, variable: string, address: string, cause: unknown) {
+    super(`cannot connect to ${server} at ${address} (${variable}): ${failureReason(cause)}`, { cause });
+    this.name = 'UnreachableServerError';
+  }
+}
+
+/** An error's message, else (an AggregateError of one attempt per address of a host has none) its first attempt's. */
+function failureReason(error: unknown, depth = 0): string {
+  if (!(error instanceof Error) || depth > 5) return String(error);
+  if (error.message) return error.message;
+  const inner: unknown = error instanceof AggregateError ? error.errors[0] : error.cause;
+  return inner === undefined ? error.name : failureReason(inner, depth + 1);
+}
+
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -138,11 +157,23 @@ function boolean(env: NodeJS.ProcessEnv, name: string): boolean {
 const NATS_SCHEMES = new Set(['nats:', 'tls:', 'ws:', 'wss:']);
 
 /**
+ * The user and password of a server address, with or without a scheme: up to its LAST `@`. A host never
+ * holds an `@`, while a password may hold anything, a raw `/` or `@` included (`nats://u:p/ss@host`);
+ * hiding too much of an address that has an `@` in its query only makes a message vaguer, never leaks.
+ */
+const CREDENTIALS = /^([a-z][a-z0-9+.-]*:\/\/)?.*@/is;
+
+/**
  * A server address for messages and logs: its user and password (a NATS URL may carry them, with or without
  * a scheme: `nats://user:pass@host`, `token@host`) are replaced by `***`.
  */
 export function withoutCredentials(entry: string): string {
-  return entry.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/]*@/i, '$1***@');
+  return entry.replace(CREDENTIALS, '$1***@');
+}
+
+/** A server address with its user and password removed (`postgresql://u:p@/db?host=/socket` becomes `postgresql:///db?host=/socket`). */
+export function credentialsRemoved(entry: string): string {
+  return entry.replace(CREDENTIALS, '$1');
 }
 
 /**

@@ -94,8 +94,37 @@ export function createLogger(options: LoggerOptions = {}): Logger {
  */
 function prettyStream(destination: pino.DestinationStream, colorize: boolean): pino.DestinationStream {
   const prettify = prettyFactory({ colorize, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' });
-  return { write: (line: string) => destination.write(prettify(line)) };
+  return { write: (line: string) => destination.write(prettify(readable(line))) };
 }
+
+/** A JSON log line's fields, as pino wrote them. */
+type LogRecord = Record<string, unknown>;
+
+/**
+ * A log line as a person reads it: the fields a message is about folded into
+ * it, so the line does not read `request {"method":…}`. Only the pretty text
+ * changes; the JSON lines keep their message (`request`, `listening`) and
+ * fields, which tests, chaos runs and log queries look for.
+ */
+function readable(line: string): LogRecord | string {
+  let record: unknown;
+  try {
+    record = JSON.parse(line);
+  } catch {
+    return line;
+  }
+  if (record === null || typeof record !== 'object') return line;
+  const fields = record as LogRecord;
+  const fold = READABLE_MESSAGES[String(fields.msg)];
+  return fold ? fold({ ...fields }) : fields;
+}
+
+/** Per message, how its fields read in words (each removes the fields it has used). */
+const READABLE_MESSAGES: Record<string, (record: LogRecord) => LogRecord> = {
+  // `GET /v1/workspaces/:workspaceId/agents 200 3.6 ms`: the route, not the path, so that no id or query string shows.
+  request: ({ method, route, status, durationMs, ...rest }) => ({ ...rest, msg: `${String(method)} ${String(route)} ${String(status)} ${String(durationMs)} ms` }),
+  listening: ({ url, ...rest }) => ({ ...rest, msg: `listening on ${String(url)}` }),
+};
 
 /** Colours on a terminal unless NO_COLOR is set (no-color.org) or the terminal says it has none. */
 function colorsWanted(fd: number): boolean {

@@ -18,12 +18,12 @@ import { handleClientErrors } from '../http/client-errors';
 import { createAppDependencies, createServices } from '../composition';
 import { createDataSource, runMigrationsLocked } from '../persistence/data-source';
 import { EMBEDDED_PGDATA, embeddedConnectionBudget, startEmbeddedPostgres, type EmbeddedConnectionBudget } from '../persistence/embedded-postgres';
-import { ConfigError, type Config } from './config';
+import { ConfigError, UnreachableServerError, type Config } from './config';
 import { DecryptionError } from './crypto/envelope';
 import { createLogger, type Logger } from './logger';
 import { loadMasterKey } from './master-key';
 import type { Services } from './ports/services';
-import { startupLines, TOKEN_FILE_STATE, type TokenFileState } from './startup-summary';
+import { postgresAddress, startupLines, TOKEN_FILE_STATE, type TokenFileState } from './startup-summary';
 import { startTracing } from './tracing/tracing-provider';
 
 type DataSource = ReturnType<typeof createDataSource>;
@@ -98,10 +98,15 @@ export async function openDatabase(config: Config, logger: Logger, budget: Embed
     await embedded?.stop();
   };
   try {
-    await dataSource.initialize();
+    await dataSource.initialize().catch((error: unknown) => {
+      if (!config.databaseUrl) throw error;
+      throw new UnreachableServerError('Postgres', 'DATABASE_URL', postgresAddress(config.databaseUrl) ?? 'an address that is not a URL', error);
+    });
     const applied = await runMigrationsLocked(dataSource);
     if (embedded) logger.info({ dataDir: config.dataDir }, 'embedded database ready');
-    if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    // A first start applies every migration: their names would make one very long line.
+    if (applied.length > 0) logger.info({ count: applied.length }, `${applied.length} ${applied.length === 1 ? 'migration' : 'migrations'} applied`);
+    if (applied.length > 0) logger.debug({ applied }, 'migrations applied');
     return { dataSource, embedded: embedded !== undefined, applied, close };
   } catch (error) {
     await close().catch(() => undefined);
@@ -151,6 +156,9 @@ export async function openServices(config: Config, logger: Logger): Promise<{ da
  */
 export async function startNode(config: Config, options: NodeOptions = {}): Promise<NodeHandle> {
   const logger = options.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
+  if (config.allowPrivateNetwork) {
+    logger.warn('AGENTRT_ALLOW_PRIVATE_NETWORK is on: webhook, tool, MCP and model-provider URLs may reach private, loopback and link-local addresses (this host and its network); keep it off in production');
+  }
   if (config.oidc && !config.oidc.audience) {
     logger.warn('AGENTRT_OIDC_AUDIENCE is unset: tokens the issuer minted for any other application are accepted too');
   }
@@ -225,7 +233,7 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
     const url = `http://${formatHost(config.host)}:${port}`;
     // The cluster id names what this cluster owns on a shared NATS server (docs/operations.md, "Several clusters on one NATS").
     logger.info({ url, embedded: database.embedded, bus: config.natsUrl ? 'nats' : 'in-process', nodeId: runtime.nodeId, clusterId: runtime.clusterId, subjectPrefix: runtime.subjectPrefix, eventStream: runtime.eventStream }, 'listening');
-    await logStartupSummary(config, url, firstAccountCreated, logger);
+    await logStartupSummary(config, firstAccountCreated, logger);
     const stop = once(() => {
       stopEndsAt = Date.now() + runtime.drainTimeoutMs;
       return closeAll(closers, logger);
@@ -237,13 +245,13 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
   }
 }
 
-/** Says in words where the API listens, the database and bus in use and where the first account's token is. */
-async function logStartupSummary(config: Config, url: string, firstAccountCreated: boolean, logger: Logger): Promise<void> {
+/** Says in words the database and bus in use and where the first account's token is (the `listening` line says where the API is). */
+async function logStartupSummary(config: Config, firstAccountCreated: boolean, logger: Logger): Promise<void> {
   const tokenFile = path.join(config.dataDir, GLOBAL_KEY_TOKEN_FILE);
   const present = await fs.access(tokenFile).then(() => true, () => false);
   const tokenFileState: TokenFileState = firstAccountCreated ? TOKEN_FILE_STATE.CREATED : present ? TOKEN_FILE_STATE.PRESENT : TOKEN_FILE_STATE.ABSENT;
   const lines = startupLines({
-    url, databaseUrl: config.databaseUrl, embeddedDatabaseFolder: path.join(config.dataDir, EMBEDDED_PGDATA), natsUrl: config.natsUrl, tokenFile, tokenFileState,
+    databaseUrl: config.databaseUrl, embeddedDatabaseFolder: path.join(config.dataDir, EMBEDDED_PGDATA), natsUrl: config.natsUrl, tokenFile, tokenFileState,
   });
   for (const line of lines) logger.info(line);
 }

@@ -12,7 +12,7 @@
 // an outage for good, which /healthz turns into a restart by the orchestrator.
 import { errors as natsErrors, type ConnectionOptions, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
-import { ConfigError, parseNatsServers } from '../../src/config';
+import { ConfigError, parseNatsServers, UnreachableServerError, withoutCredentials } from '../../src/config';
 import { BusUnavailableError } from '../../src/ports/bus';
 import { PublisherUnavailableError } from '../../src/ports/event-publisher';
 import { withTimeout } from '../../src/with-timeout';
@@ -69,9 +69,18 @@ function serverCredentials(entry: string): { address: string; credentials?: { us
   return { address, credentials: hasPassword ? { user, pass } : { token: user } };
 }
 
-/** Opens the node's NATS connection. @throws when no server of the list answers now (start-up needs NATS). */
-export function connectToNats(natsUrl: string, name: string): Promise<NatsConnection> {
-  return connect(natsConnectionOptions(natsUrl, name));
+/**
+ * Opens the node's NATS connection.
+ * @throws UnreachableServerError naming NATS_URL and its servers (without credentials) when none answers now (start-up needs NATS)
+ */
+export async function connectToNats(natsUrl: string, name: string): Promise<NatsConnection> {
+  const options = natsConnectionOptions(natsUrl, name);
+  try {
+    return await connect(options);
+  } catch (error) {
+    const servers = natsUrl.split(',').map((server) => withoutCredentials(server.trim())).join(', ');
+    throw new UnreachableServerError('NATS', 'NATS_URL', servers, error);
+  }
 }
 
 /** How long a stopping node's drain may wait for the server before the connection is just closed. */

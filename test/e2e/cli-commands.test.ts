@@ -16,6 +16,15 @@ import { assertBuilt, cliEnv, runCli, startServe, type ServeProcess } from './cl
 
 const ROOT = path.resolve(__dirname, '../..');
 
+/** A port nothing listens on (just freed by the OS). */
+async function closedPort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 type Created = { accountId: string; workspaceId: string; profileId: string; globalApiKey: { id: string; token: string } };
 
 describe('agentrt bootstrap --json (Postgres)', function () {
@@ -123,6 +132,37 @@ describe('agentrt serve start-up checks', function () {
     assert.match(result.stderr, /NATS_URL needs DATABASE_URL/);
   });
 
+  it('names DATABASE_URL and the Postgres address, without the password or a stack, when Postgres does not answer', async () => {
+    const port = await closedPort();
+    const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir, DATABASE_URL: `postgres://agentrt:s3cret@127.0.0.1:${port}/agentrt`, PORT: '0' }));
+    assert.equal(result.code, 1);
+    assert.equal(
+      result.stderr,
+      `agentrt: cannot connect to Postgres at 127.0.0.1:${port}, database agentrt (DATABASE_URL): connect ECONNREFUSED 127.0.0.1:${port}\n`,
+    );
+  });
+
+  describe('when NATS does not answer', () => {
+    let database: TestDatabase;
+
+    before(async () => {
+      database = await createTestDatabase();
+    });
+
+    after(async () => {
+      await database.drop();
+    });
+
+    it('names NATS_URL and the server address, without its password or a stack', async () => {
+      const port = await closedPort();
+      const result = await runCli(['serve'], cliEnv({
+        AGENTRT_DATA_DIR: dataDir, DATABASE_URL: database.url, NATS_URL: `nats://agentrt:s3cret@127.0.0.1:${port}`, AGENTRT_MASTER_KEY: randomBytes(32).toString('base64'), PORT: '0',
+      }));
+      assert.equal(result.code, 1);
+      assert.equal(result.stderr, `agentrt: cannot connect to NATS at nats://***@127.0.0.1:${port} (NATS_URL): connection refused\n`);
+    });
+  });
+
   it('refuses a malformed master.key file instead of replacing it', async () => {
     const file = path.join(dataDir, 'master.key');
     await fs.writeFile(file, 'not a key\n', { mode: 0o600 });
@@ -208,17 +248,52 @@ describe('agentrt cluster status', function () {
     assert.deepEqual(JSON.parse(result.stdout), cluster);
   });
 
-  it('exits 1 with the status and body when the node refuses', async () => {
+  it('exits 1 with the status, where the token came from and the body when the node refuses', async () => {
     const result = await runCli(['cluster', 'status', '--token', 'bad-token'], cliEnv({ AGENTRT_URL: url }));
     assert.equal(result.code, 1);
     assert.equal(result.stdout, '');
-    assert.match(result.stderr, /GET \/v1\/cluster answered 401: .*invalid bearer token/);
+    assert.match(result.stderr, /GET \/v1\/cluster answered 401 \(the token came from --token\): .*invalid bearer token/);
+    const fromEnv = await runCli(['cluster', 'status'], cliEnv({ AGENTRT_URL: url, AGENTRT_TOKEN: 'bad-token' }));
+    assert.match(fromEnv.stderr, /answered 401 \(the token came from AGENTRT_TOKEN\)/);
   });
 
-  it('exits 2 naming every way to give a token when there is none, nor a token file', async () => {
-    const result = await runCli(['cluster', 'status', '--url', url], cliEnv({ AGENTRT_DATA_DIR: path.join(os.tmpdir(), 'agentrt-no-such-folder') }));
-    assert.equal(result.code, 2);
-    assert.match(result.stderr, /cluster status needs --token TOKEN, AGENTRT_TOKEN or the token file .*agentrt-no-such-folder\/global-api-key\.token/);
+  describe('given a node by --url or AGENTRT_URL and no token', () => {
+    let dataDir: string;
+
+    before(async () => {
+      // This machine's token file: its global API key must not go to another node.
+      dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrt-e2e-'));
+      await fs.writeFile(path.join(dataDir, 'global-api-key.token'), 'local-global-key\n', { mode: 0o600 });
+    });
+
+    after(async () => {
+      await fs.rm(dataDir, { recursive: true, force: true });
+    });
+
+    for (const [how, args, settings] of [
+      ['--url', ['--url', 'URL'], {}],
+      ['AGENTRT_URL', [], { AGENTRT_URL: 'URL' }],
+    ] as const) {
+      it(`sends nothing to the node named by ${how}, and exits 1 asking for --token or AGENTRT_TOKEN`, async () => {
+        const requestsBefore = seen.length;
+        const given = Object.fromEntries(Object.entries(settings).map(([name, value]) => [name, value.replace('URL', url)]));
+        const result = await runCli(['cluster', 'status', ...args.map((arg) => arg.replace('URL', url))], cliEnv({ AGENTRT_DATA_DIR: dataDir, ...given }));
+        assert.equal(result.code, 1, result.stderr);
+        assert.deepEqual(seen.slice(requestsBefore), []);
+        assert.ok(!seen.some((request) => request.authorization?.includes('local-global-key')), 'the local token reached the remote node');
+        const message = result.stderr.trim();
+        assert.match(message, new RegExp(`^agentrt: cluster status needs --token TOKEN or AGENTRT_TOKEN to ask ${url} \\(${how}\\)`));
+        assert.match(message, /only to the local node, http:\/\/127\.0\.0\.1:\$PORT/);
+        assert.doesNotMatch(message, /Usage:/);
+      });
+    }
+  });
+
+  it('exits 1 naming every way to give a token when there is none, nor a token file, without the usage text', async () => {
+    const result = await runCli(['cluster', 'status'], cliEnv({ AGENTRT_DATA_DIR: path.join(os.tmpdir(), 'agentrt-no-such-folder') }));
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^agentrt: cluster status needs --token TOKEN, AGENTRT_TOKEN or the token file .*agentrt-no-such-folder\/global-api-key\.token/);
+    assert.doesNotMatch(result.stderr, /Usage:/);
   });
 });
 
@@ -238,8 +313,8 @@ describe('agentrt cluster status on an embedded node', function () {
     await fs.rm(dataDir, { recursive: true, force: true });
   });
 
-  it('reads the token file the node wrote, and prints its 256 shards as one range', async () => {
-    const result = await runCli(['cluster', 'status', '--url', node!.url], cliEnv({ AGENTRT_DATA_DIR: dataDir }));
+  it('reads the token file the node wrote (no --url: the local node on PORT), and prints its 256 shards as one range', async () => {
+    const result = await runCli(['cluster', 'status'], cliEnv({ AGENTRT_DATA_DIR: dataDir, PORT: new URL(node!.url).port }));
     assert.equal(result.code, 0, result.stderr);
     const nodeId = String(node!.logs().find((line) => line.msg === 'listening')?.nodeId);
     const lines = result.stdout.trimEnd().split('\n');
@@ -282,6 +357,19 @@ describe('agentrt --help', () => {
     const first = listed.map((names) => names[0].split(' ')[0]);
     for (const command of [...COMMAND_NAMES, 'help', 'version']) assert.ok(first.includes(command), `--help does not list ${command}:\n${help}`);
     assert.deepEqual(listed.find((names) => names[0] === 'version'), ['version', '--version', '-v']);
+  });
+
+  it('gives the default node URL that docs/operations.md gives', async () => {
+    const operations = await fs.readFile(path.join(ROOT, 'docs/operations.md'), 'utf8');
+    assert.ok(operations.includes('`http://127.0.0.1:$PORT`'));
+    assert.ok(help.includes('http://127.0.0.1:$PORT'), help);
+  });
+
+  it('is printed after a command too (exit 0), as for agentrt serve --help and cluster status --help', async () => {
+    for (const args of [['serve', '--help'], ['cluster', 'status', '--help'], ['bootstrap', '-h']]) {
+      const result = await runCli(args, cliEnv({}));
+      assert.deepEqual({ code: result.code, stdout: result.stdout, stderr: result.stderr }, { code: 0, stdout: help, stderr: '' }, args.join(' '));
+    }
   });
 
   it('lists only commands that run', async () => {

@@ -95,11 +95,19 @@ describe('agentrt serve logs (embedded)', function () {
 
     it('says where the API listens, the database and bus in use, where the new token is and how to stop', () => {
       const text = withoutColours(screen);
-      assert.match(text, /INFO: API: listening on http:\/\/127\.0\.0\.1:\d+\n/);
+      assert.match(text, /INFO: listening on http:\/\/127\.0\.0\.1:\d+ \{"embedded":true,/);
+      assert.equal(text.match(/listening/g)?.length, 1, `the address is given more than once:\n${text}`);
       assert.ok(text.includes(`INFO: database: embedded Postgres (PGlite) in ${path.join(dataDir, 'pgdata')}\n`), text);
       assert.ok(text.includes('INFO: bus: in-process'), text);
       assert.ok(text.includes(`INFO: token: the first account's global API key token is in ${path.join(dataDir, TOKEN_FILE)} (written now;`), text);
       assert.ok(text.includes(`INFO: ${STOP_LINE}`), text);
+    });
+
+    it('counts the migrations applied instead of naming each, and does not warn of private network access it does not allow', () => {
+      const text = withoutColours(screen);
+      assert.match(text, /INFO: \d+ migrations applied \{"count":\d+\}\n/);
+      assert.doesNotMatch(text, /Foundation\d+/);
+      assert.doesNotMatch(text, /AGENTRT_ALLOW_PRIVATE_NETWORK/);
     });
 
     it('never prints the token', async () => {
@@ -133,11 +141,17 @@ describe('agentrt serve logs (embedded)', function () {
     });
   });
 
-  describe('piped, at LOG_LEVEL=debug', () => {
+  describe('piped, at LOG_LEVEL=debug, with AGENTRT_ALLOW_PRIVATE_NETWORK', () => {
     let node: ServeProcess;
 
     before(async () => {
-      node = await startServe(cliEnv({ AGENTRT_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'debug' }));
+      node = await startServe(cliEnv({ AGENTRT_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'debug', AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' }));
+    });
+
+    it('warns that private network access is allowed', () => {
+      const warnings = node.logs().filter((line) => line.level === 40 && String(line.msg).startsWith('AGENTRT_ALLOW_PRIVATE_NETWORK is on'));
+      assert.equal(warnings.length, 1, node.output().stdout);
+      assert.match(String(warnings[0].msg), /private, loopback and link-local addresses/);
     });
 
     after(async () => {
@@ -148,7 +162,7 @@ describe('agentrt serve logs (embedded)', function () {
       await waitForLog(node, (line) => String(line.msg).startsWith(STOP_LINE), 'how to stop');
       const lines = node.output().stdout.split('\n').filter((line) => line !== '');
       assert.deepEqual(lines.filter((line) => !isJsonObject(line)), []);
-      assert.ok(node.logs().some((line) => line.msg === `API: listening on ${node.url}`));
+      assert.ok(node.logs().some((line) => line.msg === 'listening' && line.url === node.url));
     });
 
     it('logs /healthz, /readyz and /metrics requests at debug and the others at info', async () => {

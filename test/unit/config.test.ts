@@ -4,7 +4,7 @@
 // comma-separated list of servers; the widget base URL template; the widget
 // host's visitor limits.
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig, parseNatsServers } from '../../src/config';
+import { ConfigError, loadConfig, parseNatsServers, withoutCredentials } from '../../src/config';
 
 describe('loadConfig: AGENTRT_EVENT_RETENTION', () => {
   it('defaults to 7 days and reads the service\'s durations', () => {
@@ -66,6 +66,29 @@ describe('loadConfig: NATS_URL', () => {
     }
     assert.throws(() => loadConfig({ NATS_URL: 'nats://a:4222,nats://b:4222' + ',' }), /NATS_URL \(entry 3\)/);
     assert.throws(() => loadConfig({ NATS_URL: 'nats://user:s3cret@a:4222/x' }), (error: unknown) => error instanceof ConfigError && !error.message.includes('s3cret') && error.message.includes('***@a:4222'));
+  });
+
+  it('never repeats a password holding a raw / or @ in its refusal', () => {
+    for (const [raw, secret] of [['nats://user:p/ss@h:4222', 'p/ss'], ['nats://user:p@s/s@h:4222', 's/s'], ['us/er:p/ss@h:4222', 'us/er']]) {
+      assert.throws(
+        () => loadConfig({ NATS_URL: raw }),
+        (error: unknown) => error instanceof ConfigError && !error.message.includes(secret) && /"(nats:\/\/)?\*\*\*@h:4222"/.test(error.message),
+        raw,
+      );
+    }
+  });
+});
+
+describe('withoutCredentials', () => {
+  it('replaces everything up to the last @ of an address, a password\'s / and @ included', () => {
+    assert.equal(withoutCredentials('nats://user:p/ss@h:4222'), 'nats://***@h:4222');
+    assert.equal(withoutCredentials('nats://user:p@ss@h:4222'), 'nats://***@h:4222');
+    assert.equal(withoutCredentials('tok/en@h:4222'), '***@h:4222');
+    assert.equal(withoutCredentials('postgresql://u:p@/db?host=/socket'), 'postgresql://***@/db?host=/socket');
+  });
+
+  it('leaves an address without credentials as it is', () => {
+    for (const address of ['nats://h:4222', 'h:4222', 'postgres://db.internal:5432/agentrt']) assert.equal(withoutCredentials(address), address);
   });
 });
 

@@ -35,6 +35,16 @@ describe('createLogger', () => {
     assert.ok(!JSON.stringify(lines[0]).includes('sk-secret'));
   });
 
+  it('keeps the request and listening messages and their fields in JSON lines (log queries and tests look for them)', () => {
+    const { lines, logger } = capture();
+    logger.info({ method: 'GET', route: '/v1/account', status: 200, durationMs: 1.2 }, 'request');
+    logger.info({ url: 'http://127.0.0.1:8080' }, 'listening');
+    assert.deepEqual(lines.map(({ msg, method, route, status, durationMs, url }) => ({ msg, method, route, status, durationMs, url })), [
+      { msg: 'request', method: 'GET', route: '/v1/account', status: 200, durationMs: 1.2, url: undefined },
+      { msg: 'listening', method: undefined, route: undefined, status: undefined, durationMs: undefined, url: 'http://127.0.0.1:8080' },
+    ]);
+  });
+
   it('refuses an unknown level, naming LOG_LEVEL', () => {
     assert.throws(() => createLogger({ level: 'loud' }), /LOG_LEVEL must be one of/);
   });
@@ -54,9 +64,21 @@ describe('createLogger({ format: "pretty" })', () => {
 
   it('writes one line per entry: local time, level, message, then the fields on the same line', () => {
     const { chunks, logger } = capturePretty();
-    logger.info({ url: 'http://127.0.0.1:8080' }, 'listening');
+    logger.info({ file: '/data/master.key' }, 'master key generated');
     assert.equal(chunks.length, 1);
-    assert.match(chunks[0], /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: listening \{"url":"http:\/\/127\.0\.0\.1:8080"\}\n$/);
+    assert.match(chunks[0], /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: master key generated \{"file":"\/data\/master\.key"\}\n$/);
+  });
+
+  it('writes a request as method, route, status and duration, then its other fields', () => {
+    const { chunks, logger } = capturePretty();
+    logger.info({ requestId: 'req_1', method: 'GET', route: '/v1/workspaces/:workspaceId/agents', status: 200, durationMs: 3.6, principal: 'apikey_1' }, 'request');
+    assert.match(chunks[0], /\] INFO: GET \/v1\/workspaces\/:workspaceId\/agents 200 3\.6 ms \{"requestId":"req_1","principal":"apikey_1"\}\n$/);
+  });
+
+  it('writes where the node listens in the message, then its other fields', () => {
+    const { chunks, logger } = capturePretty();
+    logger.info({ url: 'http://127.0.0.1:8080', nodeId: 'node-1' }, 'listening');
+    assert.match(chunks[0], /\] INFO: listening on http:\/\/127\.0\.0\.1:8080 \{"nodeId":"node-1"\}\n$/);
   });
 
   it('redacts secrets as in JSON lines', () => {

@@ -7,10 +7,9 @@ import { shardRanges } from '../../src/sharding/shard-ranges';
 describe('startupLines', () => {
   it('names the embedded database\'s folder and the in-process bus', () => {
     const lines = startupLines({
-      url: 'http://127.0.0.1:8080', embeddedDatabaseFolder: '/data/pgdata', tokenFile: '/data/global-api-key.token', tokenFileState: TOKEN_FILE_STATE.PRESENT,
+      embeddedDatabaseFolder: '/data/pgdata', tokenFile: '/data/global-api-key.token', tokenFileState: TOKEN_FILE_STATE.PRESENT,
     });
     assert.deepEqual(lines, [
-      'API: listening on http://127.0.0.1:8080',
       'database: embedded Postgres (PGlite) in /data/pgdata',
       'bus: in-process (this node on its own; DATABASE_URL and NATS_URL make a cluster)',
       "token: the first account's global API key token is in /data/global-api-key.token",
@@ -18,14 +17,26 @@ describe('startupLines', () => {
   });
 
   it('says when there is no token file in the data folder', () => {
-    const [, , , token] = startupLines({ url: 'http://h:1', embeddedDatabaseFolder: '/d/pgdata', tokenFile: '/d/t', tokenFileState: TOKEN_FILE_STATE.ABSENT });
+    const [, , token] = startupLines({ embeddedDatabaseFolder: '/d/pgdata', tokenFile: '/d/t', tokenFileState: TOKEN_FILE_STATE.ABSENT });
     assert.match(token, /^token: no token file at \/d\/t \(the first account was created elsewhere/);
+    // Both causes: in a cluster, usually another node that wrote the file into its own data folder; else agentrt bootstrap.
+    assert.match(token, /by another node of the cluster, which wrote the token file into its own data folder/);
+    assert.match(token, /or by agentrt bootstrap, which printed the token/);
   });
 });
 
 describe('describeDatabase', () => {
   it('names the Postgres host and database, never the user\'s password', () => {
     const line = describeDatabase('postgres://agentrt:s3cret@db.internal:5433/agentrt_prod?sslmode=require', '/unused');
+    assert.equal(line, 'database: Postgres at db.internal:5433, database agentrt_prod');
+  });
+
+  it('names a socket folder given after credentials with no host, a form pg accepts', () => {
+    assert.equal(describeDatabase('postgresql://u:s3cret@/agentrt?host=/var/run/postgresql', '/unused'), 'database: Postgres at /var/run/postgresql, database agentrt');
+  });
+
+  it('names the host of a URL whose password holds a raw /, without the password', () => {
+    const line = describeDatabase('postgres://agentrt:s3/cret@db.internal:5433/agentrt_prod', '/unused');
     assert.equal(line, 'database: Postgres at db.internal:5433, database agentrt_prod');
   });
 
