@@ -42,7 +42,7 @@ describe('workspace model fields', () => {
       for (const price of ['', '-1', '1e3', '1.', '.5', ' 1', '0x10', 'free', '1234567890']) {
         assert.throws(() => checkPrice('spec.outputPricePerMillionTokens', price), (error: unknown) => {
           assert.ok(error instanceof InvalidArgumentError, price);
-          assert.equal(error.message, `spec.outputPricePerMillionTokens: "${price}" is not a decimal number of cents per million tokens such as "0", "15" or "3.8"`);
+          assert.equal(error.message, `spec.outputPricePerMillionTokens: "${price}" is not a price in cents per million tokens: a decimal string of at most 9 digits before the point and 9 after it, such as "0", "15" or "3.8"`);
           return true;
         });
       }
