@@ -459,8 +459,9 @@ export function initialObjectiveState(objectiveId: string): ObjectiveState {
   };
 }
 
-function updateCall(state: ObjectiveState, toolCallId: string, change: Partial<TurnToolCall>): ObjectiveState {
-  return { ...state, turnCalls: state.turnCalls.map((call) => (call.id === toolCallId ? { ...call, ...change } : call)) };
+/** The state with one call changed (and the sequence of the record that changed it, if any). */
+function updateCall(state: ObjectiveState, toolCallId: string, change: Partial<TurnToolCall>, sequence = state.sequence): ObjectiveState {
+  return { ...state, sequence, turnCalls: state.turnCalls.map((call) => (call.id === toolCallId ? { ...call, ...change } : call)) };
 }
 
 export function addUsage(total: ObjectiveUsage, usage: ChatUsage | ObjectiveUsage | undefined): ObjectiveUsage {
@@ -487,14 +488,18 @@ export function ownUsageOf(event: ObjectiveEvent): ObjectiveUsage | undefined {
   return undefined;
 }
 
+/**
+ * The state after a recorded event: one copy of the state per event (the
+ * fold runs for every event of every turn, and the state has many fields).
+ */
 function evolveRecord(state: ObjectiveState, event: Extract<ObjectiveEvent, { type: 'recorded' }>): ObjectiveState {
   const { record, modelResult } = event;
-  const next = { ...state, sequence: record.sequence };
-  const toolCallId = (record.data[dataKeyOf(record.type)] as { toolCallId?: string } | undefined)?.toolCallId ?? '';
+  const sequence = record.sequence;
+  const toolCallId = () => (record.data[dataKeyOf(record.type)] as { toolCallId?: string } | undefined)?.toolCallId ?? '';
   switch (record.type) {
     case 'USER_MESSAGE': {
       const { content } = record.data.userMessage as { content: string };
-      return { ...next, pendingUserMessages: [...next.pendingUserMessages, content] };
+      return { ...state, sequence, pendingUserMessages: [...state.pendingUserMessages, content] };
     }
     case 'ASSISTANT_MESSAGE': {
       const shown = record.data.assistantMessage as { content?: string; toolCalls?: Array<{ functionName: string; arguments: string }>; usage?: ChatUsage };
@@ -504,33 +509,34 @@ function evolveRecord(state: ObjectiveState, event: Extract<ObjectiveEvent, { ty
       const calls = assistant.toolCalls
         ?? (shown.toolCalls ?? []).map((call, index): ChatToolCall => ({ id: assistant.toolCallIds?.[index] ?? '', name: call.functionName, arguments: call.arguments }));
       return {
-        ...next,
-        conversation: [...next.conversation, { role: 'assistant', content, ...(calls.length ? { toolCalls: calls } : {}) }],
-        usage: addUsage(next.usage, usage),
-        lastMessage: content || next.lastMessage,
+        ...state,
+        sequence,
+        conversation: [...state.conversation, { role: 'assistant', content, ...(calls.length ? { toolCalls: calls } : {}) }],
+        usage: addUsage(state.usage, usage),
+        lastMessage: content || state.lastMessage,
         // An answer ends a run of failures: the next failure starts a new retry budget.
         modelRetries: null,
         // The reported prompt of this call, which sent the whole conversation so far: the next estimate adds to it.
-        promptBase: usage && usage.promptTokens > 0 ? { tokens: usage.promptTokens, messages: next.conversation.length } : null,
+        promptBase: usage && usage.promptTokens > 0 ? { tokens: usage.promptTokens, messages: state.conversation.length } : null,
         contextRetried: false,
-        runModelTurns: (next.runModelTurns ?? 0) + 1,
+        runModelTurns: (state.runModelTurns ?? 0) + 1,
       };
     }
     case 'TOOL_APPROVAL_REQUESTED':
-      return updateCall(next, toolCallId, { state: 'awaiting_approval' });
+      return updateCall(state, toolCallId(), { state: 'awaiting_approval' }, sequence);
     case 'TOOL_APPROVED':
-      return updateCall(next, toolCallId, { state: 'approved' });
+      return updateCall(state, toolCallId(), { state: 'approved' }, sequence);
     case 'TOOL_CALLED':
-      return updateCall(next, toolCallId, { state: 'running' });
+      return updateCall(state, toolCallId(), { state: 'running' }, sequence);
     case 'TOOL_RESULT': {
       const { content } = record.data.toolResult as { content?: string };
-      return updateCall(next, toolCallId, { state: 'done', result: modelResult ?? content ?? '' });
+      return updateCall(state, toolCallId(), { state: 'done', result: modelResult ?? content ?? '' }, sequence);
     }
     case 'TOOL_ERROR':
     case 'TOOL_DENIED':
-      return updateCall(next, toolCallId, { state: 'done', result: modelResult ?? '' });
+      return updateCall(state, toolCallId(), { state: 'done', result: modelResult ?? '' }, sequence);
     default:
-      return next;
+      return { ...state, sequence };
   }
 }
 
@@ -542,8 +548,16 @@ function lastAssistantCalls(state: ObjectiveState): ChatToolCall[] {
 
 /** The camelCase key a kind's fields sit under in `objectiveEvent.data` (USER_MESSAGE → userMessage). */
 export function dataKeyOf(type: ObjectiveEventType): string {
-  return type.toLowerCase().replace(/_([a-z])/gu, (_, letter: string) => letter.toUpperCase());
+  let key = DATA_KEYS.get(type);
+  if (key === undefined) {
+    key = type.toLowerCase().replace(/_([a-z])/gu, (_, letter: string) => letter.toUpperCase());
+    DATA_KEYS.set(type, key);
+  }
+  return key;
 }
+
+/** dataKeyOf's answers, one per event type (it runs for every event). */
+const DATA_KEYS = new Map<ObjectiveEventType, string>();
 
 /** The pure fold of one journal event. */
 export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): ObjectiveState {
