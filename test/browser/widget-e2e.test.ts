@@ -230,6 +230,28 @@ describe('widget end to end in Chromium (the node\'s widget host)', function () 
     assert.equal(follow.info.status, 'OBJECTIVE_STATUS_CANCELLED');
   });
 
+  it('sends a follow-up to a new conversation when the conversation is gone (404: erased, past retention)', async () => {
+    const session = await mint(HOST);
+    const { chat } = await embed(HOST, session.token);
+    await say(chat, 'CALL cancel_order {}\nSAY Cancelled.');
+    await chat.waitForSelector('text=Waiting for a team member to allow cancel order…');
+    const first = await onlyObjective(session.sessionId);
+    await context.route(`**/api/objectives/${first}/events/stream`, (route) => route.abort());
+    proxy.cut();
+    await chat.waitForSelector('#chat-status:text("Connection lost. Reconnecting…")');
+    await cancel(first);
+    await eventually(async () => (await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${first}`, { token: ws.token })).body.info?.status === 'OBJECTIVE_STATUS_CANCELLED', 'cancelled', 10_000);
+    // Its record removed, as retention or an erasure removes it: the node answers the follow-up 404.
+    await api.dataSource.query('DELETE FROM objectives WHERE id = $1', [first]);
+    await say(chat, 'SAY Anyone?');
+    await chat.waitForSelector('.msg-assistant:text("Anyone?")');
+    const remaining = await objectivesOf(session.sessionId);
+    assert.equal(remaining.length, 1, 'one objective: the new one');
+    assert.notEqual(remaining[0], first);
+    assert.deepEqual(await notes(chat), ['cancel order: not run, the conversation ended', 'This conversation has ended. Your message starts a new one.']);
+    await assertPlainWords(chat);
+  });
+
   it('refuses an expired token in plain words', async () => {
     const { token } = await mint(HOST, { ttlSeconds: 1 });
     await eventually(async () => !(await accepted(HOST, token)), 'the token expired', 10_000);

@@ -493,8 +493,9 @@
         try {
           await api('POST', `/api/objectives/${encodeURIComponent(current)}/messages`, { content });
         } catch (err) {
-          // It ended since the page last heard (cancelled, failed, erased): the message starts a new conversation.
-          if (!(err instanceof HttpError && err.code === FAILED_PRECONDITION)) throw err;
+          // It ended since the page last heard (cancelled, failed), or is gone (erased, past retention): the
+          // message starts a new conversation.
+          if (!(err instanceof HttpError && (err.code === FAILED_PRECONDITION || err.status === 404))) throw err;
           if (state.objectiveId === current) endConversation('This conversation has ended. Your message starts a new one.');
         }
       }
