@@ -75,7 +75,12 @@ describe('tracing across nodes (Postgres and NATS)', function () {
     const traceId = events[0].traceId as string;
     assert.match(traceId, /^[0-9a-f]{32}$/);
     assert.ok(events.every((event) => event.traceId === traceId), 'the follow-up run stays in the trace the objective was created in');
-    const webhooks = await eventuallyValue(async () => (hooks.at('/far').length >= events.length ? hooks.at('/far') : undefined), 'every event delivered', 30_000);
+    // 60 s: a delivery retried after a failed attempt waits its backoff; on a timeout, say what was delivered and recorded.
+    const webhooks = await eventuallyValue(async () => (hooks.at('/far').length >= events.length ? hooks.at('/far') : undefined), 'every event delivered', 60_000)
+      .catch(async (error: Error) => {
+        const deliveries = await front.request('GET', `/v1/workspaces/${ws.workspaceId}/agents/${agentId}/webhook_deliveries?limit=100`, { token: ws.token });
+        throw new Error(`${error.message}: ${hooks.at('/far').length} of ${events.length} received; deliveries recorded: ${JSON.stringify(deliveries.body)}`);
+      });
     assert.ok(webhooks.every((webhook) => webhook.headers.traceparent?.split('-')[1] === traceId), 'JetStream carried the trace to the intake and the delivery');
 
     const frontPort = Number(new URL(front.url).port);
