@@ -110,7 +110,10 @@ export class ShardBalancer {
     // lease session died with the database. Taking only this node's share (not every orphan, as after a node's
     // death) spares the handoffs that would follow, which held the objectives of half the shards up for a second.
     const returning = silentMs > this.returnAfterSilenceMs();
-    const live = await cluster.listLiveNodeIds(this.balanceWindowMs() + (returning ? silentMs : 0));
+    // Returning, a member counts if it heartbeated within a lease timeout before the silence: under load the others' last
+    // heartbeats before the outage can be seconds older than this node's, and one missed took every orphan (then handed
+    // half off). One that had in fact died is left out by the next round's short window, which takes its share then.
+    const live = await cluster.listLiveNodeIds(this.balanceWindowMs() + (returning ? silentMs + options.leaseTimeoutMs : 0));
     const target = fairShare(options.shardCount, [...live, options.nodeId], options.nodeId);
     const owners = await cluster.listShardOwners();
     const before = host.owned().length;
