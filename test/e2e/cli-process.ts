@@ -153,7 +153,11 @@ export interface TerminalServeProcess {
  */
 export async function startServeInTerminal(env: NodeJS.ProcessEnv, until: string): Promise<TerminalServeProcess> {
   if (!existsSync(SCRIPT)) throw new Error(`${SCRIPT} is missing: install util-linux's script (Debian: bsdutils) to run the node on a pseudo-terminal`);
-  const child = spawn(SCRIPT, ['-qfec', `'${process.execPath}' '${CLI}' serve`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  // `script` runs the command through $SHELL -c, or /bin/sh (dash) when SHELL is
+  // unset as under CI: dash stays as the node's parent and dies of the Ctrl+C
+  // itself (exit 130) while the node stops cleanly. `exec` makes the node the
+  // terminal's only process, as it is when a person types the command.
+  const child = spawn(SCRIPT, ['-qfec', `exec '${process.execPath}' '${CLI}' serve`, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   const output = collect(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let exitCode: number | null | undefined;
