@@ -304,7 +304,14 @@ function buildTurn(act: Activation, envelope: Envelope, decision: Decision, inpu
     ended.length > 0 ||
     sends.length > 0 ||
     write.changes.length > 0;
-  return { write, entry, started, aborted, sends, writes };
+  let entryBytes = 0;
+  if (writes) {
+    // Serialized once: the writer sends this text, and its length weighs the entry (SNAPSHOT_JOURNAL_RATIO).
+    const payloadJson = JSON.stringify(entry);
+    write.entry = { ...write.entry!, payloadJson };
+    entryBytes = payloadJson.length;
+  }
+  return { write, entry, entryBytes, started, aborted, sends, writes };
 }
 
 /** A turn built from a decision, before its write. */
@@ -369,7 +376,7 @@ async function turn(act: Activation, envelope: Envelope, decision: Decision, inp
   const built: BuiltTurn = { ...buildTurn(act, envelope, decision, input, span?.traceparent), decision, input, startedAt: performance.now(), span };
   if (act.group) {
     act.group.turns.push(built);
-    return built.writes ? fold(act.behavior, envelope, built.entry, envelope.seq + 1, decision.evolvedState, entrySize(built.entry)) : envelope;
+    return built.writes ? fold(act.behavior, envelope, built.entry, envelope.seq + 1, decision.evolvedState, built.entryBytes) : envelope;
   }
   if (!built.writes) {
     span?.end();
@@ -391,7 +398,7 @@ async function turn(act: Activation, envelope: Envelope, decision: Decision, inp
     throw error;
   }
   runtimeMetrics.turnDuration.observe({ kind: act.behavior.kind }, (performance.now() - built.startedAt) / 1000);
-  const next = fold(act.behavior, envelope, built.entry, envelope.seq + 1, decision.evolvedState, entrySize(built.entry));
+  const next = fold(act.behavior, envelope, built.entry, envelope.seq + 1, decision.evolvedState, built.entryBytes);
   afterCommit(act, built);
   span?.end();
   return decision.snapshot ? requestedSnapshot(act, next) : periodicSnapshot(act, next);
@@ -529,11 +536,6 @@ async function requestedSnapshot(act: Activation, envelope: Envelope): Promise<E
     act.logger.warn({ err: error, key: act.key }, 'the snapshot a decision asked for failed; the next periodic snapshot covers it');
     return envelope;
   }
-}
-
-/** An entry's JSON size, as the journal stores it (a snapshot's cadence weighs it, see SNAPSHOT_JOURNAL_RATIO). */
-function entrySize(entry: EntryPayload): number {
-  return JSON.stringify(entry).length;
 }
 
 async function snapshot(act: Activation, envelope: Envelope): Promise<Envelope> {

@@ -8,7 +8,8 @@
 // the faulty turns one by one. One round trip instead of BEGIN, five to nine
 // statements and COMMIT, with the same fencing: the share lock on the shard
 // rows is held until the statement commits, so a takeover's epoch bump waits
-// for it or makes it fail.
+// for it or makes it fail. The text depends only on which parts a batch has,
+// so it is built, and named, once per shape (statementOfShape).
 import { createHash } from 'node:crypto';
 import type { ProjectionBuilder } from '../../src/ports/actor-behavior';
 import { markProcessedStatement } from './actor-command.repository';
@@ -30,26 +31,87 @@ export interface BatchStatement {
   name: string;
 }
 
-/** Collects CTE bodies and their parameters, numbering the parameters as they come. */
+/**
+ * Journal rows as one JSON array (the fenced insert's rows also name their
+ * shard and epoch). A payload the actor serialized already, to weigh its entry
+ * (JournalEntryWrite.payloadJson), goes in as that text.
+ */
+export function journalRowsJson(turns: readonly TurnWrite[], options: { withFence?: boolean } = {}): string {
+  const rows: string[] = [];
+  for (const turn of turns) {
+    const fence = options.withFence ? `,"shard":${JSON.stringify(turn.fence.shard)},"epoch":${JSON.stringify(turn.fence.epoch)}` : '';
+    for (const entry of entriesOf(turn)) {
+      const payload = entry.payloadJson ?? JSON.stringify(entry.payload) ?? 'null';
+      rows.push(`{"persistence_key":${JSON.stringify(turn.key)},"sequence_nr":${JSON.stringify(entry.sequenceNr)},"command_id":${JSON.stringify(entry.commandId)},"payload":${payload}${fence}}`);
+    }
+  }
+  return `[${rows.join(',')}]`;
+}
+
+/**
+ * Collects CTE bodies and their parameters, numbering the parameters as they
+ * come. Each part names itself (`shape`), so a batch of a shape seen before
+ * takes the text built for it then and only its parameters are new.
+ */
 class StatementBuilder {
   readonly ctes: string[] = [];
   readonly parameters: unknown[] = [];
+  readonly shape: string[] = [];
+  private readonly foreignBodies: Array<{ at: number; bodies: readonly string[]; offset: number }> = [];
 
   param(value: unknown): string {
     this.parameters.push(value);
     return `$${this.parameters.length}`;
   }
 
-  cte(body: string): void {
-    this.ctes.push(`w${this.ctes.length} AS (${body})`);
+  cte(part: string, body: string): void {
+    this.shape.push(part);
+    this.ctes.push(body);
   }
 
-  /** Statements written with their own shared $1…$n, renumbered after the parameters taken so far. */
+  /** Statements written with their own shared $1…$n, renumbered after the parameters taken so far (when the text is built). */
   foreign(bodies: readonly string[], parameters: readonly unknown[]): void {
-    const offset = this.parameters.length;
+    this.shape.push(`p${statementsId(bodies)}`);
+    this.foreignBodies.push({ at: this.ctes.length, bodies, offset: this.parameters.length });
     this.parameters.push(...parameters);
-    for (const body of bodies) this.cte(body.replace(/\$(\d+)/g, (_, number: string) => `$${Number(number) + offset}`));
+    this.ctes.push('');
   }
+
+  /** The CTEs, named w0…wn, with the foreign bodies renumbered. */
+  namedCtes(): string[] {
+    const bodies = [...this.ctes];
+    let inserted = 0;
+    for (const { at, bodies: foreign, offset } of this.foreignBodies) {
+      const renumbered = foreign.map((body) => body.replace(/\$(\d+)/g, (_, number: string) => `$${Number(number) + offset}`));
+      bodies.splice(at + inserted, 1, ...renumbered);
+      inserted += renumbered.length - 1;
+    }
+    return bodies.map((body, index) => `w${index} AS (${body})`);
+  }
+}
+
+/** Ids of projection statement lists by identity: a kind's builder hands the same constant list every time. */
+const statementsIds = new WeakMap<readonly string[], number>();
+let nextStatementsId = 0;
+function statementsId(statements: readonly string[]): number {
+  let id = statementsIds.get(statements);
+  if (id === undefined) statementsIds.set(statements, (id = nextStatementsId++));
+  return id;
+}
+
+/** Texts and names of the shapes seen; bounded, should a builder hand a new list each time. */
+const shapes = new Map<string, { text: string; name: string }>();
+const MAX_SHAPES = 512;
+
+function statementOfShape(shape: string, build: () => string): { text: string; name: string } {
+  let statement = shapes.get(shape);
+  if (!statement) {
+    const text = build();
+    statement = { text, name: `agentrt_batch_${createHash('sha1').update(text).digest('hex').slice(0, 16)}` };
+    if (shapes.size >= MAX_SHAPES) shapes.clear();
+    shapes.set(shape, statement);
+  }
+  return statement;
 }
 
 /**
@@ -93,13 +155,11 @@ export function batchStatement(turns: readonly TurnWrite[], projections: Readonl
       FROM jsonb_to_recordset(${expected}::jsonb) AS t(shard int, epoch bigint) LEFT JOIN fence f ON f.shard = t.shard)`,
   ];
 
-  const entries = turns.flatMap((turn) =>
-    entriesOf(turn).map((entry) => ({ persistence_key: turn.key, sequence_nr: entry.sequenceNr, command_id: entry.commandId, payload: entry.payload })));
-  if (entries.length) {
+  if (turns.some((turn) => entriesOf(turn).length > 0)) {
     // No ON CONFLICT: a taken sequence number or command id aborts the statement (the transaction path then classifies it).
-    sql.cte(`INSERT INTO actor_journal (persistence_key, sequence_nr, command_id, payload)
+    sql.cte('journal', `INSERT INTO actor_journal (persistence_key, sequence_nr, command_id, payload)
       SELECT t.persistence_key, t.sequence_nr, t.command_id, t.payload
-      FROM jsonb_to_recordset(${sql.param(JSON.stringify(entries))}::jsonb) AS t(persistence_key text, sequence_nr bigint, command_id text, payload jsonb)`);
+      FROM jsonb_to_recordset(${sql.param(journalRowsJson(turns))}::jsonb) AS t(persistence_key text, sequence_nr bigint, command_id text, payload jsonb)`);
   }
 
   const outbox = turns.flatMap((turn) => turn.outbox.map((row) => ({ turn, row })));
@@ -132,7 +192,7 @@ export function batchStatement(turns: readonly TurnWrite[], projections: Readonl
   if (fired.length) {
     const kinds = sql.param(fired.map((t) => t.kind));
     const actorIds = sql.param(fired.map((t) => t.actorId));
-    sql.cte(`DELETE FROM actor_reminders r USING unnest(${kinds}::text[], ${actorIds}::text[],
+    sql.cte('fired', `DELETE FROM actor_reminders r USING unnest(${kinds}::text[], ${actorIds}::text[],
         ${sql.param(fired.map((t) => t.reminderFired!.name))}::text[], ${sql.param(fired.map((t) => t.reminderFired!.dueAt))}::timestamptz[]) AS f(kind, actor_id, name, due_at)
       WHERE r.kind = f.kind AND r.actor_id = f.actor_id AND r.name = f.name AND r.due_at = f.due_at AND ${REMINDER_KEYS(kinds, actorIds)}`);
   }
@@ -143,11 +203,11 @@ export function batchStatement(turns: readonly TurnWrite[], projections: Readonl
   if (cancelled.length) {
     const kinds = sql.param(cancelled.map((c) => c.turn.kind));
     const actorIds = sql.param(cancelled.map((c) => c.turn.actorId));
-    sql.cte(`DELETE FROM actor_reminders r USING unnest(${kinds}::text[], ${actorIds}::text[], ${sql.param(cancelled.map((c) => c.name))}::text[]) AS c(kind, actor_id, name)
+    sql.cte('cancelled', `DELETE FROM actor_reminders r USING unnest(${kinds}::text[], ${actorIds}::text[], ${sql.param(cancelled.map((c) => c.name))}::text[]) AS c(kind, actor_id, name)
       WHERE r.kind = c.kind AND r.actor_id = c.actor_id AND r.name = c.name AND ${REMINDER_KEYS(kinds, actorIds)}`);
   }
   if (set.length) {
-    sql.cte(`INSERT INTO actor_reminders (kind, actor_id, name, shard, due_at, next_attempt_at, attempts, payload)
+    sql.cte('set', `INSERT INTO actor_reminders (kind, actor_id, name, shard, due_at, next_attempt_at, attempts, payload)
       SELECT kind, actor_id, name, shard, due_at, due_at, 0, payload
       FROM unnest(${sql.param(set.map((s) => s.turn.kind))}::text[], ${sql.param(set.map((s) => s.turn.actorId))}::text[], ${sql.param(set.map((s) => s.reminder.name))}::text[],
         ${sql.param(set.map((s) => s.turn.fence.shard))}::int[], ${sql.param(set.map((s) => s.reminder.dueAt))}::timestamptz[],
@@ -157,13 +217,13 @@ export function batchStatement(turns: readonly TurnWrite[], projections: Readonl
   }
 
   const processed = turns.flatMap((turn) => turn.processedCommandIds);
-  if (processed.length) sql.cte(markProcessedStatement(sql.param(processed)));
+  if (processed.length) sql.cte('processed', markProcessedStatement(sql.param(processed)));
 
   const sends = turns.flatMap((turn) => turn.sends);
   if (sends.length) {
     // Positions follow send order: receivers apply their commands in position order. One JSON document, as the outbox's.
     // A JSON null in the document is SQL NULL in the record: kept a JSON null, as the payload was.
-    sql.cte(`INSERT INTO actor_commands (id, shard, kind, actor_id, payload)
+    sql.cte('sends', `INSERT INTO actor_commands (id, shard, kind, actor_id, payload)
       SELECT id, shard, kind, actor_id, coalesce(payload, 'null'::jsonb)
       FROM ROWS FROM (json_to_recordset(${sql.param(JSON.stringify(sends.map((s) => ({ id: s.id, shard: s.shard, kind: s.kind, actor_id: s.actorId, payload: s.payload }))))}::json)
         AS (id text, shard int, kind text, actor_id text, payload jsonb)) WITH ORDINALITY
@@ -174,20 +234,20 @@ export function batchStatement(turns: readonly TurnWrite[], projections: Readonl
 
   const entering = turns.filter((turn) => turn.work === 'enter');
   if (entering.length) {
-    sql.cte(`INSERT INTO actor_work (kind, actor_id, shard)
+    sql.cte('entering', `INSERT INTO actor_work (kind, actor_id, shard)
       SELECT * FROM unnest(${sql.param(entering.map((t) => t.kind))}::text[], ${sql.param(entering.map((t) => t.actorId))}::text[], ${sql.param(entering.map((t) => t.fence.shard))}::int[])
       ON CONFLICT (kind, actor_id) DO UPDATE SET shard = excluded.shard`);
   }
   const leaving = turns.filter((turn) => turn.work === 'leave');
   if (leaving.length) {
-    sql.cte(`DELETE FROM actor_work w USING unnest(${sql.param(leaving.map((t) => t.kind))}::text[], ${sql.param(leaving.map((t) => t.actorId))}::text[]) AS l(kind, actor_id)
+    sql.cte('leaving', `DELETE FROM actor_work w USING unnest(${sql.param(leaving.map((t) => t.kind))}::text[], ${sql.param(leaving.map((t) => t.actorId))}::text[]) AS l(kind, actor_id)
       WHERE w.kind = l.kind AND w.actor_id = l.actor_id`);
   }
 
   for (const projection of projectionStatements) sql.foreign(projection.statements, projection.parameters);
 
   // Evaluated at run time (the divisor comes from the fence read): a stale epoch aborts everything the CTEs wrote.
-  const text = `WITH ${[...head, ...sql.ctes].join(',\n')}
-SELECT 1 / (CASE WHEN (SELECT ok FROM gate) THEN 1 ELSE 0 END) AS written`;
-  return { text, parameters: sql.parameters, name: `agentrt_batch_${createHash('sha1').update(text).digest('hex').slice(0, 16)}` };
+  const { text, name } = statementOfShape(`${outbox.length ? 'outbox' : '-'},${sql.shape.join(',')}`, () => `WITH ${[...head, ...sql.namedCtes()].join(',\n')}
+SELECT 1 / (CASE WHEN (SELECT ok FROM gate) THEN 1 ELSE 0 END) AS written`);
+  return { text, parameters: sql.parameters, name };
 }

@@ -12,7 +12,7 @@ import type { ProjectionBuilder, Projector } from '../../src/ports/actor-behavio
 import { DuplicateCommandError, JournalConflictError, ShardFencedError, WriteInterruptedError } from '../../src/sharding/sharding.errors';
 import { markProcessedStatement } from './actor-command.repository';
 import { isPostgresConnectionFailure } from './pg-results';
-import { batchStatement, entriesOf, REMINDER_KEYS } from './turn-statement';
+import { batchStatement, entriesOf, journalRowsJson, REMINDER_KEYS } from './turn-statement';
 import type { PreparingQueryable, RuntimeDatabase, SqlQueryable } from './runtime-database';
 
 /** The shard and epoch under which a write is made. */
@@ -26,6 +26,8 @@ export interface JournalEntryWrite {
   sequenceNr: number;
   commandId: string | null;
   payload: unknown;
+  /** The payload as JSON text when the caller made it already (the actor weighs each entry by it): written as is, not serialized again. */
+  payloadJson?: string;
 }
 
 /** An outbox row written with a turn. */
@@ -375,13 +377,8 @@ const FENCED_INSERT_ALONE = FENCED_INSERT(false);
 const FENCED_INSERT_WITH_IDLE_TIMEOUT = FENCED_INSERT(true);
 
 async function insertEntriesFenced(sql: PreparingQueryable, batch: Pending[], idleTimeoutMs: number): Promise<FencedInsert> {
-  const entries = [];
-  for (const { turn } of batch) {
-    for (const { sequenceNr, commandId, payload } of entriesOf(turn)) {
-      entries.push({ persistence_key: turn.key, sequence_nr: sequenceNr, command_id: commandId, payload, shard: turn.fence.shard, epoch: turn.fence.epoch });
-    }
-  }
-  const parameters: unknown[] = [JSON.stringify(entries), [...new Set(batch.map((pending) => pending.turn.fence.shard))]];
+  const turns = batch.map((pending) => pending.turn);
+  const parameters: unknown[] = [journalRowsJson(turns, { withFence: true }), [...new Set(turns.map((turn) => turn.fence.shard))]];
   if (idleTimeoutMs > 0) parameters.push(String(idleTimeoutMs));
   const rows = await sql.query<{ shard: number | null; epoch: string | null; persistence_key: string | null; sequence_nr: string | null; command_id: string | null }>(
     idleTimeoutMs > 0 ? FENCED_INSERT_WITH_IDLE_TIMEOUT : FENCED_INSERT_ALONE,
