@@ -201,9 +201,11 @@ export class EmbeddedEventLogRepository {
          RETURNING id, subject, payload, headers
        ), input AS (
          SELECT o.stream, m.subject, m.id AS message_id, coalesce(m.payload::text, o.payload) AS payload, coalesce(m.headers, '{}'::jsonb) AS headers, o.ord
-         FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS o(id, stream, payload, ord) JOIN marked m ON m.id = o.id
+         FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), json_array_elements_text($3::json)) WITH ORDINALITY AS o(id, stream, payload, ord)
+         JOIN marked m ON m.id = o.id
        ), ${APPEND_INPUT}`,
-      [rows.map((row) => row.id), rows.map((row) => row.stream), rows.map((row) => row.payload ?? null)],
+      // The payloads as one JSON array: as a text[] the driver would escape every quote of every payload into an array literal.
+      [rows.map((row) => row.id), rows.map((row) => row.stream), JSON.stringify(rows.map((row) => row.payload ?? null))],
       { preparedAs: 'agentrt_embedded_append_from_outbox' },
     );
     return stored.map((row) => ({ stream: row.stream, messageId: row.message_id }));
