@@ -208,17 +208,25 @@ describe('widget end to end in Chromium (the node\'s widget host)', function () 
     await assertPlainWords(chat);
   });
 
-  it('sends a follow-up to a new conversation when the node refuses it because the conversation ended unseen (FAILED_PRECONDITION)', async () => {
+  /**
+   * A visitor's conversation waiting for approval, cancelled through the API
+   * while the page hears nothing of it (its stream cut, every reconnection failing).
+   */
+  async function conversationEndedUnseen(): Promise<{ session: Awaited<ReturnType<typeof mint>>; chat: Frame; first: string }> {
     const session = await mint(HOST);
     const { chat } = await embed(HOST, session.token);
     await say(chat, 'CALL cancel_order {}\nSAY Cancelled.');
     await chat.waitForSelector('text=Waiting for a team member to allow cancel order…');
     const first = await onlyObjective(session.sessionId);
-    // The page hears nothing more of the first conversation: its stream is cut and every reconnection fails.
     await context.route(`**/api/objectives/${first}/events/stream`, (route) => route.abort());
     proxy.cut();
     await chat.waitForSelector('#chat-status:text("Connection lost. Reconnecting…")');
     await cancel(first);
+    return { session, chat, first };
+  }
+
+  it('sends a follow-up to a new conversation when the node refuses it because the conversation ended unseen (FAILED_PRECONDITION)', async () => {
+    const { session, chat, first } = await conversationEndedUnseen();
     await say(chat, 'SAY Still there?');
     await chat.waitForSelector('.msg-assistant:text("Still there?")');
     const objectives = await objectivesOf(session.sessionId);
@@ -231,15 +239,7 @@ describe('widget end to end in Chromium (the node\'s widget host)', function () 
   });
 
   it('sends a follow-up to a new conversation when the conversation is gone (404: erased, past retention)', async () => {
-    const session = await mint(HOST);
-    const { chat } = await embed(HOST, session.token);
-    await say(chat, 'CALL cancel_order {}\nSAY Cancelled.');
-    await chat.waitForSelector('text=Waiting for a team member to allow cancel order…');
-    const first = await onlyObjective(session.sessionId);
-    await context.route(`**/api/objectives/${first}/events/stream`, (route) => route.abort());
-    proxy.cut();
-    await chat.waitForSelector('#chat-status:text("Connection lost. Reconnecting…")');
-    await cancel(first);
+    const { session, chat, first } = await conversationEndedUnseen();
     await eventually(async () => (await api.request('GET', `/v1/workspaces/${ws.workspaceId}/objectives/${first}`, { token: ws.token })).body.info?.status === 'OBJECTIVE_STATUS_CANCELLED', 'cancelled', 10_000);
     // Its record removed, as retention or an erasure removes it: the node answers the follow-up 404.
     await api.dataSource.query('DELETE FROM objectives WHERE id = $1', [first]);

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { COMMAND_NAMES } from '../../src/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { assertBuilt, cliEnv, runCli, startServe, type ServeProcess } from './cli-process';
+import { assertBuilt, useCliDataDir, cliEnv, runCli, startServe, type ServeProcess } from './cli-process';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -109,32 +109,23 @@ describe('agentrt bootstrap --json (Postgres)', function () {
 
 describe('agentrt serve start-up checks', function () {
   this.timeout(60_000);
-  let dataDir: string;
-
-  before(async () => {
-    assertBuilt();
-    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrt-e2e-'));
-  });
-
-  after(async () => {
-    await fs.rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = useCliDataDir();
 
   it('refuses a malformed AGENTRT_MASTER_KEY with a message naming it', async () => {
-    const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir, AGENTRT_MASTER_KEY: 'too-short', PORT: '0' }));
+    const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir(), AGENTRT_MASTER_KEY: 'too-short', PORT: '0' }));
     assert.equal(result.code, 1);
     assert.match(result.stderr, /AGENTRT_MASTER_KEY must be the base64 of exactly 32 bytes/);
   });
 
   it('refuses NATS_URL without DATABASE_URL (leases need real Postgres)', async () => {
-    const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir, NATS_URL: 'nats://127.0.0.1:4222', PORT: '0' }));
+    const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir(), NATS_URL: 'nats://127.0.0.1:4222', PORT: '0' }));
     assert.equal(result.code, 1);
     assert.match(result.stderr, /NATS_URL needs DATABASE_URL/);
   });
 
   it('names DATABASE_URL and the Postgres address, without the password or a stack, when Postgres does not answer', async () => {
     const port = await closedPort();
-    const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir, DATABASE_URL: `postgres://agentrt:s3cret@127.0.0.1:${port}/agentrt`, PORT: '0' }));
+    const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir(), DATABASE_URL: `postgres://agentrt:s3cret@127.0.0.1:${port}/agentrt`, PORT: '0' }));
     assert.equal(result.code, 1);
     assert.equal(
       result.stderr,
@@ -156,7 +147,7 @@ describe('agentrt serve start-up checks', function () {
     it('names NATS_URL and the server address, without its password or a stack', async () => {
       const port = await closedPort();
       const result = await runCli(['serve'], cliEnv({
-        AGENTRT_DATA_DIR: dataDir, DATABASE_URL: database.url, NATS_URL: `nats://agentrt:s3cret@127.0.0.1:${port}`, AGENTRT_MASTER_KEY: randomBytes(32).toString('base64'), PORT: '0',
+        AGENTRT_DATA_DIR: dataDir(), DATABASE_URL: database.url, NATS_URL: `nats://agentrt:s3cret@127.0.0.1:${port}`, AGENTRT_MASTER_KEY: randomBytes(32).toString('base64'), PORT: '0',
       }));
       assert.equal(result.code, 1);
       assert.equal(result.stderr, `agentrt: cannot connect to NATS at nats://***@127.0.0.1:${port} (NATS_URL): connection refused\n`);
@@ -164,9 +155,9 @@ describe('agentrt serve start-up checks', function () {
   });
 
   it('refuses a malformed master.key file instead of replacing it', async () => {
-    const file = path.join(dataDir, 'master.key');
+    const file = path.join(dataDir(), 'master.key');
     await fs.writeFile(file, 'not a key\n', { mode: 0o600 });
-    const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir, PORT: '0' }));
+    const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir(), PORT: '0' }));
     assert.equal(result.code, 1);
     assert.match(result.stderr, /master\.key does not hold a valid master key/);
     assert.equal(await fs.readFile(file, 'utf8'), 'not a key\n');
@@ -175,22 +166,13 @@ describe('agentrt serve start-up checks', function () {
 
 describe('agentrt migrate (embedded)', function () {
   this.timeout(60_000);
-  let dataDir: string;
-
-  before(async () => {
-    assertBuilt();
-    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrt-e2e-'));
-  });
-
-  after(async () => {
-    await fs.rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = useCliDataDir();
 
   it('applies every migration to a new data folder, then finds none pending', async () => {
-    const first = await runCli(['migrate'], cliEnv({ AGENTRT_DATA_DIR: dataDir }));
+    const first = await runCli(['migrate'], cliEnv({ AGENTRT_DATA_DIR: dataDir() }));
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stdout, /^applied Foundation\d+$/m);
-    const second = await runCli(['migrate'], cliEnv({ AGENTRT_DATA_DIR: dataDir }));
+    const second = await runCli(['migrate'], cliEnv({ AGENTRT_DATA_DIR: dataDir() }));
     assert.equal(second.code, 0, second.stderr);
     assert.equal(second.stdout, 'no pending migrations\n');
   });

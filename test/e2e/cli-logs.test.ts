@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ulid } from 'ulid';
 import { deleteStream } from '../support/cluster-harness';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { assertBuilt, cliEnv, runCli, startServe, startServeInTerminal, withoutColours, type LogLine, type ServeProcess } from './cli-process';
+import { assertBuilt, useCliDataDir, cliEnv, runCli, startServe, startServeInTerminal, withoutColours, type LogLine, type ServeProcess } from './cli-process';
 
 const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 const TOKEN_FILE = 'global-api-key.token';
@@ -57,23 +57,14 @@ async function waitForLog(node: ServeProcess, matches: (line: LogLine) => boolea
 
 describe('agentrt serve logs (embedded)', function () {
   this.timeout(120_000);
-  let dataDir: string;
-
-  before(async () => {
-    assertBuilt();
-    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrt-e2e-'));
-  });
-
-  after(async () => {
-    await fs.rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = useCliDataDir();
 
   describe('on a terminal, first start', () => {
     let screen: string;
     let exitCode: number | null;
 
     before(async () => {
-      const node = await startServeInTerminal(terminalEnv({ AGENTRT_DATA_DIR: dataDir, PORT: '0' }), STOP_LINE);
+      const node = await startServeInTerminal(terminalEnv({ AGENTRT_DATA_DIR: dataDir(), PORT: '0' }), STOP_LINE);
       exitCode = await node.interrupt();
       screen = node.screen();
     });
@@ -97,9 +88,9 @@ describe('agentrt serve logs (embedded)', function () {
       const text = withoutColours(screen);
       assert.match(text, /INFO: listening on http:\/\/127\.0\.0\.1:\d+ \{"embedded":true,/);
       assert.equal(text.match(/listening/g)?.length, 1, `the address is given more than once:\n${text}`);
-      assert.ok(text.includes(`INFO: database: embedded Postgres (PGlite) in ${path.join(dataDir, 'pgdata')}\n`), text);
+      assert.ok(text.includes(`INFO: database: embedded Postgres (PGlite) in ${path.join(dataDir(), 'pgdata')}\n`), text);
       assert.ok(text.includes('INFO: bus: in-process'), text);
-      assert.ok(text.includes(`INFO: token: the first account's global API key token is in ${path.join(dataDir, TOKEN_FILE)} (written now;`), text);
+      assert.ok(text.includes(`INFO: token: the first account's global API key token is in ${path.join(dataDir(), TOKEN_FILE)} (written now;`), text);
       assert.ok(text.includes(`INFO: ${STOP_LINE}`), text);
     });
 
@@ -111,7 +102,7 @@ describe('agentrt serve logs (embedded)', function () {
     });
 
     it('never prints the token', async () => {
-      const token = (await fs.readFile(path.join(dataDir, TOKEN_FILE), 'utf8')).trim();
+      const token = (await fs.readFile(path.join(dataDir(), TOKEN_FILE), 'utf8')).trim();
       assert.ok(!screen.includes(token));
     });
 
@@ -125,7 +116,7 @@ describe('agentrt serve logs (embedded)', function () {
     let lines: string[];
 
     before(async () => {
-      const node = await startServeInTerminal(terminalEnv({ AGENTRT_DATA_DIR: dataDir, PORT: '0', LOG_FORMAT: 'json' }), `"msg":"${STOP_LINE}`);
+      const node = await startServeInTerminal(terminalEnv({ AGENTRT_DATA_DIR: dataDir(), PORT: '0', LOG_FORMAT: 'json' }), `"msg":"${STOP_LINE}`);
       assert.equal(await node.interrupt(), 0);
       assert.doesNotMatch(node.screen(), /\x1b\[/);
       lines = nonEmptyLines(node.screen());
@@ -137,7 +128,7 @@ describe('agentrt serve logs (embedded)', function () {
 
     it('says where the token written at first start is', () => {
       const messages = lines.map((line) => (JSON.parse(line) as LogLine).msg);
-      assert.ok(messages.includes(`token: the first account's global API key token is in ${path.join(dataDir, TOKEN_FILE)}`), messages.join('\n'));
+      assert.ok(messages.includes(`token: the first account's global API key token is in ${path.join(dataDir(), TOKEN_FILE)}`), messages.join('\n'));
     });
   });
 
@@ -145,7 +136,7 @@ describe('agentrt serve logs (embedded)', function () {
     let node: ServeProcess;
 
     before(async () => {
-      node = await startServe(cliEnv({ AGENTRT_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'debug', AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' }));
+      node = await startServe(cliEnv({ AGENTRT_DATA_DIR: dataDir(), PORT: '0', LOG_LEVEL: 'debug', AGENTRT_ALLOW_PRIVATE_NETWORK: 'true' }));
     });
 
     it('warns that private network access is allowed', () => {
@@ -176,7 +167,7 @@ describe('agentrt serve logs (embedded)', function () {
   });
 
   it('refuses a LOG_FORMAT other than pretty or json, naming the variable', async () => {
-    const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir, PORT: '0', LOG_FORMAT: 'text' }));
+    const result = await runCli(['serve'], cliEnv({ AGENTRT_DATA_DIR: dataDir(), PORT: '0', LOG_FORMAT: 'text' }));
     assert.equal(result.code, 1);
     assert.match(result.stderr, /LOG_FORMAT must be pretty or json, got "text"/);
   });

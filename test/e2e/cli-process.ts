@@ -3,7 +3,8 @@
 // test can wait for "listening" and read what the node logged; also `serve` on
 // a terminal (a pseudo-terminal from util-linux's `script`), stopped by Ctrl+C.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 /** The compiled CLI; `npm test` builds it before mocha runs. */
@@ -18,6 +19,26 @@ const INHERITED_SETTINGS = ['PORT', 'HOST', 'DATABASE_URL', 'NATS_URL', 'LOG_LEV
 /** Fails with a clear message when the CLI has not been built. */
 export function assertBuilt(): void {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does)`);
+}
+
+/**
+ * Hooks of a suite that runs the built CLI on a data folder of its own, made
+ * before the suite and removed after it.
+ * @returns the folder's path, once the suite runs
+ */
+export function useCliDataDir(): () => string {
+  let dataDir: string | undefined;
+  before(async () => {
+    assertBuilt();
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agentrt-e2e-'));
+  });
+  after(async () => {
+    if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
+  });
+  return () => {
+    if (!dataDir) throw new Error('the data folder is made in the suite\'s before hook');
+    return dataDir;
+  };
 }
 
 /** process.env without agentrt settings, plus the given ones (LOG_LEVEL info unless given). */

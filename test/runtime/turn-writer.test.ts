@@ -11,21 +11,16 @@ import { RuntimeDatabase } from '../../persistence/runtime/runtime-database';
 import { TurnWriter, type Fence, type TurnWrite, type TurnWriterOptions } from '../../persistence/runtime/turn-writer';
 import { DuplicateCommandError, JournalConflictError, ShardFencedError } from '../../src/sharding/sharding.errors';
 import { createTestDatabase, type TestDatabase } from '../support/database';
+import { turnWriteOf } from '../support/turn-writes';
 
 function turn(key: string, sequenceNr: number, fence: Fence, commandId: string | null = null): TurnWrite {
-  return {
+  return turnWriteOf({
     fence,
     key,
     entry: { sequenceNr, commandId, payload: { cid: commandId, events: [{ type: 'added', by: 1 }], reply: { seq: sequenceNr } } },
     kind: 'counter',
     actorId: key.split(':')[1],
-    outbox: [],
-    remindersSet: [],
-    remindersCancelled: [],
-    processedCommandIds: [],
-    sends: [],
-    changes: [],
-  };
+  });
 }
 
 describe('TurnWriter and journal fencing', () => {

@@ -4,22 +4,17 @@ import assert from 'node:assert/strict';
 import { batchStatement, journalRowsJson } from '../../persistence/runtime/turn-statement';
 import type { TurnWrite } from '../../persistence/runtime/turn-writer';
 import type { ProjectionBuilder } from '../../src/ports/actor-behavior';
+import { turnWriteOf } from '../support/turn-writes';
 
 function turnOf(actorId: string, overrides: Partial<TurnWrite> = {}): TurnWrite {
-  return {
+  return turnWriteOf({
     fence: { shard: 3, epoch: 7 },
     kind: 'counter',
     actorId,
     key: `counter:${actorId}`,
     entry: { sequenceNr: 1, commandId: `cmd-${actorId}`, payload: { events: [{ added: actorId.length }] } },
-    outbox: [],
-    remindersSet: [],
-    remindersCancelled: [],
-    processedCommandIds: [],
-    sends: [],
-    changes: [],
     ...overrides,
-  };
+  });
 }
 
 /** The highest $n the text names. */
