@@ -25,6 +25,7 @@ import { loadMasterKey } from './master-key';
 import type { Services } from './ports/services';
 import { postgresAddress, startupLines, TOKEN_FILE_STATE, type TokenFileState } from './startup-summary';
 import { startTracing } from './tracing/tracing-provider';
+import { endpointForLogs } from './tracing/tracing-config';
 
 type DataSource = ReturnType<typeof createDataSource>;
 
@@ -172,7 +173,7 @@ export async function startNode(config: Config, options: NodeOptions = {}): Prom
   if (config.tracing) {
     const tracing = startTracing(config.tracing, { logger });
     closers.push(() => tracing.shutdown());
-    logger.info({ endpoint: config.tracing.url, protocol: config.tracing.protocol, serviceName: config.tracing.serviceName }, 'tracing on: spans exported over OTLP');
+    logger.info({ endpoint: endpointForLogs(config.tracing.url), protocol: config.tracing.protocol, serviceName: config.tracing.serviceName }, 'tracing on: spans exported over OTLP');
   }
   closers.push(() => database.close());
   // Whether Postgres (probed with a SELECT 1 while it is down) and NATS are reachable; its probe stops before the database closes.

@@ -16,7 +16,7 @@ export function requestTracing(): Koa.Middleware {
       kind: SpanKind.SERVER,
       parent: ctx.get('traceparent') || null,
       attributes: {
-        'http.request.method': ctx.method, 'url.path': ctx.path, 'url.scheme': ctx.protocol, 'server.address': ctx.hostname,
+        'http.request.method': ctx.method, 'url.scheme': ctx.protocol, 'server.address': ctx.hostname,
         ...(Number(ctx.URL.port) > 0 ? { 'server.port': Number(ctx.URL.port) } : {}),
         ...(ctx.get('user-agent') ? { 'user_agent.original': ctx.get('user-agent') } : {}),
       },
@@ -34,7 +34,9 @@ export function requestTracing(): Koa.Middleware {
       if (route) span.rename(`${ctx.method} ${route}`);
       span.setAttributes({
         'http.response.status_code': ctx.status,
-        ...(route ? { 'http.route': route } : {}),
+        // The path only of a request a route took (ids and names of the API's own resources): a path no
+        // route knows is whatever a caller typed, which spans do not keep.
+        ...(route ? { 'http.route': route, 'url.path': ctx.path } : {}),
         ...(ctx.state.requestId ? { 'agentrt.request.id': ctx.state.requestId } : {}),
       });
       span.end(failure ?? (ctx.status >= SERVER_ERROR ? new HttpServerError(ctx.status) : undefined));

@@ -170,3 +170,12 @@ export function tracingConfig(env: Env = process.env): TracingConfig | undefined
     },
   };
 }
+
+/**
+ * The traces endpoint as logs show it: without its query, which may carry a
+ * collector's token (credentials in the address itself are refused).
+ */
+export function endpointForLogs(url: string): string {
+  const queryAt = url.indexOf('?');
+  return queryAt < 0 ? url : `${url.slice(0, queryAt)}?***`;
+}

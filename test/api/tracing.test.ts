@@ -115,6 +115,24 @@ describe('tracing on (OTLP/HTTP JSON, embedded runtime)', function () {
     await otlp?.close();
   });
 
+  it('keeps the path of a request only when a route took it, not text a caller put in an unknown path', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const traceparent = `00-${traceId}-${randomBytes(8).toString('hex')}-01`;
+    const unknown = await world.api.request('GET', '/v1/no-such-thing/secret-looking-text', { token: world.ws.token, headers: { traceparent } });
+    assert.equal(unknown.status, 404);
+    const known = await world.api.request('GET', `/v1/workspaces/${world.ws.workspaceId}/agents`, { token: world.ws.token, headers: { traceparent } });
+    assert.equal(known.status, 200);
+    const [unmatched, matched] = await otlp.waitFor((all) => {
+      const trace = ofTrace(all, traceId).filter((span) => span.kind === SERVER);
+      return trace.length >= 2 ? [trace.find((span) => span.attributes['http.response.status_code'] === 404), trace.find((span) => span.attributes['http.response.status_code'] === 200)] : undefined;
+    }, 'both requests\' spans');
+    assert.ok(unmatched && matched);
+    assert.equal(unmatched.name, 'GET');
+    assert.ok(!JSON.stringify(unmatched.attributes).includes('secret-looking-text'), JSON.stringify(unmatched.attributes));
+    assert.equal(matched.attributes['url.path'], `/v1/workspaces/${world.ws.workspaceId}/agents`);
+    assert.equal(matched.attributes['http.route'], '/v1/workspaces/{workspaceId}/agents');
+  });
+
   it('carries one trace from the request that created an objective through its turns, model calls, tool calls and webhook deliveries', async () => {
     const { api, ws, tools } = world;
     const lookup = await created(api, ws.token, `/v1/workspaces/${ws.workspaceId}/tools`, {

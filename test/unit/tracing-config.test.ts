@@ -4,7 +4,7 @@
 // naming the variable for a bad value, never repeating a header's value.
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../src/config';
-import { tracingConfig } from '../../src/tracing/tracing-config';
+import { endpointForLogs, tracingConfig } from '../../src/tracing/tracing-config';
 import { isTraceparent, traceIdOf, traceparentField } from '../../src/tracing/trace-context';
 
 const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
@@ -96,6 +96,13 @@ describe('tracing configuration (OTEL_*)', () => {
     refused({ ...ENDPOINT, OTEL_EXPORTER_OTLP_TIMEOUT: '0' }, 'OTEL_EXPORTER_OTLP_TIMEOUT');
     refused({ ...ENDPOINT, OTEL_BSP_SCHEDULE_DELAY: 'soon' }, 'OTEL_BSP_SCHEDULE_DELAY');
     refused({ ...ENDPOINT, OTEL_RESOURCE_ATTRIBUTES: '=value' }, 'OTEL_RESOURCE_ATTRIBUTES');
+  });
+});
+
+describe('the traces endpoint in logs', () => {
+  it('shows the address without its query, which may hold a collector token', () => {
+    assert.equal(endpointForLogs('https://collector.example:4318/v1/traces?token=s3cret&x=1'), 'https://collector.example:4318/v1/traces?***');
+    assert.equal(endpointForLogs('http://127.0.0.1:4318/v1/traces'), 'http://127.0.0.1:4318/v1/traces');
   });
 });
 
