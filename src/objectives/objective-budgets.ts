@@ -19,7 +19,12 @@
 // the turn's children still running) is split evenly among the turn's
 // sub-agent calls that may still start a child, so children running side by
 // side never hold more than was free; a call that would get nothing is
-// refused with the same `limit reached` error. The shares are drawn from the
+// refused with the same `limit reached` error. Under a budget the variation
+// set (limits.sequentialSubAgents) the turn's sub-agent calls run one at a
+// time, so each model call in the tree starts only while the whole tree is
+// under the budget, and the tree passes it by less than one call; side by
+// side (under the node's default cap alone) each child may cross its own
+// share by one call. The shares are drawn from the
 // state alone and journaled with the child's start (`child_started`), so a
 // replay decides the same. Past `maxToolCalls` (and `maxSubObjectives`) the
 // next model call is offered none of the tools that limit stops, so the model
@@ -119,6 +124,7 @@ export function childShareOf(state: ObjectiveState, call: TurnToolCall): { share
   const running = state.turnCalls.filter((candidate) => candidate.state === 'running' && candidate.child?.started);
   const mayStart = state.turnCalls.filter((candidate) => candidate.id === call.id
     || (candidate.state === 'running' && candidate.child && !candidate.child.started)
+    || candidate.state === 'queued'
     || ((candidate.state === 'awaiting_approval' || candidate.state === 'approved') && isSubAgentCall(state, candidate))).length;
   const share: SpendingBudget = {};
   for (const constraint of SPENDING_CONSTRAINTS) {
@@ -132,6 +138,25 @@ export function childShareOf(state: ObjectiveState, call: TurnToolCall): { share
     share[constraint] = each;
   }
   return { share };
+}
+
+/**
+ * Whether a sub-agent call about to run must wait: the objective runs its
+ * sub-agent calls one at a time (limits.sequentialSubAgents) and another of
+ * the turn's is being prepared, works, or waits its turn already. Side by
+ * side, each child may cross its own share by one model call; one at a time,
+ * each call starts only while the whole tree is under the budget, so the tree
+ * passes it by less than one model call.
+ */
+export function waitsForSubAgent(state: ObjectiveState, call: TurnToolCall): boolean {
+  if (!state.config?.limits.sequentialSubAgents) return false;
+  return state.turnCalls.some((other) => other.id !== call.id && (other.state === 'queued' || (other.state === 'running' && other.child !== undefined)));
+}
+
+/** The sub-agent call whose turn it is to run, once none runs (limits.sequentialSubAgents); undefined when none waits or one still runs. */
+export function nextQueuedSubAgentCall(state: ObjectiveState): TurnToolCall | undefined {
+  if (state.turnCalls.some((call) => call.state === 'running' && call.child !== undefined)) return undefined;
+  return state.turnCalls.find((call) => call.state === 'queued');
 }
 
 /** The tools the next model call offers: none that maxToolCalls (tools) or maxSubObjectives (sub-agents) would refuse. */

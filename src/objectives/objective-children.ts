@@ -151,7 +151,13 @@ export function childStartOf(state: ObjectiveState, call: TurnToolCall, value: u
     // A sub-agent of a session's objective reads the session's secrets, never the workspace's in their place.
     ...(config.widgetSessionId ? { widgetSessionId: config.widgetSessionId } : {}),
     spec: { ...start.spec, parentObjectiveId: config.objectiveId },
-    limits: { ...ownLimits, maxDepth: start.limits.maxDepth ?? maxDepthOf(state), ...(Object.keys(budget.share).length ? { parentShare: budget.share } : {}) },
+    limits: {
+      ...ownLimits,
+      maxDepth: start.limits.maxDepth ?? maxDepthOf(state),
+      ...(Object.keys(budget.share).length ? { parentShare: budget.share } : {}),
+      // A share of a budget the parent runs one sub-agent at a time is spent the same way down the tree.
+      ...(config.limits.sequentialSubAgents ? { sequentialSubAgents: true as const } : {}),
+    },
   };
 }
 

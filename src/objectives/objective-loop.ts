@@ -21,7 +21,7 @@ import {
 import {
   depthLimitResult, maxDepthOf, SUB_OBJECTIVE_LIMIT_RESULT, TOOL_CALL_LIMIT_RESULT, withinDepthLimit, withinSubObjectiveLimit, withinToolCallLimit,
 } from './objective-limits';
-import { modelBudgetExceeded, offeredTools } from './objective-budgets';
+import { modelBudgetExceeded, nextQueuedSubAgentCall, offeredTools, waitsForSubAgent } from './objective-budgets';
 import { awaitsModelRetry, stopModelRetryWait } from './objective-retries';
 import { EMIT_OUTPUT_TOOL_NAME, emitOutputToolDefinition, outputFromArguments, type OutputValidator } from './objective-output';
 import { effectFailureOutcome, toolErrorOutcome } from './objective-observations';
@@ -206,7 +206,11 @@ export function cancelObjective(turn: ObjectiveTurn, reason: string, childReason
 export function runToolCall(turn: ObjectiveTurn, call: TurnToolCall): void {
   if (isOfferedServiceTool(turn.state, call.name)) return runServiceToolCall(turn, call);
   const tool = objectiveToolsOf(turn.state).find((candidate) => candidate.name === call.name)!;
-  if (tool.subAgent) return startChild(turn, call, tool);
+  if (tool.subAgent) {
+    // Under a budget that runs sub-agents one at a time, a call waits for those before it (advance runs it then).
+    if (call.state !== 'queued' && waitsForSubAgent(turn.state, call)) return turn.apply({ type: 'sub_agent_call_queued', toolCallId: call.id });
+    return startChild(turn, call, tool);
+  }
   turn.record('TOOL_CALLED', { toolCallId: call.id });
   const input: ToolCallEffectInput = {
     toolCallId: call.id,
@@ -234,8 +238,14 @@ export function advance(turn: ObjectiveTurn): void {
   const { state } = turn;
   // A model call failed and waits for its retry: the reminder starts it again.
   if (isTerminal(state.status) || state.modelCallEffectId || awaitsModelRetry(state)) return;
+  // The sub-agent call waiting its turn runs once the one before it has ended (limits.sequentialSubAgents).
+  const queued = nextQueuedSubAgentCall(state);
+  if (queued) {
+    runToolCall(turn, queued);
+    return advance(turn);
+  }
   const awaiting = !state.outputEmitted && state.turnCalls.some((call) => call.state === 'awaiting_approval');
-  const running = state.turnCalls.some((call) => call.state === 'running' || call.state === 'approved');
+  const running = state.turnCalls.some((call) => call.state === 'running' || call.state === 'approved' || call.state === 'queued');
   if (awaiting || running) {
     setStatus(turn, awaiting ? ObjectiveStatus.AWAITING_APPROVAL : ObjectiveStatus.RUNNING);
     return;

@@ -108,6 +108,13 @@ export interface ObjectiveStart {
      * (objective-budgets.ts childShareOf): its limit is the lower of this and its own.
      */
     parentShare?: SpendingBudget;
+    /**
+     * A budget the variation set (maxTokens, maxCostCents), or a share of one from the parent: the
+     * objective runs its sub-agent calls one at a time (objective-budgets.ts waitsForSubAgent), so it
+     * and its sub-objectives pass the budget by less than one model call. Absent under the node's
+     * default token cap alone: sub-agent calls then run side by side.
+     */
+    sequentialSubAgents?: true;
     /** How long consecutive retryable model call failures are retried (objective-retries.ts). @default DEFAULT_MODEL_RETRY_BUDGET_MS */
     modelRetryBudgetMs?: number;
     /**
@@ -236,8 +243,12 @@ export interface ModelCallRetries {
   dueAt: string | null;
 }
 
-/** Where one tool call of the current model turn stands. */
-export type ToolCallState = 'awaiting_approval' | 'approved' | 'running' | 'done' | 'not_run';
+/**
+ * Where one tool call of the current model turn stands. `queued`: a sub-agent call accepted while
+ * another sub-agent call of the turn runs, under a budget that runs them one at a time
+ * (ObjectiveStart.limits.sequentialSubAgents); it runs once those before it have ended.
+ */
+export type ToolCallState = 'awaiting_approval' | 'approved' | 'queued' | 'running' | 'done' | 'not_run';
 
 /** The child objective of a sub-agent call: its id from the moment the call runs, its metadata once it was started. */
 export interface ChildObjectiveRef {
@@ -399,6 +410,8 @@ export type ObjectiveEvent =
   | { type: 'error_set'; error: ObjectiveError }
   /** A sub-agent call runs: its child's id, drawn once here so a replay or a re-run of the prepare effect keeps it. */
   | { type: 'child_assigned'; toolCallId: string; childObjectiveId: string }
+  /** A sub-agent call waits for the one running before it (limits.sequentialSubAgents). */
+  | { type: 'sub_agent_call_queued'; toolCallId: string }
   /**
    * The child's `start` was sent (in the same turn): it counts against maxSubObjectives. `share`: the part of
    * this objective's budget it was given (absent when none, and in journals written before shares existed).
@@ -641,6 +654,8 @@ export function evolveObjective(state: ObjectiveState, event: ObjectiveEvent): O
       return { ...state, error: event.error };
     case 'child_assigned':
       return updateCall(state, event.toolCallId, { child: { objectiveId: event.childObjectiveId, started: false, metadata: null } });
+    case 'sub_agent_call_queued':
+      return updateCall(state, event.toolCallId, { state: 'queued' });
     case 'child_started': {
       const call = state.turnCalls.find((candidate) => candidate.id === event.toolCallId);
       if (!call?.child) return state;

@@ -280,6 +280,8 @@ export class ObjectiveService {
         ...(variation.maxModelTurns === null ? {} : { maxModelTurns: variation.maxModelTurns }),
         maxTokens: variation.maxTokens ?? this.options.defaultMaxTokens ?? DEFAULT_OBJECTIVE_MAX_TOKENS,
         ...(variation.maxCostCents ? { maxCostCents: variation.maxCostCents } : {}),
+        // A budget the variation sets holds for the whole tree: its sub-agent calls run one at a time.
+        ...(variation.maxCostCents || variation.maxTokens ? { sequentialSubAgents: true as const } : {}),
         modelRetryBudgetMs: variation.modelRetryBudgetSeconds === null ? this.options.modelRetryBudgetMs ?? DEFAULT_MODEL_RETRY_BUDGET_MS : variation.modelRetryBudgetSeconds * 1000,
         ...(this.options.modelRetryTimeScale && this.options.modelRetryTimeScale !== 1 ? { modelRetryTimeScale: this.options.modelRetryTimeScale } : {}),
       },

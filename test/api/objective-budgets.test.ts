@@ -145,4 +145,29 @@ for (const mode of RUNTIME_MODES) describe(`objective spending budgets (${mode.n
     assert.equal(parentEvents.at(-3).data.toolError.message, `sub-objective ${childId} ended OBJECTIVE_STATUS_FAILED: ${childMessage}`);
     assert.equal(tokensOf(parent), TOKENS_PER_CALL + tokensOf(child), "the child's usage is the parent's");
   });
+
+  representative('two sub-agent calls under a budget run one after the other: the second child gets what the first left', async () => {
+    const researcher = await agentWith('researcher-in-turn', {});
+    const lead = await agentWith('lead-in-turn', { maxTokens: 40 }, [researcher]);
+    openRouter.answer(
+      // The lead's call (15 of 40 tokens) asks the researcher twice: 25 free, 12 for each child.
+      fakeAnswers.completion({
+        toolCalls: [{ id: 'call_0', name: 'researcher-in-turn', arguments: '{"prompt":"find X"}' }, { id: 'call_1', name: 'researcher-in-turn', arguments: '{"prompt":"find Y"}' }],
+      }),
+      // The first child's call (15, past its 12), then, once it reported, the second child's (15, past the 10 left).
+      lookupCall(),
+      lookupCall(),
+    );
+    openRouter.fallback(fakeAnswers.completion({ content: 'done' }));
+    const parent = await runToEnd(lead);
+    const parentEvents = await assertEndedBy(parent, 'limit reached: maxTokens (45 tokens used; the limit is 40)');
+    assert.equal(openRouter.requests.length, 3);
+    assert.deepEqual(typesOf(parentEvents).filter((type) => type.startsWith('SUB_AGENT')), ['SUB_AGENT_SPAWNED', 'SUB_AGENT_UPDATED', 'SUB_AGENT_SPAWNED', 'SUB_AGENT_UPDATED'],
+      `the second child is created once the first has ended: ${JSON.stringify(parentEvents.filter((event) => event.data.toolError).map((event) => event.data.toolError))}`);
+    const childIds = parentEvents.filter((event) => event.data.type === 'OBJECTIVE_EVENT_TYPE_SUB_AGENT_SPAWNED').map((event) => event.data.subAgentSpawned.metadata.id as string);
+    const share = (limit: number) => `limit reached: maxTokens (15 tokens used; the limit is ${limit}, this sub-objective's share of its parent's budget)`;
+    await assertEndedBy(await ended(childIds[0]), share(12));
+    await assertEndedBy(await ended(childIds[1]), share(10));
+    assert.ok(tokensOf(parent) < 40 + TOKENS_PER_CALL, 'the tree passed the budget by less than one call');
+  });
 });

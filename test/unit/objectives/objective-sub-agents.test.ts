@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { isDeepStrictEqual } from 'node:util';
 import { ApiError } from '../../../src/errors';
 import type { ActorSend } from '../../../src/ports/actor-behavior';
 import type { ChatMessage } from '../../../src/objectives/chat-model-types';
@@ -491,6 +492,63 @@ describe('objective sub-agents', () => {
       await parent.send(finished(parent, 's1', first.objectiveId, 30));
       await parent.succeed(parent.callId('s2'), childStartFor(prepareInput(parent, 's2')));
       assert.deepEqual(startSent(parent).start.limits.parentShare, { maxTokens: 58 }, '100 less 42 used, nothing held');
+    });
+
+    it('under a budget run one sub-agent at a time, a second call waits for the first child, then gets what is left', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool()], limits: limits({ maxTokens: 100, sequentialSubAgents: true }) });
+      await parent.modelAnswers({ ...callResearcher('s1', 's2'), usage: usage(12) });
+      assert.deepEqual(parent.starts.filter((effect) => effect.name === 'objective.prepare_child').map((effect) => effect.id), [parent.callId('s1')], 'only the first prepares');
+      assert.deepEqual(parent.state.turnCalls.map((call) => call.state), ['running', 'queued']);
+      assert.equal(statusOf(parent), 'RUNNING');
+      await parent.succeed(parent.callId('s1'), childStartFor(prepareInput(parent, 's1')));
+      const first = startSent(parent).start;
+      assert.deepEqual(first.limits.parentShare, { maxTokens: 44 }, '88 free, split with the call waiting');
+      assert.equal(first.limits.sequentialSubAgents, true, 'the child spends its share the same way');
+
+      await parent.send(finished(parent, 's1', first.objectiveId, 50));
+      assert.equal(parent.state.turnCalls[1].state, 'running', 'the second runs once the first reported');
+      await parent.succeed(parent.callId('s2'), childStartFor(prepareInput(parent, 's2')));
+      assert.deepEqual(startSent(parent).start.limits.parentShare, { maxTokens: 38 }, '100 less the 62 used');
+    });
+
+    it('one sub-agent at a time: a first child that crossed its share leaves the second nothing, so the tree passes the budget by less than one call', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool()], limits: limits({ maxTokens: 100, sequentialSubAgents: true }) });
+      await parent.modelAnswers({ ...callResearcher('s1', 's2', 's3'), usage: usage(10) });
+      await parent.succeed(parent.callId('s1'), childStartFor(prepareInput(parent, 's1')));
+      const first = startSent(parent).start;
+      assert.deepEqual(first.limits.parentShare, { maxTokens: 30 });
+      // The child's last call crossed the whole budget (its share was 30, it used 95).
+      await parent.send(finished(parent, 's1', first.objectiveId, 95));
+      await parent.succeed(parent.callId('s2'), childStartFor(prepareInput(parent, 's2')));
+      assert.deepEqual(parent.takeSent(), [], 'no second child');
+      assert.ok(parent.published.some((event) => isDeepStrictEqual(event.data, { toolError: { message: 'limit reached: maxTokens (105 tokens used; the limit is 100)', toolCallId: parent.callId('s2') } })));
+      await parent.succeed(parent.callId('s3'), childStartFor(prepareInput(parent, 's3')));
+      assert.deepEqual(parent.takeSent(), [], 'no third child');
+      assert.equal(statusOf(parent), 'FAILED', 'no model call after the calls ended');
+      assert.equal(parent.state.error?.message, 'limit reached: maxTokens (105 tokens used; the limit is 100)');
+      assert.equal(parent.starts.filter((effect) => effect.name === 'model.call').length, 1);
+    });
+
+    it('under the node\'s token cap alone (no budget the variation set), sub-agent calls run side by side', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool()], limits: limits({ maxTokens: 100 }) });
+      await parent.modelAnswers({ ...callResearcher('s1', 's2'), usage: usage(12) });
+      assert.deepEqual(parent.state.turnCalls.map((call) => call.state), ['running', 'running']);
+    });
+
+    it('cancelling a parent whose sub-agent call waits its turn cancels the running child and never starts the waiting one', async () => {
+      const parent = new ObjectiveDriver();
+      await parent.start({ tools: [researcherTool()], limits: limits({ maxTokens: 100, sequentialSubAgents: true }) });
+      await parent.modelAnswers({ ...callResearcher('s1', 's2'), usage: usage(12) });
+      await parent.succeed(parent.callId('s1'), childStartFor(prepareInput(parent, 's1')));
+      const first = startSent(parent).start;
+      await parent.send({ type: 'cancel', reason: 'enough' });
+      assert.equal(statusOf(parent), 'CANCELLED');
+      assert.deepEqual(parent.takeSent().map((send) => [send.id, (send.command as { type: string }).type]), [[first.objectiveId, 'cancel']]);
+      assert.deepEqual(parent.state.turnCalls.map((call) => call.state), ['not_run', 'not_run']);
+      assert.equal(parent.starts.filter((effect) => effect.name === 'objective.prepare_child').length, 1);
     });
 
     it('a parent whose own model call used up its budget starts no child, and then fails before its next model call', async () => {
