@@ -120,21 +120,31 @@ for (const mode of RUNTIME_MODES) describe(`objective spending budgets (${mode.n
     assert.ok(objective.info.usage.costCents <= 0.5 + 0.4, 'passed by at most one call');
   });
 
-  everyCase("a sub-objective runs on its parent's free budget; the usage it reports stops the parent at its next model call", async () => {
-    const researcher = await agentWith('researcher', {});
-    const lead = await agentWith('lead', { maxTokens: 40 }, [researcher]);
+  /**
+   * A lead with maxTokens 40 whose first call (15 tokens) asks its researcher
+   * once per prompt; then two calls of the lookup tool (15 tokens each) for
+   * whichever objective asks next. Anything beyond answers, so a call the
+   * budgets should have stopped shows as a COMPLETED objective. The lead ends
+   * at 45 of 40 after three model calls.
+   */
+  async function leadOverBudget(names: { lead: string; researcher: string }, prompts: string[]): Promise<{ parent: any; parentEvents: any[] }> {
+    const researcher = await agentWith(names.researcher, {});
+    const lead = await agentWith(names.lead, { maxTokens: 40 }, [researcher]);
     openRouter.answer(
-      // The lead's call (15 of 40 tokens) asks the researcher: the child starts with the 25 left as its share.
-      fakeAnswers.completion({ toolCalls: [{ id: 'call_0', name: 'researcher', arguments: '{"prompt":"find X"}' }] }),
-      // The child's calls: 15, then 30 tokens, past its share: no third call.
+      fakeAnswers.completion({ toolCalls: prompts.map((prompt, index) => ({ id: `call_${index}`, name: names.researcher, arguments: JSON.stringify({ prompt }) })) }),
       lookupCall(),
       lookupCall(),
     );
-    // Anything beyond would answer, so a call the budgets should have stopped would show as a COMPLETED objective.
     openRouter.fallback(fakeAnswers.completion({ content: 'done' }));
     const parent = await runToEnd(lead);
     const parentEvents = await assertEndedBy(parent, 'limit reached: maxTokens (45 tokens used; the limit is 40)');
     assert.equal(openRouter.requests.length, 3);
+    return { parent, parentEvents };
+  }
+
+  everyCase("a sub-objective runs on its parent's free budget; the usage it reports stops the parent at its next model call", async () => {
+    // The lead's call asks the researcher: the child starts with the 25 left as its share; its calls: 15, then 30 tokens, past its share: no third call.
+    const { parent, parentEvents } = await leadOverBudget({ lead: 'lead', researcher: 'researcher' }, ['find X']);
     assert.ok(tokensOf(parent) <= 40 + TOKENS_PER_CALL, "the parent's budget passed by at most one call (the child's last)");
 
     const childId = parentEvents.find((event) => event.data.type === 'OBJECTIVE_EVENT_TYPE_SUB_AGENT_SPAWNED').data.subAgentSpawned.metadata.id as string;
@@ -147,23 +157,11 @@ for (const mode of RUNTIME_MODES) describe(`objective spending budgets (${mode.n
   });
 
   representative('two sub-agent calls under a budget run one after the other: the second child gets what the first left', async () => {
-    const researcher = await agentWith('researcher-in-turn', {});
-    const lead = await agentWith('lead-in-turn', { maxTokens: 40 }, [researcher]);
-    openRouter.answer(
-      // The lead's call (15 of 40 tokens) asks the researcher twice: 25 free, 12 for each child.
-      fakeAnswers.completion({
-        toolCalls: [{ id: 'call_0', name: 'researcher-in-turn', arguments: '{"prompt":"find X"}' }, { id: 'call_1', name: 'researcher-in-turn', arguments: '{"prompt":"find Y"}' }],
-      }),
-      // The first child's call (15, past its 12), then, once it reported, the second child's (15, past the 10 left).
-      lookupCall(),
-      lookupCall(),
-    );
-    openRouter.fallback(fakeAnswers.completion({ content: 'done' }));
-    const parent = await runToEnd(lead);
-    const parentEvents = await assertEndedBy(parent, 'limit reached: maxTokens (45 tokens used; the limit is 40)');
-    assert.equal(openRouter.requests.length, 3);
+    // The lead asks the researcher twice: 25 free, 12 for each child. The first child's call (15, past its 12), then,
+    // once it reported, the second child's (15, past the 10 left).
+    const { parent, parentEvents } = await leadOverBudget({ lead: 'lead-in-turn', researcher: 'researcher-in-turn' }, ['find X', 'find Y']);
     assert.deepEqual(typesOf(parentEvents).filter((type) => type.startsWith('SUB_AGENT')), ['SUB_AGENT_SPAWNED', 'SUB_AGENT_UPDATED', 'SUB_AGENT_SPAWNED', 'SUB_AGENT_UPDATED'],
-      `the second child is created once the first has ended: ${JSON.stringify(parentEvents.filter((event) => event.data.toolError).map((event) => event.data.toolError))}`);
+      'the second child is created once the first has ended');
     const childIds = parentEvents.filter((event) => event.data.type === 'OBJECTIVE_EVENT_TYPE_SUB_AGENT_SPAWNED').map((event) => event.data.subAgentSpawned.metadata.id as string);
     const share = (limit: number) => `limit reached: maxTokens (15 tokens used; the limit is ${limit}, this sub-objective's share of its parent's budget)`;
     await assertEndedBy(await ended(childIds[0]), share(12));
